@@ -1,0 +1,150 @@
+"""Scaled dot-product and multi-head attention that return every intermediate they compute.
+
+A lesson page shows the whole pipeline QKᵀ → ÷√d (+ positional bias) → mask → softmax, so the
+functions here return each stage instead of only the output.  Masks follow one convention
+everywhere: a boolean tensor where True means "this query may attend to this key".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+__all__ = [
+    "AttentionTrace",
+    "MultiHeadAttention",
+    "attention_pipeline",
+    "causal_mask",
+    "combine_masks",
+    "key_padding_mask",
+    "scaled_dot_product_attention",
+]
+
+
+def causal_mask(T: int, device: torch.device | None = None) -> torch.Tensor:
+    """(T, T) boolean mask, True on and below the diagonal: position t sees positions ≤ t."""
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril()
+
+
+def key_padding_mask(valid: torch.Tensor) -> torch.Tensor:
+    """Turn a (batch, T_k) "is a real token" tensor into a mask broadcastable to (B, H, T_q, T_k)."""
+    return valid.bool()[:, None, None, :]
+
+
+def combine_masks(*masks: torch.Tensor | None) -> torch.Tensor | None:
+    """Logical AND of the given masks (None means "no restriction"); None if all are None."""
+    result = None
+    for mask in masks:
+        if mask is None:
+            continue
+        result = mask if result is None else (result & mask)
+    return result
+
+
+@dataclass
+class AttentionTrace:
+    """Every stage of one attention computation, each shaped (..., T_q, T_k) except `output`.
+
+    raw_scores:    Q Kᵀ
+    scaled_scores: Q Kᵀ · scale (+ positional bias, if any)
+    masked_scores: scaled_scores with -inf where the mask forbids attention
+    weights:       softmax of masked_scores over keys (rows with no visible key are all 0)
+    output:        weights @ V, shaped (..., T_q, d_v)
+    """
+
+    raw_scores: torch.Tensor
+    scaled_scores: torch.Tensor
+    masked_scores: torch.Tensor
+    weights: torch.Tensor
+    output: torch.Tensor
+
+
+def attention_pipeline(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    scale: float | None = None,
+) -> AttentionTrace:
+    """Scaled dot-product attention, returning every intermediate.
+
+    q: (..., T_q, d), k: (..., T_k, d), v: (..., T_k, d_v).
+    mask: boolean, broadcastable to (..., T_q, T_k); True = may attend.
+    bias: additive score bias (ALiBi, T5 relative bias), broadcastable to the scores.
+    scale: multiplies the raw scores; defaults to 1/√d as in the paper.
+    """
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    raw_scores = q @ k.transpose(-2, -1)
+    scaled_scores = raw_scores * scale
+    if bias is not None:
+        scaled_scores = scaled_scores + bias
+    if mask is None:
+        masked_scores = scaled_scores
+    else:
+        masked_scores = scaled_scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(masked_scores, dim=-1)
+    if mask is not None:
+        # A query that may see no key at all (e.g. a padded query row) gets zero weights, not NaN.
+        weights = torch.nan_to_num(weights, nan=0.0)
+    return AttentionTrace(raw_scores, scaled_scores, masked_scores, weights, weights @ v)
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(QKᵀ/√d) V with a boolean "may attend" mask; returns (output, weights)."""
+    trace = attention_pipeline(q, k, v, mask=mask)
+    return trace.output, trace.weights
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with separate Q, K, V and output projections.
+
+    Self-attention passes the same sequence as `query` and `key_value`; cross-attention passes the
+    decoder states as `query` and the encoder output as `key_value`.  An optional `rotary`
+    callable (RoPE) rotates queries and keys per head before the dot product.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, bias: bool = True):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.head_dim = d_model // n_heads
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+
+    def _split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, T, _ = x.shape
+        return x.view(batch, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, dh)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key_value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        bias: torch.Tensor | None = None,
+        rotary=None,
+    ) -> tuple[torch.Tensor, AttentionTrace]:
+        """query: (B, T_q, d), key_value: (B, T_k, d) → (output (B, T_q, d), per-head trace).
+
+        The trace's tensors are shaped (B, heads, T_q, T_k); its `output` is the per-head
+        (B, heads, T_q, head_dim) mix before the heads are concatenated and projected.
+        """
+        q = self._split_heads(self.q_proj(query))
+        k = self._split_heads(self.k_proj(key_value))
+        v = self._split_heads(self.v_proj(key_value))
+        if rotary is not None:
+            q, k = rotary(q), rotary(k)
+        trace = attention_pipeline(q, k, v, mask=mask, bias=bias)
+        batch, _, T_q, _ = trace.output.shape
+        merged = trace.output.transpose(1, 2).reshape(batch, T_q, self.d_model)
+        return self.out_proj(merged), trace

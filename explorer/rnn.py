@@ -1,0 +1,61 @@
+"""The recurrent "loop": tanh RNN, LSTM and GRU run step by step, exposing every hidden state.
+
+The loop is written out (rather than calling cuDNN-style fused kernels) because the lesson is the
+loop itself: T sequential steps, each feeding its state to the next.  The cells are PyTorch's own,
+so the weights have the same layout as `torch.nn.RNN` / `LSTM` / `GRU`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+__all__ = ["RECURRENT_KINDS", "RecurrentNet", "RecurrentTrace"]
+
+RECURRENT_KINDS = ("rnn", "lstm", "gru")
+_CELLS = {"rnn": nn.RNNCell, "lstm": nn.LSTMCell, "gru": nn.GRUCell}
+
+
+@dataclass
+class RecurrentTrace:
+    """hidden: (B, T, hidden) state after every step; cell: the LSTM's cell states (else None)."""
+
+    hidden: torch.Tensor
+    cell: torch.Tensor | None
+
+
+class RecurrentNet(nn.Module):
+    """One recurrent layer of the chosen kind, unrolled over the sequence in Python."""
+
+    def __init__(self, kind: str, input_size: int, hidden_size: int):
+        super().__init__()
+        if kind not in RECURRENT_KINDS:
+            raise ValueError(f"unknown recurrent kind {kind!r}; expected one of {RECURRENT_KINDS}")
+        self.kind = kind
+        self.hidden_size = hidden_size
+        self.cell = _CELLS[kind](input_size, hidden_size)
+
+    def forward(self, x: torch.Tensor, bptt_window: int | None = None) -> RecurrentTrace:
+        """x: (B, T, input_size).
+
+        bptt_window: truncated back-propagation through time — the state entering step
+        T − window is detached, so gradients from the last step reach at most `window` inputs.
+        """
+        batch, T, _ = x.shape
+        h = x.new_zeros(batch, self.hidden_size)
+        c = x.new_zeros(batch, self.hidden_size) if self.kind == "lstm" else None
+        cut = None if bptt_window is None else T - bptt_window
+        hidden, cells = [], []
+        for t in range(T):
+            if t == cut:
+                h = h.detach()
+                c = c.detach() if c is not None else None
+            if self.kind == "lstm":
+                h, c = self.cell(x[:, t], (h, c))
+                cells.append(c)
+            else:
+                h = self.cell(x[:, t], h)
+            hidden.append(h)
+        return RecurrentTrace(torch.stack(hidden, 1), torch.stack(cells, 1) if cells else None)
