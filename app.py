@@ -1,0 +1,16 @@
+"""Attention Explorer — entry point.  Run with:  streamlit run app.py"""
+
+import streamlit as st
+
+from explorer.catalog import PAGES
+
+st.set_page_config(page_title="Attention Explorer", page_icon=":material/grid_on:", layout="wide")
+
+navigation = st.navigation(
+    [
+        st.Page(page.path, title=page.title, icon=page.icon, default=not page.url_path,
+                **({"url_path": page.url_path} if page.url_path else {}))
+        for page in PAGES
+    ]
+)
+navigation.run()

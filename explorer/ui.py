@@ -1,0 +1,109 @@
+"""Shared Streamlit helpers — the only module of `explorer` that imports streamlit.
+
+Every control is bound to the URL (`bind="query-params"`), so a copied link reopens the exact view.
+Streamlit silently drops a link value a widget cannot take (out of range, not an option, not a
+number); `UrlControls` notices that and tells the user which value was ignored and what is shown
+instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import streamlit as st
+
+__all__ = ["UrlControls", "download_csv", "page_header"]
+
+
+def _same_value(raw: list[str], value) -> bool:
+    """Does the link text `raw` describe the value the widget ended up with?"""
+    if isinstance(value, (list, tuple)):
+        return len(raw) == len(value) and all(_same_value([r], v) for r, v in zip(raw, value))
+    if not raw:
+        return False
+    text = raw[-1].strip()
+    if isinstance(value, bool):
+        return text.lower() == str(value).lower()
+    if isinstance(value, (int, float)):
+        try:
+            return math.isclose(float(text), float(value), rel_tol=1e-9, abs_tol=1e-12)
+        except ValueError:
+            return False
+    return raw[-1] == str(value)
+
+
+class UrlControls:
+    """Creates URL-bound widgets and reports link parameters that could not be used.
+
+    Create one per page run, make every control through it, then call `report()` once.
+    """
+
+    def __init__(self):
+        # What the link asked for, read before any widget consumes or clears it.
+        self._requested = {key: st.query_params.get_all(key) for key in st.query_params}
+        self._controls: dict[str, tuple[str, object, str]] = {}  # key -> (label, value, allowed)
+        self._notes: list[str] = []
+
+    def _record(self, key: str, label: str, value, allowed: str):
+        self._controls[key] = (label, value, allowed)
+        return value
+
+    def note(self, message: str) -> None:
+        """Add a message to the note shown by `report()` (e.g. a typed value the page rejected)."""
+        self._notes.append(message)
+
+    def slider(self, label, min_value, max_value, value, step, key, *, where=st, **kwargs):
+        chosen = where.slider(label, min_value=min_value, max_value=max_value, value=value, step=step,
+                              key=key, bind="query-params", **kwargs)
+        return self._record(key, label, chosen, f"a number from {min_value} to {max_value}")
+
+    def select_slider(self, label, options: Sequence, value, key, *, where=st, **kwargs):
+        chosen = where.select_slider(label, options=list(options), value=value, key=key,
+                                     bind="query-params", **kwargs)
+        return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+
+    def selectbox(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
+        chosen = where.selectbox(label, options=list(options), index=index, key=key,
+                                 bind="query-params", **kwargs)
+        return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+
+    def radio(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
+        chosen = where.radio(label, options=list(options), index=index, key=key, bind="query-params", **kwargs)
+        return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+
+    def toggle(self, label, value: bool, key, *, where=st, **kwargs):
+        chosen = where.toggle(label, value=value, key=key, bind="query-params", **kwargs)
+        return self._record(key, label, chosen, "true or false")
+
+    def text_area(self, label, value: str, key, max_chars: int, *, where=st, **kwargs):
+        chosen = where.text_area(label, value=value, key=key, max_chars=max_chars,
+                                 bind="query-params", **kwargs)
+        return self._record(key, label, chosen, f"text of at most {max_chars} characters")
+
+    def report(self) -> None:
+        """Show one note listing every link value that was ignored, if any."""
+        lines = []
+        for key, raw in self._requested.items():
+            if key not in self._controls:
+                lines.append(f"`{key}` is not a setting of this page, so it was ignored.")
+                continue
+            label, value, allowed = self._controls[key]
+            if not _same_value(raw, value):
+                shown = ", ".join(raw)[:40]
+                lines.append(f"**{label}**: `{shown}` is not valid here ({allowed}); showing `{value}` instead.")
+        lines += self._notes
+        if lines:
+            st.info("Some settings could not be used:\n\n" + "\n".join(f"- {line}" for line in lines),
+                    icon=":material/link_off:")
+
+
+def page_header(title: str, lead: str) -> None:
+    """The page title and a one-paragraph lead in the same style on every page."""
+    st.title(title)
+    st.markdown(lead)
+
+
+def download_csv(csv_text: str, filename: str, label: str = "Download CSV", *, where=st, key=None) -> None:
+    where.download_button(label, data=csv_text.encode(), file_name=filename, mime="text/csv",
+                          icon=":material/download:", key=key, on_click="ignore")

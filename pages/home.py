@@ -1,0 +1,25 @@
+"""Home: what the app teaches, and a link to every lesson."""
+
+import streamlit as st
+
+from explorer.catalog import LESSONS
+
+st.title("Attention Explorer")
+st.markdown(
+    """
+A recurrent network reads a sequence the way we read a sentence aloud: one token at a time, carrying
+a running summary forward. A transformer instead computes every output at once, each one a direct
+function of the inputs it is allowed to see. That single change — **attention** in place of the
+loop — is why transformers train in parallel and learn long-range dependencies that RNNs lose.
+
+Every figure here is computed live, on this machine's CPU, from small models you can poke at:
+change a control and the numbers are recomputed on the spot. Each view has its own link, so the
+address bar always reopens exactly what you see.
+"""
+)
+
+st.subheader("Lessons")
+for page in LESSONS:
+    with st.container(border=True):
+        st.page_link(page.path, label=page.title, icon=page.icon)
+        st.caption(page.summary)

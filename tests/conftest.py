@@ -1,0 +1,20 @@
+"""Shared fixtures for the explorer library tests."""
+
+import pytest
+import torch
+
+
+def _load_torch_mha(torch_mha: torch.nn.MultiheadAttention, ours) -> torch.nn.MultiheadAttention:
+    """Copy an explorer MultiHeadAttention's weights into a torch.nn.MultiheadAttention."""
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
+        torch_mha.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
+        torch_mha.out_proj.weight.copy_(ours.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(ours.out_proj.bias)
+    return torch_mha
+
+
+@pytest.fixture
+def load_torch_mha():
+    """Function (torch_mha, explorer_mha) -> torch_mha carrying explorer_mha's weights."""
+    return _load_torch_mha
