@@ -1,5 +1,9 @@
 """The app's pages in one list: app.py builds the navigation from it, the home page links to every
-entry, and the tests visit every entry.  Adding a lesson page means adding one line here."""
+entry, and the tests visit every entry.  Adding a lesson page means adding one line here.
+
+The page scripts live in `app_pages/`, not `pages/`: a folder named `pages/` beside app.py makes
+Streamlit start in its legacy multipage mode, and the first deep link after a restart (say
+/lookup) would then run the page script on its own, without app.py's navigation and settings."""
 
 from __future__ import annotations
 
@@ -18,9 +22,9 @@ class PageInfo:
 
 
 PAGES = (
-    PageInfo("pages/home.py", "Home", "", ":material/home:",
+    PageInfo("app_pages/home.py", "Home", "", ":material/home:",
              "What the app teaches and where to start."),
-    PageInfo("pages/lookup.py", "Attention as a lookup", "lookup", ":material/search:",
+    PageInfo("app_pages/lookup.py", "Attention as a lookup", "lookup", ":material/search:",
              "A query scores every key; softmax turns scores into weights; the answer mixes the values."),
 )
 LESSONS = tuple(p for p in PAGES if p.url_path)

@@ -71,8 +71,10 @@ def heatmap(
     fig.update_layout(
         title=dict(text=title, font=dict(size=FONT_SIZE + 2)),
         font=dict(size=FONT_SIZE),
-        margin=dict(l=10, r=10, t=50 if title else 10, b=10),
-        height=height or max(260, min(640, 70 + 34 * n_rows)),
+        # The key axis is on top, so the title needs room above the tick labels and axis title.
+        margin=dict(l=10, r=10, t=110 if title else 70, b=10),
+        title_y=0.98,
+        height=height or max(320, min(720, 120 + 46 * n_rows)),
         plot_bgcolor="rgba(0,0,0,0)",
     )
     fig.update_xaxes(title=x_title, tickmode="array", tickvals=list(range(n_cols)), ticktext=x_labels,
@@ -105,10 +107,12 @@ def bar_chart(
         tooltip=[alt.Tooltip(f"{label_title}:N"), alt.Tooltip(f"{value_title}:Q", format=number_format)],
     )
     bars = base.mark_bar(color=color)
-    text = base.mark_text(align="left", dx=4, fontSize=FONT_SIZE - 1).encode(
-        text=alt.Text(f"{value_title}:Q", format=number_format)
-    )
-    return (bars + text).properties(height=alt.Step(34))
+    # Labels sit just outside the end of each bar: right of positive bars, left of negative ones.
+    label = alt.Text(f"{value_title}:Q", format=number_format)
+    field = alt.datum[value_title]
+    right = base.transform_filter(field >= 0).mark_text(align="left", dx=4, fontSize=FONT_SIZE - 1)
+    left = base.transform_filter(field < 0).mark_text(align="right", dx=-4, fontSize=FONT_SIZE - 1)
+    return (bars + right.encode(text=label) + left.encode(text=label)).properties(height=alt.Step(34))
 
 
 def matrix_csv(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], corner: str = "") -> str:

@@ -136,5 +136,5 @@ def parse_vectors(text: str, *, rows: int | None = None, dim: int | None = None)
 
 
 def format_vectors(matrix: np.ndarray) -> str:
-    """The inverse of parse_vectors: '2, 4, 1.5; -3, ...' with minimal decimals."""
-    return "; ".join(", ".join(f"{x:g}" for x in row) for row in np.atleast_2d(matrix))
+    """The inverse of parse_vectors: one row per line, '2, 4, 1.5, 0.5', minimal decimals."""
+    return "\n".join(", ".join(f"{x:g}" for x in row) for row in np.atleast_2d(matrix))
