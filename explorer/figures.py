@@ -98,7 +98,12 @@ def bar_chart(
     """Horizontal bars with the value printed at the end of each bar (Altair)."""
     data = pd.DataFrame({label_title: [str(s) for s in labels], value_title: np.asarray(values, dtype=float)})
     order = list(data[label_title])
-    scale = alt.Scale(domain=list(domain)) if domain else alt.Undefined
+    if domain is None:
+        # Leave room beyond the longest bar on each side for its printed value.
+        lo, hi = float(min(0.0, data[value_title].min())), float(max(0.0, data[value_title].max()))
+        pad = 0.3 * (hi - lo or 1.0)
+        domain = (lo - pad if lo < 0 else 0.0, hi + pad if hi > 0 else 0.0)
+    scale = alt.Scale(domain=list(domain), nice=False)
     base = alt.Chart(data, title=alt.Title(title, fontSize=FONT_SIZE + 2)).encode(
         y=alt.Y(f"{label_title}:N", sort=order, title=label_title,
                 axis=alt.Axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)),

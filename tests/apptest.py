@@ -1,0 +1,64 @@
+"""Helpers for AppTest page tests: run a page, read figure data back from the rendered charts."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def page_test(path: str, query_params: dict[str, str] | None = None) -> AppTest:
+    """An AppTest for a page script (path relative to the project root), not yet run."""
+    at = AppTest.from_file(str(ROOT / path), default_timeout=60)
+    for key, value in (query_params or {}).items():
+        at.query_params[key] = value
+    return at
+
+
+def run_page(path: str, query_params: dict[str, str] | None = None) -> AppTest:
+    """Run a page once and fail loudly if it raised."""
+    at = page_test(path, query_params).run()
+    assert_no_exception(at)
+    return at
+
+
+def assert_no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def plotly_figures(at: AppTest) -> list[dict]:
+    """The JSON spec of every Plotly chart on the page, in order."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def plotly_array(value) -> np.ndarray:
+    """Decode a Plotly JSON array: a plain (nested) list, or a typed array {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if isinstance(shape, str):
+            shape = [int(n) for n in shape.split(",")]
+        return flat.reshape(shape).astype(float) if shape else flat.astype(float)
+    return np.array([[np.nan if v is None else v for v in row] for row in value], dtype=float)
+
+
+def heatmap_z(at: AppTest, index: int = 0, trace: int = 0) -> np.ndarray:
+    """The z matrix of a trace of the index-th Plotly chart (missing cells are NaN)."""
+    return plotly_array(plotly_figures(at)[index]["data"][trace]["z"])
+
+
+def vega_data(at: AppTest, index: int = 0):
+    """The data table (pandas) behind the index-th Altair / Vega-Lite chart."""
+    proto = at.get("vega_lite_chart")[index].proto
+    assert len(proto.datasets) == 1, "expected one dataset per chart"
+    return convert_arrow_bytes_to_pandas_df(proto.datasets[0].data.data)
+
+
+def info_text(at: AppTest) -> str:
+    return "\n".join(el.value for el in at.info)

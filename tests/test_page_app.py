@@ -1,0 +1,37 @@
+"""AppTest: the entry point, the navigation and the home page (run through app.py, because
+st.page_link only resolves pages registered with st.navigation)."""
+
+from explorer.catalog import LESSONS, PAGES
+from tests.apptest import ROOT, assert_no_exception, page_test
+
+
+def open_app():
+    at = page_test("app.py").run()
+    assert_no_exception(at)
+    return at
+
+
+def test_entry_point_opens_the_home_page():
+    at = open_app()
+    assert at.title[0].value == "Attention Explorer"
+
+
+def test_home_links_to_every_lesson():
+    at = open_app()
+    linked = " ".join(el.proto.page for el in at.get("page_link"))
+    for lesson in LESSONS:
+        assert lesson.url_path in linked, f"home page does not link to {lesson.title}"
+
+
+def test_every_catalogued_page_runs_through_the_navigation():
+    at = open_app()
+    for page in PAGES:
+        at.switch_page(str(ROOT / page.path)).run()
+        assert_no_exception(at)
+        expected = "Attention Explorer" if page.path.endswith("home.py") else page.title
+        assert at.title[0].value == expected
+
+
+def test_page_scripts_are_not_in_a_folder_named_pages():
+    """A pages/ folder beside app.py would put Streamlit in legacy multipage mode on deep links."""
+    assert not (ROOT / "pages").exists()

@@ -1,0 +1,114 @@
+"""AppTest: the 'Attention as a lookup' page, driven through its controls and its URL."""
+
+import numpy as np
+import pytest
+
+from explorer.lookup import EXAMPLE_KEYS
+from tests.apptest import heatmap_z, info_text, plotly_figures, run_page, vega_data
+
+PAGE = "app_pages/lookup.py"
+LECTURE_SCORES = [2.0, 2.4, -10.0, 1.8, -12.5]
+LECTURE_WEIGHTS = [0.30, 0.45, 0.00, 0.25, 0.00]
+
+
+def softmax(x):
+    e = np.exp(np.asarray(x) - np.max(x))
+    return e / e.sum()
+
+
+def scores_and_weights(at):
+    return vega_data(at, 0)["score"].to_numpy(), vega_data(at, 1)["weight"].to_numpy()
+
+
+def test_opens_on_the_lecture_example():
+    at = run_page(PAGE)
+    scores, weights = scores_and_weights(at)
+    np.testing.assert_allclose(scores, LECTURE_SCORES, atol=1e-9)
+    np.testing.assert_allclose(np.round(weights, 2), LECTURE_WEIGHTS)
+    assert any("[0.55, 0.70, 0.00]" in md.value for md in at.markdown)
+    assert not at.info, "a clean URL must not produce a note"
+
+
+def test_stacked_queries_give_a_row_stochastic_matrix_with_keys_finding_themselves():
+    at = run_page(PAGE)
+    weights = heatmap_z(at)
+    assert weights.shape == (1 + len(EXAMPLE_KEYS), len(EXAMPLE_KEYS))
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(weights[0], softmax(LECTURE_SCORES), atol=1e-9)
+    assert np.all(np.diag(weights[1:]) > 0.99), "a query equal to a key should retrieve that key"
+    assert plotly_figures(at)[0]["data"][0]["colorbar"]["title"]["text"] == "weight"
+
+
+def test_temperature_flattens_or_sharpens_the_weights():
+    at = run_page(PAGE)
+    at.slider(key="temperature").set_value(10.0).run()
+    _, hot = scores_and_weights(at)
+    np.testing.assert_allclose(hot, softmax(np.array(LECTURE_SCORES) / 10.0), atol=1e-9)
+    assert hot.max() < 0.3
+    at.slider(key="temperature").set_value(0.1).run()
+    _, cold = scores_and_weights(at)
+    np.testing.assert_allclose(cold, softmax(np.array(LECTURE_SCORES) / 0.1), atol=1e-9)
+    assert cold[1] > 0.97  # k2 has the highest score and takes nearly everything
+
+
+def test_sqrt_d_scaling_halves_the_scores_for_four_dimensions():
+    at = run_page(PAGE)
+    at.toggle(key="scale").set_value(True).run()
+    _, weights = scores_and_weights(at)
+    np.testing.assert_allclose(weights, softmax(np.array(LECTURE_SCORES) / 2.0), atol=1e-9)
+    assert any("0.5" in c.value for c in at.caption)
+
+
+def test_copying_a_key_into_the_query_retrieves_its_value():
+    at = run_page(PAGE)
+    at.button(key="copy_k3").click().run()
+    np.testing.assert_allclose([at.slider(key=f"q{i}").value for i in range(1, 5)], EXAMPLE_KEYS[2])
+    _, weights = scores_and_weights(at)
+    assert weights[2] > 0.99
+    assert any("= **[0.00, 0.00, 1.00]**" in md.value for md in at.markdown)
+    at.button[0].click().run()  # "Lecture example query"
+    scores, _ = scores_and_weights(at)
+    np.testing.assert_allclose(scores, LECTURE_SCORES, atol=1e-9)
+
+
+def test_query_sliders_change_the_scores():
+    at = run_page(PAGE)
+    at.slider(key="q1").set_value(1.0).run()
+    scores, _ = scores_and_weights(at)
+    np.testing.assert_allclose(scores, EXAMPLE_KEYS @ np.array([1.0, 2.0, -2.0, -2.0]), atol=1e-9)
+
+
+def test_editing_the_keys_changes_the_dictionary_and_mismatched_values_are_explained():
+    at = run_page(PAGE)
+    at.text_area(key="keys").input("1, 0, 0, 0\n0, 1, 0, 0\n0, 0, 1, 0").run()
+    scores, weights = scores_and_weights(at)
+    np.testing.assert_allclose(scores, [-1.0, 2.0, -2.0], atol=1e-9)
+    assert len(weights) == 3
+    assert "Values" in info_text(at) and "expected 3 rows" in info_text(at)
+
+
+@pytest.mark.parametrize(
+    "params, expected_in_note",
+    [
+        ({"q1": "abc"}, "q1"),
+        ({"temperature": "50"}, "Temperature"),
+        ({"scale": "maybe"}, "Divide scores"),
+        ({"keys": "1, 2; x"}, "Keys"),
+        ({"keys": "1," * 2000}, "Keys"),
+        ({"values": "1e999"}, "Values"),
+        ({"unknown": "1"}, "unknown"),
+    ],
+)
+def test_bad_url_values_fall_back_to_defaults_with_a_note(params, expected_in_note):
+    at = run_page(PAGE, params)
+    assert expected_in_note in info_text(at)
+    scores, _ = scores_and_weights(at)
+    np.testing.assert_allclose(scores, LECTURE_SCORES, atol=1e-9)
+
+
+def test_valid_url_values_reopen_the_view():
+    at = run_page(PAGE, {"q1": "1.0", "temperature": "2.5", "scale": "true"})
+    assert not at.info
+    assert at.slider(key="q1").value == 1.0 and at.slider(key="temperature").value == 2.5
+    scores, weights = scores_and_weights(at)
+    np.testing.assert_allclose(weights, softmax(scores / 2.0 / 2.5), atol=1e-9)
