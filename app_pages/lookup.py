@@ -23,7 +23,7 @@ SLIDER_LIMIT = 10.0
 
 def set_query(vector) -> None:
     """Button callback: move the query sliders to `vector` (rounded and clipped to their range)."""
-    for key, x in zip(QUERY_KEYS, vector):
+    for key, x in zip(QUERY_KEYS, vector, strict=True):
         st.session_state[key] = float(np.clip(round(float(x), 1), -SLIDER_LIMIT, SLIDER_LIMIT))
 
 
@@ -75,7 +75,7 @@ except ValueError as problem:
 with left:
     st.button("Lecture example query", on_click=set_query, args=(EXAMPLE_QUERY,), icon=":material/school:")
     st.caption("Copy a key into the query:")
-    for column, j in zip(st.columns(len(keys)), range(len(keys))):
+    for j, column in enumerate(st.columns(len(keys))):
         column.button(f"k{j + 1}", key=f"copy_k{j + 1}", on_click=set_query, args=(keys[j],),
                       help=f"Set the query to key k{j + 1}")
 

@@ -83,10 +83,7 @@ def attention_pipeline(
     scaled_scores = raw_scores * scale
     if bias is not None:
         scaled_scores = scaled_scores + bias
-    if mask is None:
-        masked_scores = scaled_scores
-    else:
-        masked_scores = scaled_scores.masked_fill(~mask, float("-inf"))
+    masked_scores = scaled_scores if mask is None else scaled_scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(masked_scores, dim=-1)
     if mask is not None:
         # A query that may see no key at all (e.g. a padded query row) gets zero weights, not NaN.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PAGES", "LESSONS", "PageInfo"]
+__all__ = ["LESSONS", "PAGES", "PageInfo"]
 
 
 @dataclass(frozen=True)

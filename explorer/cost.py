@@ -45,7 +45,7 @@ class Cost:
     sequential_steps: int
     path_length: int
 
-    def __add__(self, other: "Cost") -> "Cost":
+    def __add__(self, other: Cost) -> Cost:
         return Cost(
             self.parameters + other.parameters,
             self.multiplications + other.multiplications,

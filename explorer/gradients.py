@@ -18,14 +18,14 @@ from .rnn import RECURRENT_KINDS, RecurrentNet
 from .transformer import EncoderLayer
 
 __all__ = [
-    "CausalAttentionStack",
     "SEQUENCE_MODEL_KINDS",
+    "CausalAttentionStack",
     "build_sequence_model",
     "dependency_matrix",
     "input_gradient_norms",
 ]
 
-SEQUENCE_MODEL_KINDS = RECURRENT_KINDS + ("transformer",)
+SEQUENCE_MODEL_KINDS = (*RECURRENT_KINDS, "transformer")
 
 
 class CausalAttentionStack(nn.Module):

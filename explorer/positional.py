@@ -94,7 +94,7 @@ class AbsolutePositionalEncoding(nn.Module):
 
     def forward(self, T: int) -> torch.Tensor:
         """(T, d_model) vectors for positions 0..T-1."""
-        if T > self.max_len:
+        if self.max_len < T:
             raise ValueError(f"sequence length {T} exceeds the model's max_len {self.max_len}")
         return self.table[:T]
 
@@ -155,7 +155,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     """
     if n_heads < 1:
         raise ValueError("n_heads must be >= 1")
-    lower = 2 ** int(math.floor(math.log2(n_heads)))
+    lower = 2 ** math.floor(math.log2(n_heads))
     slopes = _geometric_slopes(lower)
     if lower != n_heads:
         slopes += _geometric_slopes(2 * lower)[0::2][: n_heads - lower]

@@ -84,7 +84,7 @@ class TransformerConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TransformerConfig":
+    def from_dict(cls, data: dict) -> TransformerConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -208,7 +208,7 @@ class _Stack(nn.Module):
 
     def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
         T = tokens.shape[1]
-        if T > self.config.max_len:
+        if self.config.max_len < T:
             raise ValueError(f"sequence length {T} exceeds the model's max_len {self.config.max_len}")
         # Scaled by √d as in the paper so the embedding is not drowned by the position vector.
         return self.embed(tokens) * math.sqrt(self.config.d_model) + self.position(T)

@@ -19,7 +19,7 @@ __all__ = ["UrlControls", "download_csv", "page_header"]
 def _same_value(raw: list[str], value) -> bool:
     """Does the link text `raw` describe the value the widget ended up with?"""
     if isinstance(value, (list, tuple)):
-        return len(raw) == len(value) and all(_same_value([r], v) for r, v in zip(raw, value))
+        return len(raw) == len(value) and all(_same_value([r], v) for r, v in zip(raw, value, strict=True))
     if not raw:
         return False
     text = raw[-1].strip()
