@@ -120,9 +120,9 @@ def conv1d_cost(T: int, d: int, k: int) -> Cost:
     Path length: a stack of such layers needs ⌈(T−1)/(k−1)⌉ layers before the last output can
     see the first input (the lecture's O(T/k)); sequential steps follow the lecture's table.
     """
-    if k < 1:
-        raise ValueError("kernel size must be >= 1")
-    path = T if k == 1 else max(1, -(-(T - 1) // (k - 1)))
+    if k < 2:
+        raise ValueError("kernel size must be >= 2: a width-1 convolution never connects two positions")
+    path = max(1, -(-(T - 1) // (k - 1)))
     return Cost(k * d * d + d, T * k * d * d, sequential_steps=T, path_length=path)
 
 

@@ -121,6 +121,8 @@ def parse_vectors(text: str, *, rows: int | None = None, dim: int | None = None)
             if not math.isfinite(number) or abs(number) > MAX_ABS_VALUE:
                 raise ValueError(f"row {n}: {token[:20]} is outside ±{MAX_ABS_VALUE:g}")
             row.append(number)
+        if not row:
+            raise ValueError(f"row {n} has no numbers")
         matrix.append(row)
     widths = {len(r) for r in matrix}
     if len(widths) != 1:
@@ -137,4 +139,4 @@ def parse_vectors(text: str, *, rows: int | None = None, dim: int | None = None)
 
 def format_vectors(matrix: np.ndarray) -> str:
     """The inverse of parse_vectors: one row per line, '2, 4, 1.5, 0.5', minimal decimals."""
-    return "\n".join(", ".join(f"{x:g}" for x in row) for row in np.atleast_2d(matrix))
+    return "\n".join(", ".join(f"{x:.10g}" for x in row) for row in np.atleast_2d(matrix))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-__all__ = ["RECURRENT_KINDS", "RecurrentNet", "RecurrentTrace"]
+__all__ = ["RECURRENT_KINDS", "RecurrentNet", "RecurrentTagger", "RecurrentTrace"]
 
 RECURRENT_KINDS = ("rnn", "lstm", "gru")
 _CELLS = {"rnn": nn.RNNCell, "lstm": nn.LSTMCell, "gru": nn.GRUCell}
@@ -43,6 +43,8 @@ class RecurrentNet(nn.Module):
         bptt_window: truncated back-propagation through time — the state entering step
         T − window is detached, so gradients from the last step reach at most `window` inputs.
         """
+        if bptt_window is not None and bptt_window < 1:
+            raise ValueError("bptt_window must be at least 1 step (or None for full back-propagation)")
         batch, T, _ = x.shape
         h = x.new_zeros(batch, self.hidden_size)
         c = x.new_zeros(batch, self.hidden_size) if self.kind == "lstm" else None
@@ -59,3 +61,19 @@ class RecurrentNet(nn.Module):
                 h = self.cell(x[:, t], h)
             hidden.append(h)
         return RecurrentTrace(torch.stack(hidden, 1), torch.stack(cells, 1) if cells else None)
+
+
+class RecurrentTagger(nn.Module):
+    """Token embedding → one recurrent layer → a read-out at every step (the RNN side of the
+    long-range recall comparison).  forward returns (logits, trace) like the transformer."""
+
+    def __init__(self, kind: str, vocab_size: int, hidden_size: int):
+        super().__init__()
+        self.kind = kind
+        self.embed = nn.Embedding(vocab_size, hidden_size)
+        self.rnn = RecurrentNet(kind, hidden_size, hidden_size)
+        self.head = nn.Linear(hidden_size, vocab_size)
+
+    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, RecurrentTrace]:
+        trace = self.rnn(self.embed(tokens))
+        return self.head(trace.hidden), trace

@@ -65,6 +65,12 @@ class TransformerConfig:
             problems.append("norm must be 'post' or 'pre'")
         if min(self.vocab_size, self.d_model, self.n_heads, self.n_layers, self.max_len) < 1:
             problems.append("sizes must be positive")
+        if self.d_ff is not None and self.d_ff < 1:
+            problems.append("d_ff must be positive (or None for 4·d_model)")
+        if self.target_vocab_size is not None and self.target_vocab_size < 1:
+            problems.append("target_vocab_size must be positive (or None for vocab_size)")
+        if not self.base > 0:
+            problems.append("base must be positive")
         elif self.d_model % self.n_heads:
             problems.append(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         elif self.encoding == "rope" and (self.d_model // self.n_heads) % 2:
@@ -78,7 +84,7 @@ class TransformerConfig:
 
     @property
     def output_vocab_size(self) -> int:
-        return self.target_vocab_size or self.vocab_size
+        return self.vocab_size if self.target_vocab_size is None else self.target_vocab_size
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -325,4 +331,4 @@ class Transformer(nn.Module):
         for _ in range(n_steps):
             logits, trace = self(tokens, out) if arch == "encoder-decoder" else self(out)
             out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)
-        return out[:, -n_steps:], trace
+        return out[:, out.shape[1] - n_steps:], trace

@@ -1,0 +1,167 @@
+"""explorer.cost: parameter counts against real modules, multiplications against torch's FLOP counter."""
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from explorer.attention import MultiHeadAttention
+from explorer.cost import (
+    Cost,
+    attention_cost,
+    conv1d_cost,
+    count_parameters,
+    decoder_layer_cost,
+    encoder_layer_cost,
+    ffn_cost,
+    recurrent_cost,
+)
+from explorer.rnn import RecurrentNet
+from explorer.transformer import DecoderLayer, EncoderLayer, FeedForward
+
+
+def _numel(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+def _multiplications(fn):
+    """Multiply-adds of the matrix products / convolutions run by fn (FLOP counter reports 2 each)."""
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        fn()
+    flops = counter.get_total_flops()
+    assert flops % 2 == 0
+    return flops // 2
+
+
+@pytest.mark.parametrize("d,heads", [(8, 2), (12, 3), (16, 1)])
+def test_attention_parameters(d, heads):
+    params = attention_cost(5, d).parameters
+    assert params == _numel(MultiHeadAttention(d, heads))
+    assert params == _numel(torch.nn.MultiheadAttention(d, heads))
+
+
+@pytest.mark.parametrize("d,d_ff", [(8, None), (6, 10)])
+def test_ffn_parameters(d, d_ff):
+    assert ffn_cost(5, d, d_ff).parameters == _numel(FeedForward(d, 4 * d if d_ff is None else d_ff))
+
+
+@pytest.mark.parametrize("d,heads,d_ff", [(8, 2, None), (12, 4, 20)])
+def test_encoder_layer_parameters(d, heads, d_ff):
+    ff = 4 * d if d_ff is None else d_ff
+    params = encoder_layer_cost(5, d, d_ff).parameters
+    assert params == _numel(EncoderLayer(d, heads, ff))
+    assert params == _numel(torch.nn.TransformerEncoderLayer(d, heads, ff, batch_first=True))
+
+
+@pytest.mark.parametrize("d,heads,d_ff", [(8, 2, None), (12, 4, 20)])
+def test_decoder_layer_parameters(d, heads, d_ff):
+    ff = 4 * d if d_ff is None else d_ff
+    params = decoder_layer_cost(5, d, T_src=9, d_ff=d_ff).parameters
+    assert params == _numel(DecoderLayer(d, heads, ff))
+    assert params == _numel(torch.nn.TransformerDecoderLayer(d, heads, ff, batch_first=True))
+
+
+@pytest.mark.parametrize("kind,cls", [("rnn", torch.nn.RNN), ("lstm", torch.nn.LSTM), ("gru", torch.nn.GRU)])
+@pytest.mark.parametrize("d_in,d_hidden", [(6, None), (3, 7)])
+def test_recurrent_parameters(kind, cls, d_in, d_hidden):
+    h = d_in if d_hidden is None else d_hidden
+    params = recurrent_cost(kind, 10, d_in, d_hidden).parameters
+    assert params == _numel(cls(d_in, h))
+    assert params == _numel(RecurrentNet(kind, d_in, h))
+
+
+@pytest.mark.parametrize("d,k", [(4, 3), (5, 2), (3, 4)])
+def test_conv1d_parameters(d, k):
+    assert conv1d_cost(9, d, k).parameters == _numel(torch.nn.Conv1d(d, d, k))
+
+
+def test_count_parameters_counts_frozen_parameters_too():
+    module = torch.nn.Linear(3, 4)
+    module.bias.requires_grad_(False)
+    assert count_parameters(module) == 16
+    assert count_parameters(torch.nn.ReLU()) == 0
+
+
+# --- multiplications --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("T_q,T_k,d,heads", [(5, None, 8, 2), (3, 7, 12, 3), (6, 2, 8, 4)])
+def test_attention_multiplications(T_q, T_k, d, heads):
+    mha = MultiHeadAttention(d, heads)
+    query = torch.randn(1, T_q, d)
+    key_value = query if T_k is None else torch.randn(1, T_k, d)
+    counted = _multiplications(lambda: mha(query, key_value))
+    T_k_ = T_q if T_k is None else T_k
+    by_hand = 2 * T_q * d * d + 2 * T_k_ * d * d + 2 * T_q * T_k_ * d  # Q,out / K,V / QKᵀ, AV
+    assert counted == by_hand
+    assert attention_cost(T_q, d, T_k).multiplications == by_hand
+
+
+@pytest.mark.parametrize("T,d,d_ff", [(5, 8, None), (3, 6, 10)])
+def test_ffn_multiplications(T, d, d_ff):
+    ffn = FeedForward(d, 4 * d if d_ff is None else d_ff)
+    x = torch.randn(1, T, d)
+    assert ffn_cost(T, d, d_ff).multiplications == _multiplications(lambda: ffn(x))
+
+
+def test_layer_multiplications_add_up():
+    T, T_src, d, heads = 5, 7, 8, 2
+    enc = EncoderLayer(d, heads, 4 * d)
+    dec = DecoderLayer(d, heads, 4 * d)
+    x, memory = torch.randn(1, T, d), torch.randn(1, T_src, d)
+    assert encoder_layer_cost(T, d).multiplications == _multiplications(lambda: enc(x))
+    assert decoder_layer_cost(T, d, T_src).multiplications == _multiplications(lambda: dec(x, memory))
+
+
+@pytest.mark.parametrize("kind", ["rnn", "lstm", "gru"])
+def test_recurrent_multiplications(kind):
+    T, d_in, h = 6, 3, 5
+    net = RecurrentNet(kind, d_in, h)
+    x = torch.randn(1, T, d_in)
+    gates = {"rnn": 1, "lstm": 4, "gru": 3}[kind]
+    by_hand = T * gates * (d_in * h + h * h)
+    assert _multiplications(lambda: net(x)) == by_hand
+    assert recurrent_cost(kind, T, d_in, h).multiplications == by_hand
+
+
+@pytest.mark.parametrize("T,d,k", [(9, 4, 3), (7, 3, 5), (8, 2, 2)])
+def test_conv1d_multiplications(T, d, k):
+    conv = torch.nn.Conv1d(d, d, k, padding="same")
+    x = torch.randn(1, d, T)
+    assert conv(x).shape == (1, d, T)
+    assert conv1d_cost(T, d, k).multiplications == _multiplications(lambda: conv(x)) == T * k * d * d
+
+
+# --- steps and path lengths ---------------------------------------------------------------------------
+
+
+def test_sequential_steps_and_path_lengths():
+    for kind in ("rnn", "lstm", "gru"):
+        cost = recurrent_cost(kind, 17, 4)
+        assert (cost.sequential_steps, cost.path_length) == (17, 17)
+    for cost in (attention_cost(17, 4), attention_cost(3, 4, 9), ffn_cost(17, 4),
+                 encoder_layer_cost(17, 4), decoder_layer_cost(17, 4, 5)):
+        assert (cost.sequential_steps, cost.path_length) == (1, 1)
+
+
+@pytest.mark.parametrize("T,k,layers", [(10, 3, 5), (9, 3, 4), (2, 3, 1), (1, 3, 1), (16, 5, 4)])
+def test_conv1d_path_length_is_layers_needed_to_connect_the_ends(T, k, layers):
+    """Stacking L 'same' convolutions of width k grows the receptive field to 1 + L·(k−1)."""
+    assert 1 + layers * (k - 1) >= T
+    assert layers == 1 or 1 + (layers - 1) * (k - 1) < T
+    assert conv1d_cost(T, 4, k).path_length == layers
+
+
+def test_recurrent_cost_rejects_unknown_kind():
+    with pytest.raises(ValueError):
+        recurrent_cost("transformer", 3, 4)
+    with pytest.raises(ValueError):
+        conv1d_cost(3, 4, 0)
+
+
+def test_width_one_convolution_is_rejected_because_it_never_connects_positions():
+    with pytest.raises(ValueError, match="never connects"):
+        conv1d_cost(8, 4, 1)
+
+
+def test_cost_addition():
+    assert Cost(1, 2, 3, 4) + Cost(10, 20, 30, 40) == Cost(11, 22, 33, 44)
