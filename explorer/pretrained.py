@@ -1,0 +1,246 @@
+"""The shipped models: what they are, how they are scored, and how they are loaded safely.
+
+Each model is two files in `pretrained/`: NAME.safetensors (the weights) and NAME.json (its card:
+config, task, seed, steps, wall time, final loss, held-out accuracy, torch version and the
+weights' SHA-256).  Loading reads the card, checks the SHA-256 of the weights *before* parsing
+them, parses them with safetensors (never pickle), and checks that the tensors fit the config.
+Any problem raises `PretrainedModelError` with a message that names the file and the command that
+regenerates it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from safetensors.torch import load as load_safetensors
+from torch import nn
+
+from .rnn import RECURRENT_KINDS, RecurrentTagger
+from .tasks import Batch, SequenceToSequenceTask, Task, get_task
+from .transformer import Transformer, TransformerConfig
+
+__all__ = [
+    "DEFAULT_TASK",
+    "MODEL_SPECS",
+    "PRETRAINED_DIR",
+    "LoadedModel",
+    "ModelSpec",
+    "PretrainedModelError",
+    "accuracy_by_distance",
+    "build_model",
+    "evaluate",
+    "find_spec",
+    "load_model",
+    "model_name",
+]
+
+PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
+DEFAULT_TASK = "reverse"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """How to build and train one shipped model."""
+
+    name: str
+    task: str
+    kind: str = "transformer"  # or "rnn", "lstm", "gru"
+    encoding: str = "sinusoidal"
+    n_heads: int = 4
+    n_layers: int = 2
+    d_model: int = 64
+    steps: int = 3000
+    batch_size: int = 64
+    learning_rate: float = 2e-3
+    seed: int = 0
+    notes: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def transformer_config(self, task: Task) -> TransformerConfig:
+        return TransformerConfig(
+            vocab_size=task.vocab_size, d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers,
+            architecture=task.architecture, encoding=self.encoding, norm="pre", max_len=task.max_len,
+        )
+
+
+def model_name(task: str, encoding: str = "sinusoidal", n_heads: int = 4, n_layers: int = 2) -> str:
+    """The shipped name of a transformer variant, e.g. 'reverse-sinusoidal-h4-l2'."""
+    return f"{task}-{encoding}-h{n_heads}-l{n_layers}"
+
+
+def _transformer(task: str, encoding: str = "sinusoidal", n_heads: int = 4, n_layers: int = 2, **kw) -> ModelSpec:
+    return ModelSpec(model_name(task, encoding, n_heads, n_layers), task, encoding=encoding, n_heads=n_heads,
+                     n_layers=n_layers, **kw)
+
+
+MODEL_SPECS: tuple[ModelSpec, ...] = (
+    # The default task, one model per encoding ...
+    *(_transformer(DEFAULT_TASK, encoding) for encoding in ("sinusoidal", "learned", "index", "none", "rope", "alibi")),
+    # ... and across heads and layers at the default encoding.
+    *(_transformer(DEFAULT_TASK, n_heads=h) for h in (1, 2)),
+    *(_transformer(DEFAULT_TASK, n_layers=n) for n in (1, 3)),
+    _transformer("sort"),
+    _transformer("induction", n_heads=2, steps=4000),
+    _transformer("coreference", steps=2500),
+    _transformer("recall", steps=3000),
+    *(ModelSpec(f"recall-{kind}", "recall", kind=kind, steps=3000) for kind in RECURRENT_KINDS),
+)
+
+
+def find_spec(name: str) -> ModelSpec:
+    for spec in MODEL_SPECS:
+        if spec.name == name:
+            return spec
+    raise KeyError(f"no shipped model is called {name!r}")
+
+
+def build_model(kind: str, task: Task, config: dict) -> nn.Module:
+    """A freshly initialised model of the given kind from the config stored in its card."""
+    if kind == "transformer":
+        return Transformer(TransformerConfig.from_dict(config))
+    if kind in RECURRENT_KINDS:
+        return RecurrentTagger(kind, config["vocab_size"], config["hidden_size"])
+    raise ValueError(f"unknown model kind {kind!r}")
+
+
+def model_config(spec: ModelSpec, task: Task) -> dict:
+    if spec.kind == "transformer":
+        return spec.transformer_config(task).to_dict()
+    return {"vocab_size": task.vocab_size, "hidden_size": spec.d_model}
+
+
+# --- evaluation -----------------------------------------------------------------------------------
+
+
+def forward(model: nn.Module, batch: Batch) -> torch.Tensor:
+    """Teacher-forced logits for a batch, whatever the kind of model."""
+    if isinstance(model, Transformer):
+        if model.config.architecture == "encoder-decoder":
+            logits, _ = model(batch.inputs, batch.decoder_inputs, valid=batch.valid,
+                              target_valid=batch.decoder_valid)
+        else:
+            logits, _ = model(batch.inputs, valid=batch.valid)
+        return logits
+    logits, _ = model(batch.inputs)
+    return logits
+
+
+@torch.no_grad()
+def greedy_decode(model: Transformer, task: SequenceToSequenceTask, source: torch.Tensor, valid: torch.Tensor,
+                  n_steps: int | None = None) -> torch.Tensor:
+    """Autoregressive generation: start from <s>, feed each prediction back in."""
+    n_steps = task.max_len if n_steps is None else n_steps
+    out = torch.full((source.shape[0], 1), task.index["<s>"])
+    for _ in range(n_steps):
+        logits, _ = model(source, out, valid=valid)
+        out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)
+    return out[:, 1:]
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, task: Task, batch: Batch | None = None) -> dict:
+    """Held-out metrics on the task's fixed evaluation set.
+
+    Sequence-to-sequence tasks are scored by greedy decoding, an example counting only if every
+    output token up to and including </s> is right.  The others are scored per predicted token.
+    """
+    model.eval()
+    batch = task.evaluation() if batch is None else batch
+    logits = forward(model, batch)
+    scored = batch.targets != -100
+    token_accuracy = (logits.argmax(-1)[scored] == batch.targets[scored]).float().mean().item()
+    metrics = {"token_accuracy": token_accuracy}
+    if isinstance(task, SequenceToSequenceTask):
+        generated = greedy_decode(model, task, batch.inputs, batch.valid)
+        correct = (generated == batch.targets) | ~scored
+        metrics["accuracy"] = correct.all(dim=1).float().mean().item()
+        metrics["metric"] = "whole sequences right, greedy decoding"
+    else:
+        metrics["accuracy"] = token_accuracy
+        metrics["metric"] = "predicted tokens right"
+    return metrics
+
+
+@torch.no_grad()
+def accuracy_by_distance(model: nn.Module, task: Task) -> dict[int, float]:
+    """Recall task: accuracy for each distance between the key and the '?' on the evaluation set."""
+    batch = task.evaluation()
+    if batch.distance is None:
+        raise ValueError("accuracy by distance needs the recall task")
+    logits = forward(model, batch)
+    rows = torch.arange(len(batch.distance))
+    right = logits[rows, batch.distance].argmax(-1) == batch.targets[rows, batch.distance]
+    return {int(d): right[batch.distance == d].float().mean().item() for d in batch.distance.unique()}
+
+
+# --- loading ----------------------------------------------------------------------------------------
+
+
+class PretrainedModelError(RuntimeError):
+    """A shipped model is missing, damaged or does not fit its card."""
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A shipped model ready for inference (eval mode, gradients off), its task and its card."""
+
+    name: str
+    model: nn.Module
+    task: Task
+    card: dict
+
+
+def _fail(name: str, path: Path, problem: str):
+    raise PretrainedModelError(
+        f"{path.name}: {problem}. Regenerate it with: python -m explorer.train {name}"
+    )
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_card(name: str, directory: Path = PRETRAINED_DIR) -> dict:
+    card_path = directory / f"{name}.json"
+    if not card_path.exists():
+        _fail(name, card_path, "the model card is missing")
+    try:
+        card = json.loads(card_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as problem:
+        _fail(name, card_path, f"the model card is not valid JSON ({problem})")
+    missing = {"name", "task", "kind", "config", "sha256"} - set(card)
+    if missing:
+        _fail(name, card_path, f"the model card lacks {sorted(missing)}")
+    return card
+
+
+def load_model_uncached(name: str, directory: Path = PRETRAINED_DIR) -> LoadedModel:
+    """Read, verify and build one shipped model (see the module docstring for the checks)."""
+    card = read_card(name, directory)
+    weights_path = directory / f"{name}.safetensors"
+    if not weights_path.exists():
+        _fail(name, weights_path, "the weights file is missing")
+    data = weights_path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != card["sha256"]:
+        _fail(name, weights_path, "the weights do not match the SHA-256 in the model card "
+                                  "(the file is damaged, truncated or was changed)")
+    try:
+        tensors = load_safetensors(data)
+        task = get_task(card["task"])
+        model = build_model(card["kind"], task, card["config"])
+        model.load_state_dict(tensors, strict=True)
+    except Exception as problem:  # any parse or shape problem means the files do not fit together
+        _fail(name, weights_path, f"the weights do not fit the model card ({type(problem).__name__}: "
+                                  f"{str(problem).splitlines()[0][:200]})")
+    model.eval().requires_grad_(False)
+    return LoadedModel(name, model, task, card)
+
+
+@functools.lru_cache(maxsize=64)
+def load_model(name: str) -> LoadedModel:
+    """The shipped model `name`, loaded once per process and shared; callers must not modify it."""
+    return load_model_uncached(name)

@@ -1,0 +1,268 @@
+"""Toy tasks, generated in code from a seed, on which small models learn attention that means something.
+
+* reverse / sort   (encoder–decoder): cross-attention traces the anti-diagonal / the permutation.
+* induction        (decoder-only):    a random sequence repeated; predicting the repeat needs
+                                      previous-token and induction heads.
+* coreference      (encoder-only):    "the animal didn't cross the street because it was too tired"
+                                      — output, at "it", the noun that "it" refers to.
+* recall           (transformer and RNNs): output the first token after a gap of `distance` tokens.
+
+Every task has a fixed vocabulary, a `batch(n, generator)` that returns tensors, and an `evaluation`
+set generated from a fixed seed so that a model's card accuracy can be reproduced exactly.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import torch
+
+__all__ = [
+    "TASKS",
+    "Batch",
+    "CoreferenceTask",
+    "InductionTask",
+    "RecallTask",
+    "SequenceToSequenceTask",
+    "Task",
+    "get_task",
+]
+
+PAD, BOS, EOS = "<pad>", "<s>", "</s>"
+
+
+@dataclass
+class Batch:
+    """inputs: (B, T) ids.  targets: (B, T_out) ids, -100 where there is no loss.
+    decoder_inputs: teacher-forced decoder input (encoder–decoder tasks only).
+    valid: (B, T) False on padding.  distance: per-example gap for the recall task."""
+
+    inputs: torch.Tensor
+    targets: torch.Tensor
+    valid: torch.Tensor
+    decoder_inputs: torch.Tensor | None = None
+    decoder_valid: torch.Tensor | None = None
+    distance: torch.Tensor | None = None
+
+
+class Task(ABC):
+    """Common interface: vocabulary, batches, a fixed evaluation set and token ↔ text helpers."""
+
+    name: str = ""
+    architecture: str = ""  # "encoder", "decoder", "encoder-decoder" — what a transformer for it is
+    description: str = ""
+    max_len: int = 0
+    eval_seed: int = 12345
+    eval_size: int = 1000
+
+    def __init__(self, vocab: list[str]):
+        self.vocab = vocab
+        self.index = {token: i for i, token in enumerate(vocab)}
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def encode(self, tokens: list[str]) -> list[int]:
+        return [self.index[t] for t in tokens]
+
+    def decode(self, ids) -> list[str]:
+        return [self.vocab[int(i)] for i in ids]
+
+    @abstractmethod
+    def batch(self, n: int, generator: torch.Generator) -> Batch:
+        """n random examples drawn with `generator`."""
+
+    def evaluation(self) -> Batch:
+        """The fixed held-out set (its seed is never used for training batches)."""
+        return self.batch(self.eval_size, torch.Generator().manual_seed(self.eval_seed))
+
+
+class SequenceToSequenceTask(Task):
+    """Reverse or sort a sequence of 2–10 letters (encoder–decoder, teacher forcing)."""
+
+    architecture = "encoder-decoder"
+    symbols = tuple("ABCDEFGHIJKLMNOP")
+
+    def __init__(self, name: str, min_len: int = 2, max_seq: int = 10):
+        super().__init__([PAD, BOS, EOS, *self.symbols])
+        if name not in ("reverse", "sort"):
+            raise ValueError(name)
+        self.name = name
+        self.min_len, self.max_seq = min_len, max_seq
+        self.max_len = max_seq + 1  # room for BOS / EOS
+        self.description = (
+            "Write the input sequence backwards." if name == "reverse" else "Write the input letters in sorted order."
+        )
+
+    def answer(self, symbols: list[str]) -> list[str]:
+        return symbols[::-1] if self.name == "reverse" else sorted(symbols)
+
+    def batch(self, n: int, generator: torch.Generator) -> Batch:
+        first = self.index[self.symbols[0]]
+        lengths = torch.randint(self.min_len, self.max_seq + 1, (n,), generator=generator)
+        letters = torch.randint(first, first + len(self.symbols), (n, self.max_seq), generator=generator)
+        pad, bos, eos = self.index[PAD], self.index[BOS], self.index[EOS]
+        positions = torch.arange(self.max_seq)[None]
+        valid = positions < lengths[:, None]
+        source = torch.where(valid, letters, pad)
+        if self.name == "reverse":
+            # Reverse the first `length` entries of each row: index length-1-t for t < length.
+            order = (lengths[:, None] - 1 - positions).clamp(min=0)
+            answer = torch.gather(source, 1, order)
+        else:
+            answer = torch.where(valid, letters, 10**6).sort(dim=1).values
+        answer = torch.where(valid, answer, pad)
+        # Decoder reads <s> + answer, and must write answer + </s>.
+        decoder_inputs = torch.cat([torch.full((n, 1), bos), answer], 1)
+        targets = torch.cat([answer, torch.full((n, 1), pad)], 1)
+        targets[torch.arange(n), lengths] = eos
+        decoder_valid = torch.arange(self.max_seq + 1)[None] <= lengths[:, None]
+        targets = torch.where(decoder_valid, targets, -100)
+        return Batch(source, targets, valid, decoder_inputs, decoder_valid)
+
+
+class InductionTask(Task):
+    """Random symbols, then the same symbols again; predict the next token (decoder-only).
+
+    The first half is unpredictable; in the second half each next token can be found by looking
+    up where the current token occurred before and copying what followed it — an induction head.
+    """
+
+    name = "induction"
+    architecture = "decoder"
+    description = "Continue a sequence whose second half repeats the first."
+
+    def __init__(self, n_symbols: int = 24, min_half: int = 4, max_half: int = 10):
+        if n_symbols < max_half:
+            raise ValueError("need at least as many symbols as the longest half")
+        super().__init__([PAD] + [f"t{i}" for i in range(n_symbols)])
+        self.n_symbols, self.min_half, self.max_half = n_symbols, min_half, max_half
+        self.max_len = 2 * max_half
+
+    def batch(self, n: int, generator: torch.Generator) -> Batch:
+        halves = torch.randint(self.min_half, self.max_half + 1, (n,), generator=generator)
+        # Distinct symbols within a sequence, so "where did this token occur before?" has one answer.
+        first = torch.rand(n, self.n_symbols, generator=generator).argsort(dim=1)[:, : self.max_half] + 1
+        positions = torch.arange(self.max_len)[None]
+        source_index = torch.where(positions < halves[:, None], positions, positions - halves[:, None])
+        tokens = torch.gather(first, 1, source_index.clamp(max=self.max_half - 1))
+        valid = positions < 2 * halves[:, None]
+        tokens = torch.where(valid, tokens, 0)
+        # Next-token targets, scored only where they are predictable: from the second repeated token
+        # on (nothing announces where the repeat starts, so its first token is a guess).
+        targets = torch.full_like(tokens, -100)
+        next_tokens = tokens[:, 1:]
+        predictable = (positions[:, 1:] > halves[:, None]) & valid[:, 1:]
+        targets[:, :-1] = torch.where(predictable, next_tokens, -100)
+        return Batch(tokens, targets, valid)
+
+
+# Words for the coreference task.  "tired"-type adjectives describe the animate noun, "wide"-type
+# ones the place; each sentence needs the adjective to decide and the noun's position to copy it.
+ANIMATES = ["animal", "dog", "cat", "horse", "child", "man", "woman", "cow", "fox", "goat", "boy", "girl"]
+PLACES = ["street", "road", "river", "bridge", "field", "stream", "track", "lane", "canal", "path"]
+VERBS = ["cross", "jump", "swim", "climb", "pass", "walk"]
+ANIMATE_ADJECTIVES = ["tired", "sleepy", "scared", "weak", "slow", "hungry"]
+PLACE_ADJECTIVES = ["wide", "long", "busy", "deep", "icy", "steep"]
+FRAMES = [("didn't", "because"), ("couldn't", "since"), ("wouldn't", "as")]
+
+
+class CoreferenceTask(Task):
+    """'the ANIMATE didn't VERB the PLACE because it was too ADJ' → at 'it', output the referent.
+
+    Sentences also come with the place first ('the PLACE didn't suit the ANIMATE …') so the answer
+    is never simply "the first noun"."""
+
+    name = "coreference"
+    architecture = "encoder"
+    nouns = tuple(ANIMATES + PLACES)
+    description = 'At the word "it", name the noun that "it" refers to.'
+    max_len = 12
+
+    def __init__(self):
+        words = ["the", "it", "was", "too", "suit", *[w for pair in FRAMES for w in pair]]
+        words += ANIMATES + PLACES + VERBS + ANIMATE_ADJECTIVES + PLACE_ADJECTIVES
+        super().__init__([PAD, *dict.fromkeys(words)])
+
+    def sentence(self, first: str, verb: str, second: str, frame: int, adjective: str) -> list[str]:
+        negation, conjunction = FRAMES[frame]
+        return ["the", first, negation, verb, "the", second, conjunction, "it", "was", "too", adjective]
+
+    def referent(self, tokens: list[str]) -> str:
+        """The noun that 'it' refers to, decided by the adjective's type."""
+        nouns = [t for t in tokens if t in ANIMATES or t in PLACES]
+        wanted = ANIMATES if tokens[-1] in ANIMATE_ADJECTIVES else PLACES
+        return next(t for t in nouns if t in wanted)
+
+    def batch(self, n: int, generator: torch.Generator) -> Batch:
+        def pick(words, k):
+            return [words[i] for i in torch.randint(0, len(words), (k,), generator=generator)]
+
+        animates, places = pick(ANIMATES, n), pick(PLACES, n)
+        verbs = pick(VERBS, n)
+        frames = torch.randint(0, len(FRAMES), (n,), generator=generator).tolist()
+        about_animate = torch.rand(n, generator=generator) < 0.5
+        place_first = (torch.rand(n, generator=generator) < 0.5).tolist()
+        adj_animate, adj_place = pick(ANIMATE_ADJECTIVES, n), pick(PLACE_ADJECTIVES, n)
+        rows, targets = [], []
+        for i in range(n):
+            adjective = adj_animate[i] if about_animate[i] else adj_place[i]
+            if place_first[i]:
+                tokens = self.sentence(places[i], "suit", animates[i], frames[i], adjective)
+            else:
+                tokens = self.sentence(animates[i], verbs[i], places[i], frames[i], adjective)
+            rows.append(self.encode(tokens))
+            target = [-100] * len(tokens)
+            target[tokens.index("it")] = self.index[self.referent(tokens)]
+            targets.append(target)
+        inputs = torch.tensor(rows)
+        return Batch(inputs, torch.tensor(targets), torch.ones_like(inputs, dtype=torch.bool))
+
+
+class RecallTask(Task):
+    """A key letter, `distance − 1` distractor digits, then '?': output the key at '?'.
+
+    The same data trains a causal transformer and tanh RNN / LSTM / GRU, so accuracy against
+    distance compares the one-step path of attention with the T-step path of the loop.
+    """
+
+    name = "recall"
+    architecture = "decoder"
+    description = "Remember the first letter across a gap of distractors."
+    keys = tuple("ABCDEFGH")
+    distractors = tuple(str(d) for d in range(10))
+
+    def __init__(self, max_distance: int = 48):
+        super().__init__([PAD, "?", *self.keys, *self.distractors])
+        self.max_distance = max_distance
+        self.max_len = max_distance + 1
+
+    def batch(self, n: int, generator: torch.Generator) -> Batch:
+        distance = torch.randint(1, self.max_distance + 1, (n,), generator=generator)
+        first_key, first_digit = self.index[self.keys[0]], self.index[self.distractors[0]]
+        key = torch.randint(first_key, first_key + len(self.keys), (n,), generator=generator)
+        noise = torch.randint(first_digit, first_digit + 10, (n, self.max_len), generator=generator)
+        positions = torch.arange(self.max_len)[None]
+        tokens = torch.where(positions == 0, key[:, None], noise)
+        tokens = torch.where(positions == distance[:, None], self.index["?"], tokens)
+        valid = positions <= distance[:, None]
+        tokens = torch.where(valid, tokens, 0)
+        targets = torch.where(positions == distance[:, None], key[:, None], -100)
+        return Batch(tokens, targets, valid, distance=distance)
+
+
+TASKS = {
+    "reverse": lambda: SequenceToSequenceTask("reverse"),
+    "sort": lambda: SequenceToSequenceTask("sort"),
+    "induction": InductionTask,
+    "coreference": CoreferenceTask,
+    "recall": RecallTask,
+}
+
+
+def get_task(name: str) -> Task:
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; expected one of {sorted(TASKS)}")
+    return TASKS[name]()

@@ -1,0 +1,220 @@
+"""Train the shipped models:  python -m explorer.train NAME [NAME …] | --all [--jobs 2] | --list
+
+Each model trains on one CPU thread with fixed seeds and deterministic algorithms, so the same
+machine reproduces the same weights; `--all` trains two models at a time to use both cores.
+Weights go to pretrained/NAME.safetensors with a card pretrained/NAME.json, and
+pretrained/README.md gets a table of every card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+from safetensors.torch import save_file
+from torch.nn import functional as F
+
+from .cost import count_parameters
+from .pretrained import (
+    MODEL_SPECS,
+    PRETRAINED_DIR,
+    ModelSpec,
+    build_model,
+    evaluate,
+    find_spec,
+    forward,
+    model_config,
+    sha256_of,
+)
+from .tasks import CoreferenceTask, get_task
+
+__all__ = ["main", "train", "write_model_table"]
+
+
+def _learning_rate(step: int, steps: int, peak: float) -> float:
+    """Linear warm-up over the first 5 % of steps, then cosine decay to zero."""
+    warmup = max(1, steps // 20)
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    return peak * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+
+def _progress(name: str, step: int, steps: int, loss: float, started: float) -> None:
+    filled = int(20 * step / steps)
+    line = (f"[{name}] [{'#' * filled}{'.' * (20 - filled)}] {step}/{steps} "
+            f"loss {loss:.4f} {time.perf_counter() - started:5.1f}s")
+    if sys.stderr.isatty():
+        print("\r" + line, end="" if step < steps else "\n", file=sys.stderr, flush=True)
+    elif step == steps or step % max(1, steps // 10) == 0:
+        print(line, file=sys.stderr, flush=True)
+
+
+def referent_attention(model, task: CoreferenceTask) -> dict:
+    """For each (layer, head): how often attention from "it" weighs the right noun above the other.
+
+    Returns the best head and its score, to be named in the model card."""
+    batch = task.evaluation()
+    _, trace = model(batch.inputs, valid=batch.valid)
+    it_position = (batch.inputs == task.index["it"]).float().argmax(1)
+    rows = torch.arange(len(batch.inputs))
+    target = batch.targets[rows, it_position]
+    is_noun = torch.zeros_like(batch.inputs, dtype=torch.bool)
+    for noun in task.nouns:
+        is_noun |= batch.inputs == task.index[noun]
+    right = is_noun & (batch.inputs == target[:, None])
+    wrong = is_noun & ~right
+    scores = {}
+    for layer, layer_trace in enumerate(trace.encoder_layers):
+        weights = layer_trace.self_attention.weights[rows, :, it_position]  # (B, heads, T)
+        for head in range(weights.shape[1]):
+            w = weights[:, head]
+            margin = (w * right).sum(1) > (w * wrong).sum(1)
+            scores[(layer, head)] = margin.float().mean().item()
+    (layer, head), score = max(scores.items(), key=lambda item: item[1])
+    return {"layer": layer, "head": head, "right_noun_above_other": score}
+
+
+def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = None, quiet: bool = False) -> dict:
+    """Train one model from its spec, save weights and card, return the card."""
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    torch.manual_seed(spec.seed)
+    steps = spec.steps if steps is None else steps
+    task = get_task(spec.task)
+    config = model_config(spec, task)
+    model = build_model(spec.kind, task, config)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=0.01)
+    generator = torch.Generator().manual_seed(spec.seed + 1)
+    started = time.perf_counter()
+    recent_losses: list[float] = []
+    model.train()
+    for step in range(steps):
+        for group in optimiser.param_groups:
+            group["lr"] = _learning_rate(step, steps, spec.learning_rate)
+        batch = task.batch(spec.batch_size, generator)
+        logits = forward(model, batch)
+        loss = F.cross_entropy(logits.flatten(0, 1), batch.targets.flatten(), ignore_index=-100)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        recent_losses = [*recent_losses, loss.item()][-50:]
+        if not quiet:
+            _progress(spec.name, step + 1, steps, loss.item(), started)
+    wall_time = time.perf_counter() - started
+    model.eval()
+    metrics = evaluate(model, task)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    weights_path = out_dir / f"{spec.name}.safetensors"
+    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(weights_path))
+    card = {
+        "name": spec.name,
+        "task": spec.task,
+        "task_description": task.description,
+        "kind": spec.kind,
+        "config": config,
+        "parameters": count_parameters(model),
+        "seed": spec.seed,
+        "steps": steps,
+        "batch_size": spec.batch_size,
+        "learning_rate": spec.learning_rate,
+        "wall_time_s": round(wall_time, 1),
+        "final_loss": round(sum(recent_losses) / len(recent_losses), 5),
+        "heldout": {"examples": task.eval_size, "seed": task.eval_seed, **metrics},
+        "heldout_accuracy": metrics["accuracy"],
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+        "size_bytes": weights_path.stat().st_size,
+        "sha256": sha256_of(weights_path),
+    }
+    if isinstance(task, CoreferenceTask):
+        with torch.no_grad():
+            card["referent_head"] = referent_attention(model, task)
+    (out_dir / f"{spec.name}.json").write_text(json.dumps(card, indent=2) + "\n")
+    if not quiet:
+        print(f"[{spec.name}] held-out accuracy {metrics['accuracy']:.4f} ({metrics['metric']}), "
+              f"{wall_time:.0f}s, {card['size_bytes'] / 1e6:.2f} MB", file=sys.stderr, flush=True)
+    return card
+
+
+def _train_by_name(name: str) -> dict:
+    return train(find_spec(name))
+
+
+def write_model_table(directory: Path = PRETRAINED_DIR) -> Path:
+    """pretrained/README.md: one row per card found in the directory."""
+    rows = []
+    for spec in MODEL_SPECS:
+        path = directory / f"{spec.name}.json"
+        if not path.exists():
+            continue
+        card = json.loads(path.read_text())
+        config = card["config"]
+        if card["kind"] == "transformer":
+            architecture = (f"{config['architecture']} transformer, {config['n_layers']} layers × "
+                            f"{config['n_heads']} heads, d={config['d_model']}")
+            encoding = config["encoding"]
+        else:
+            architecture, encoding = f"{card['kind'].upper()}, hidden {config['hidden_size']}", "(recurrence)"
+        rows.append(f"| `{card['name']}` | {card['task']} | {architecture} | {encoding} | {card['parameters']:,} | "
+                    f"{100 * card['heldout_accuracy']:.1f} % | {card['size_bytes'] / 1e6:.2f} MB | "
+                    f"{card['wall_time_s']:.0f} s |")
+    text = (
+        "# Shipped models\n\n"
+        "Generated by `python -m explorer.train --all` (this table alone: `python -m explorer.train --table`).\n"
+        "Accuracy is measured on each task's fixed held-out set; for reverse and sort it counts whole\n"
+        "sequences produced by greedy decoding, for the other tasks predicted tokens. Each model's card\n"
+        "(`NAME.json`) has the full details and the SHA-256 of its weights.\n\n"
+        "| model | task | architecture | encoding | parameters | held-out accuracy | size | training time |\n"
+        "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
+    out = directory / "README.md"
+    out.write_text(text)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m explorer.train", description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="models to train (see --list)")
+    parser.add_argument("--all", action="store_true", help="train every shipped model")
+    parser.add_argument("--jobs", type=int, default=2, help="models trained at once with --all (default 2)")
+    parser.add_argument("--list", action="store_true", help="list the shipped models and exit")
+    parser.add_argument("--table", action="store_true", help="only rewrite pretrained/README.md")
+    args = parser.parse_args(argv)
+    if args.list:
+        for spec in MODEL_SPECS:
+            print(f"{spec.name:32s} {spec.task:12s} {spec.kind}")
+        return 0
+    if args.table:
+        print(write_model_table())
+        return 0
+    names = [spec.name for spec in MODEL_SPECS] if args.all else args.names
+    if not names:
+        parser.error("name a model, or use --all / --list")
+    unknown = [n for n in names if n not in {s.name for s in MODEL_SPECS}]
+    if unknown:
+        parser.error(f"unknown model(s) {unknown}; see --list")
+    started = time.perf_counter()
+    if len(names) > 1 and args.jobs > 1:
+        # Longest first so the two workers finish together.
+        names.sort(key=lambda n: -find_spec(n).steps * (3 if find_spec(n).task in ("reverse", "sort") else 1))
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            pool.map(_train_by_name, names, chunksize=1)
+    else:
+        for name in names:
+            _train_by_name(name)
+    write_model_table()
+    print(f"trained {len(names)} model(s) in {time.perf_counter() - started:.0f}s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
