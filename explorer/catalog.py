@@ -26,5 +26,7 @@ PAGES = (
              "What the app teaches and where to start."),
     PageInfo("app_pages/lookup.py", "Attention as a lookup", "lookup", ":material/search:",
              "A query scores every key; softmax turns scores into weights; the answer mixes the values."),
+    PageInfo("app_pages/attention.py", "Self-attention, masking and heads", "attention", ":material/grid_on:",
+             "Trained models' attention, layer by layer and head by head, under any mask you choose."),
 )
 LESSONS = tuple(p for p in PAGES if p.url_path)

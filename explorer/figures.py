@@ -15,12 +15,27 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-__all__ = ["DIVERGING", "SEQUENTIAL", "bar_chart", "heatmap", "matrix_csv"]
+__all__ = [
+    "DIVERGING",
+    "SEQUENTIAL",
+    "attention_grid",
+    "attention_pipeline_figure",
+    "bar_chart",
+    "heatmap",
+    "matrix_csv",
+    "plotly_text",
+]
 
 SEQUENTIAL = "Viridis"
 DIVERGING = "PuOr"
 FONT_SIZE = 16
+
+
+def plotly_text(label) -> str:
+    """Plotly reads labels as HTML: escape them so tokens like <s> and <pad> show as written."""
+    return str(label).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def heatmap(
@@ -49,7 +64,7 @@ def heatmap(
         raise ValueError(f"labels ({len(y_labels)} × {len(x_labels)}) do not fit the matrix {z.shape}")
     if annotate is None:
         annotate = n_rows <= 12 and n_cols <= 12
-    x_labels, y_labels = [str(s) for s in x_labels], [str(s) for s in y_labels]
+    x_labels, y_labels = [plotly_text(s) for s in x_labels], [plotly_text(s) for s in y_labels]
     hover_labels = np.array([[f"{y_labels[i]} → {x_labels[j]}" for j in range(n_cols)] for i in range(n_rows)])
     trace = go.Heatmap(
         z=z,
@@ -127,3 +142,110 @@ def matrix_csv(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[st
     buffer = io.StringIO()
     frame.to_csv(buffer)
     return buffer.getvalue()
+
+
+def _token_axes(fig: go.Figure, row: int, col: int, x_labels, y_labels, *, x_title="", y_title="", size=FONT_SIZE):
+    x_labels, y_labels = [plotly_text(s) for s in x_labels], [plotly_text(s) for s in y_labels]
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(x_labels))), ticktext=list(x_labels), side="bottom",
+                     tickangle=-60 if max(map(len, x_labels), default=0) > 2 else 0, tickfont=dict(size=size),
+                     title=dict(text=x_title, font=dict(size=size)), showgrid=False, zeroline=False, row=row, col=col)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(y_labels))), ticktext=list(y_labels),
+                     autorange="reversed", tickfont=dict(size=size), title=dict(text=y_title, font=dict(size=size)),
+                     showgrid=False, zeroline=False, row=row, col=col)
+
+
+def _hover_grid(query_tokens, key_tokens) -> np.ndarray:
+    return np.array([[f"{plotly_text(q)} → {plotly_text(k)}" for k in key_tokens] for q in query_tokens])
+
+
+def attention_grid(
+    weights: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    selected: tuple[int, int] | None = None,
+    title: str = "",
+) -> go.Figure:
+    """Layers × heads small multiples of attention weights (layers, heads, T_q, T_k).
+
+    One colour scale from 0 to 1 with one colour bar, so every cell is comparable; the selected
+    (layer, head) gets a frame.  Hover shows query token, key token and weight.
+    """
+    n_layers, n_heads = weights.shape[:2]
+    fig = make_subplots(
+        rows=n_layers, cols=n_heads, horizontal_spacing=0.04 if n_heads > 1 else 0.0,
+        vertical_spacing=min(0.16, 0.6 / max(1, n_layers)),
+        subplot_titles=[f"layer {layer + 1} · head {head + 1}" for layer in range(n_layers) for head in range(n_heads)],
+    )
+    small = FONT_SIZE - (6 if n_heads >= 4 else 3)
+    hover = _hover_grid(query_tokens, key_tokens)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            fig.add_trace(
+                go.Heatmap(
+                    z=weights[layer, head], coloraxis="coloraxis", customdata=hover, xgap=1, ygap=1,
+                    hovertemplate=f"layer {layer + 1} head {head + 1}<br>%{{customdata}}<br>"
+                                  "weight %{z:.3f}<extra></extra>",
+                ),
+                row=layer + 1, col=head + 1,
+            )
+            # Rows are the same tokens in every column: label them once, on the left.
+            _token_axes(fig, layer + 1, head + 1, key_tokens,
+                        query_tokens if head == 0 else [""] * len(query_tokens), size=small)
+    if selected is not None:
+        layer, head = selected
+        index = layer * n_heads + head + 1
+        suffix = "" if index == 1 else str(index)
+        fig.add_shape(type="rect", xref=f"x{suffix} domain", yref=f"y{suffix} domain", x0=-0.02, x1=1.02,
+                      y0=-0.02, y1=1.02, line=dict(color="#e66101", width=4))
+    fig.update_annotations(font_size=FONT_SIZE - 2)
+    fig.update_layout(
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0,
+                       colorbar=dict(title=dict(text="weight", side="right"), thickness=18)),
+        font=dict(size=FONT_SIZE),
+        title=dict(text=title, font=dict(size=FONT_SIZE + 2)) if title else None,
+        height=max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60)),
+        margin=dict(l=10, r=10, t=60 if title else 40, b=30),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig
+
+
+def attention_pipeline_figure(
+    raw_scores: np.ndarray,
+    scaled_scores: np.ndarray,
+    masked_scores: np.ndarray,
+    weights: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    head_dim: int,
+) -> go.Figure:
+    """The four steps of one head side by side: QKᵀ, ÷√d (+ bias), mask, softmax.
+
+    Masked entries (−∞) are drawn blank, not dark, so they read as "not allowed" rather than "small".
+    Scores share one diverging scale centred on 0; weights use the 0–1 sequential scale.
+    """
+    masked = np.where(np.isfinite(masked_scores), masked_scores, np.nan)
+    finite = np.concatenate([raw_scores.ravel(), scaled_scores.ravel()])
+    bound = float(np.max(np.abs(finite))) if finite.size else 1.0
+    titles = ["QKᵀ (raw scores)", f"÷ √d  (d = {head_dim})", "mask (blank = not allowed)", "softmax → weights"]
+    fig = make_subplots(rows=1, cols=4, subplot_titles=titles, horizontal_spacing=0.05)
+    hover = _hover_grid(query_tokens, key_tokens)
+    panels = [(raw_scores, "score"), (scaled_scores, "score"), (masked, "score"), (weights, "weight")]
+    for col, (z, name) in enumerate(panels, start=1):
+        axis = "coloraxis2" if name == "weight" else "coloraxis"
+        fig.add_trace(go.Heatmap(z=z, coloraxis=axis, customdata=hover, xgap=1, ygap=1,
+                                 hovertemplate=f"%{{customdata}}<br>{name} %{{z:.3f}}<extra></extra>"),
+                      row=1, col=col)
+        _token_axes(fig, 1, col, key_tokens, query_tokens if col == 1 else [""] * len(query_tokens),
+                    size=FONT_SIZE - 4)
+    fig.update_annotations(font_size=FONT_SIZE - 1)
+    fig.update_layout(
+        coloraxis=dict(colorscale=DIVERGING, cmin=-bound, cmax=bound,
+                       colorbar=dict(title=dict(text="score", side="right"), x=1.0, thickness=14, len=0.9)),
+        coloraxis2=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0,
+                        colorbar=dict(title=dict(text="weight", side="right"), x=1.07, thickness=14, len=0.9)),
+        font=dict(size=FONT_SIZE), height=max(320, 190 + 20 * len(query_tokens)),
+        margin=dict(l=10, r=60, t=50, b=30), plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig

@@ -1,0 +1,210 @@
+"""Lesson: self-attention, masking and multi-head attention, live."""
+
+import numpy as np
+import streamlit as st
+
+from explorer import figures
+from explorer.attention_view import (
+    MASKS,
+    PRESETS,
+    TRANSFORMER_TASKS,
+    ModelChoice,
+    PretrainedModelError,
+    choose_model,
+    compute_view,
+    default_shape,
+    expected_output,
+    parse_input,
+    shipped_variants,
+)
+from explorer.positional import ENCODINGS
+from explorer.tasks import get_task
+from explorer.ui import UrlControls, download_csv, page_header
+
+OWN_TEXT = "your own text…"
+RIGHT, WRONG = ":green[:material/check_circle: correct]", ":red[:material/cancel: wrong]"
+BLOCKS = {"encoder": 0, "decoder": 1, "cross": 2}
+HEAD_CHOICES, LAYER_CHOICES = [1, 2, 4, 8], [1, 2, 3, 4]
+COMPARISONS = ["nothing", *(f"mask: {m}" for m in MASKS), "the other weights", *(f"encoding: {e}" for e in ENCODINGS)]
+
+
+def clamp_selection(key: str, options: list[int]) -> None:
+    """Keep a remembered layer/head choice valid when the model gets fewer layers or heads."""
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = options[-1]
+
+
+shown_errors: set[str] = set()
+
+
+def run(choice: ModelChoice, tokens: list[str], mask: str, pad_to: int):
+    """Model + view for one setting; a broken shipped model falls back to labelled random weights."""
+    try:
+        model, task, label = choose_model(choice)
+    except PretrainedModelError as problem:
+        if str(problem) not in shown_errors:
+            shown_errors.add(str(problem))
+            st.error(f"{problem}\n\nShowing random weights instead.", icon=":material/error:")
+        model, task, _ = choose_model(ModelChoice(**{**choice.__dict__, "trained": False}))
+        label = "**random weights** (the trained model could not be loaded)"
+    return compute_view(model, task, tokens, mask, pad_to), label
+
+
+page_header(
+    "Self-attention, masking and heads",
+    "Every token asks a question (its query) of every token it may see (their keys) and takes a "
+    "weighted mix of their values. Each small heatmap below is one head of one layer: row = the "
+    "token asking, column = the token looked at, colour = how much weight it gets. The models are "
+    "small transformers trained on toy tasks, so their attention has a job to do.",
+)
+
+controls = UrlControls()
+side = st.sidebar
+side.header("Model and input")
+task_name = controls.selectbox("Task", TRANSFORMER_TASKS, 0, "task", where=side)
+task = get_task(task_name)
+side.caption(task.description)
+presets = PRESETS[task_name]
+picked = controls.selectbox("Input", [*presets, OWN_TEXT], 0, f"input_{task_name}", where=side)
+if picked == OWN_TEXT:
+    text = controls.text_area("Your input", presets[0], f"text_{task_name}", 300, where=side,
+                              help="Tokens separated by spaces, from this task's vocabulary.")
+else:
+    text = picked
+parsed = parse_input(task, text)
+for problem in parsed.problems:
+    controls.note(f"**Input**: {problem}.")
+tokens = list(parsed.tokens)
+if len(tokens) < 2:
+    controls.note("**Input**: fewer than two known tokens, so the first example is shown instead.")
+    tokens = list(parse_input(task, presets[0]).tokens)
+
+trained = controls.radio("Weights", ["trained", "random"], 0, "weights", where=side, horizontal=True) == "trained"
+natural_mask = "none" if task.architecture == "encoder" else "causal"
+mask = controls.radio("Mask", MASKS, MASKS.index(natural_mask), "mask", where=side, horizontal=True,
+                      help="For encoder–decoder tasks the mask applies to the decoder's self-attention.")
+pad_to = len(tokens)
+if mask == "padding":
+    limit = max(len(tokens), task.max_len)
+    pad_to = max(len(tokens), controls.slider("Pad to length", 2, limit, limit, 1, f"pad_{task_name}", where=side))
+
+side.header("Model shape")
+encoding0, heads0, layers0 = default_shape(task_name)
+encoding = controls.selectbox("Positional encoding", ENCODINGS, ENCODINGS.index(encoding0), "encoding", where=side)
+heads = controls.select_slider("Heads", HEAD_CHOICES, heads0, "heads", where=side)
+layers = controls.select_slider("Layers", LAYER_CHOICES, layers0, "layers", where=side)
+shipped = ", ".join(f"{e} h{h} l{n}" for e, h, n in shipped_variants(task_name))
+side.caption(f"Trained weights are shipped for: {shipped}. Other shapes run with random weights.")
+
+side.header("View")
+block = "encoder"
+if task.architecture == "encoder-decoder":
+    block = controls.radio("Attention", list(BLOCKS), 2, "block", where=side, horizontal=True,
+                           help="encoder: self-attention over the input · decoder: masked self-attention "
+                                "over the answer so far · cross: decoder queries, encoder keys")
+clamp_selection("layer", list(range(1, layers + 1)))
+clamp_selection("head", list(range(1, heads + 1)))
+layer = controls.select_slider("Enlarge layer", list(range(1, layers + 1)), layers, "layer", where=side)
+head = controls.select_slider("Enlarge head", list(range(1, heads + 1)), 1, "head", where=side)
+compare = controls.selectbox("Compare with", COMPARISONS, 0, "compare", where=side)
+
+controls.report()
+
+choice = ModelChoice(task_name, encoding, heads, layers, trained)
+view, label = run(choice, tokens, mask, pad_to)
+attention = view.blocks[BLOCKS[block] if len(view.blocks) > 1 else 0]
+st.markdown(f"Running {label}.")
+
+answer_left, answer_right = st.columns(2)
+answer_left.markdown(f"**Input** &nbsp; `{' '.join(view.input_tokens)}`")
+expected = expected_output(task, tokens)
+if task.architecture == "encoder-decoder":
+    shown = " ".join(view.output_tokens)
+    verdict = "" if expected is None else (f" {RIGHT}" if view.output_tokens == expected else f" {WRONG}")
+    answer_right.markdown(f"**{view.output_title}** &nbsp; `{shown}`{verdict}")
+elif task.name == "coreference":
+    it = view.input_tokens.index("it") if "it" in view.input_tokens else None
+    if it is not None:
+        guess = view.output_tokens[it]
+        verdict = "" if expected is None else (f" {RIGHT}" if [guess] == expected else
+                                               f" {WRONG} (should be {expected[0]})")
+        answer_right.markdown(f"**“it” refers to** &nbsp; `{guess}`{verdict}")
+else:
+    answer_right.markdown(f"**{view.output_title}** &nbsp; `{' '.join(view.output_tokens[:len(tokens)])}`")
+    if expected:
+        answer_right.caption(f"At '?', the right answer is {expected[0]}: the model says "
+                             f"{view.output_tokens[len(tokens) - 1]}.")
+
+st.subheader(f"{attention.title}: every layer and head")
+grid_col, text_col = st.columns([3, 1], gap="large")
+with grid_col:
+    st.plotly_chart(
+        figures.attention_grid(attention.weights, attention.query_tokens, attention.key_tokens,
+                               selected=(layer - 1, head - 1)),
+        width="stretch", key="grid",
+    )
+with text_col:
+    st.markdown(
+        """
+**Reading it.** Each row sums to 1: it is how one token spreads its attention. A bright cell means
+that token (row) reads mostly from that token (column).
+
+**What to notice.** In *reverse*, the cross-attention of a trained model runs along the
+anti-diagonal: to write the k-th output letter the decoder looks at the k-th letter from the end.
+In *sort* it jumps to wherever the next-smallest letter sits. In the "it" sentences, find the head
+where the row for **it** lights up the animal for *tired* and the street for *wide*.
+
+**Try.** Switch *Mask* to *causal* on an encoder task, or to *none* on a decoder task, and watch
+the answer change: the model meets a view of the sequence it never saw in training. Flip to
+*random* weights to see what attention looks like before learning: nearly uniform mush.
+"""
+    )
+
+weights = attention.weights[layer - 1, head - 1]
+st.subheader(f"Layer {layer}, head {head}: from scores to weights")
+st.plotly_chart(
+    figures.attention_pipeline_figure(
+        attention.raw_scores[layer - 1, head - 1], attention.scaled_scores[layer - 1, head - 1],
+        attention.masked_scores[layer - 1, head - 1], weights, attention.query_tokens, attention.key_tokens,
+        view.head_dim,
+    ),
+    width="stretch", key="pipeline",
+)
+st.markdown(
+    f"Left to right: the dot product of every query with every key; the same divided by √{view.head_dim} "
+    "(plus the positional bias for ALiBi and T5) so the softmax does not saturate; the mask, which removes "
+    "what a token may not see (**blank** cells, −∞ before the softmax); and the softmax, which turns each "
+    "row into weights that sum to 1. A masked cell ends with weight exactly 0."
+)
+download_csv(figures.matrix_csv(weights, attention.query_tokens, attention.key_tokens, corner="query \\ key"),
+             f"attention_{task_name}_{block}_L{layer}_H{head}.csv", "Download this head's weights (CSV)")
+
+if compare != "nothing":
+    kind, _, value = compare.partition(": ")
+    other_mask = value if kind == "mask" else mask
+    other_choice = choice
+    if kind == "encoding":
+        other_choice = ModelChoice(task_name, value, heads, layers, trained)
+    elif kind == "the other weights":
+        other_choice = ModelChoice(task_name, encoding, heads, layers, not trained)
+    other_pad = max(len(tokens), pad_to if mask == "padding" else task.max_len)
+    other_view, other_label = run(other_choice, tokens, other_mask, other_pad)
+    other = other_view.blocks[BLOCKS[block] if len(other_view.blocks) > 1 else 0]
+    st.subheader(f"Compare: this view against {compare}")
+    st.markdown(f"Right: {other_label}, mask {other_mask}. Answer: `{' '.join(other_view.output_tokens)}`.")
+    other_weights = other.weights[min(layer, other.weights.shape[0]) - 1, min(head, other.weights.shape[1]) - 1]
+    same_shape = other_weights.shape == weights.shape
+    cols = st.columns(3 if same_shape else 2)
+    cols[0].plotly_chart(figures.heatmap(weights, x_labels=attention.key_tokens, y_labels=attention.query_tokens,
+                                         title="this view", zmin=0, zmax=1, annotate=False), key="compare_a")
+    cols[1].plotly_chart(figures.heatmap(other_weights, x_labels=other.key_tokens, y_labels=other.query_tokens,
+                                         title=compare, zmin=0, zmax=1, annotate=False), key="compare_b")
+    if same_shape:
+        difference = weights - other_weights
+        bound = max(1e-9, float(np.abs(difference).max()))
+        cols[2].plotly_chart(figures.heatmap(difference, x_labels=attention.key_tokens,
+                                             y_labels=attention.query_tokens, title="difference (this − other)",
+                                             colorscale=figures.DIVERGING, zmin=-bound, zmax=bound,
+                                             value_name="Δ weight", annotate=False), key="compare_diff")
+    else:
+        st.caption("The two views have different sequence lengths, so no difference map is drawn.")

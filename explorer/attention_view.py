@@ -1,0 +1,252 @@
+"""Everything the self-attention page shows for one input, computed in one place.
+
+The page picks a task, an input, weights (trained or random), a mask and a model shape; this module
+parses the input, finds the shipped model for that shape (or builds clearly labelled random
+weights when none is shipped), runs it, and returns plain numpy arrays per attention block
+(encoder self-attention, decoder self-attention, cross-attention), plus the model's predictions.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
+from .tasks import ANIMATE_ADJECTIVES, ANIMATES, EOS, PAD, PLACE_ADJECTIVES, Task, get_task
+from .transformer import Transformer, TransformerConfig
+
+__all__ = [
+    "DEFAULT_TASK",
+    "MASKS",
+    "PRESETS",
+    "TRANSFORMER_TASKS",
+    "AttentionBlock",
+    "AttentionView",
+    "ModelChoice",
+    "ParsedInput",
+    "PretrainedModelError",
+    "choose_model",
+    "compute_view",
+    "default_shape",
+    "expected_output",
+    "max_input_tokens",
+    "parse_input",
+    "shipped_variants",
+]
+
+MASKS = ("none", "causal", "padding")
+TRANSFORMER_TASKS = ("reverse", "sort", "coreference", "induction", "recall")
+
+PRESETS: dict[str, list[str]] = {
+    "reverse": ["A B C D E F G", "P O N D E R", "H E L L O", "J A B B E D C O D E"],
+    "sort": ["D A C B", "P E A C H", "M I N G L E D", "C A B B A G E"],
+    "coreference": [
+        "the animal didn't cross the street because it was too tired",
+        "the animal didn't cross the street because it was too wide",
+        "the river didn't suit the horse because it was too deep",
+        "the fox couldn't climb the bridge since it was too scared",
+    ],
+    "induction": ["t3 t7 t1 t9 t4 t3 t7 t1 t9 t4", "t12 t5 t20 t8 t1 t16 t12 t5 t20 t8 t1 t16"],
+    "recall": ["C 3 1 4 1 5 9 2 6 ?", "F 2 7 1 8 2 8 1 8 2 8 4 5 9 0 4 5 2 3 5 3 6 0 2 8 7 4 7 1 3 ?"],
+}
+
+
+@dataclass(frozen=True)
+class ParsedInput:
+    """What the user typed, as the task's tokens.  `unknown` were dropped; `cut` beyond max."""
+
+    tokens: tuple[str, ...]
+    unknown: tuple[str, ...]
+    cut: int
+
+    @property
+    def problems(self) -> list[str]:
+        notes = []
+        if self.unknown:
+            shown = ", ".join(f"'{u[:15]}'" for u in self.unknown[:8])
+            more = f" and {len(self.unknown) - 8} more" if len(self.unknown) > 8 else ""
+            notes.append(f"not in this model's vocabulary, so left out: {shown}{more}")
+        if self.cut:
+            notes.append(f"the input was longer than this model allows; the last {self.cut} tokens were left out")
+        return notes
+
+
+def max_input_tokens(task: Task) -> int:
+    """How many tokens the user may give: what the model was built for."""
+    return task.max_seq if hasattr(task, "max_seq") else task.max_len
+
+
+def parse_input(task: Task, text: str, max_tokens: int | None = None) -> ParsedInput:
+    """Split text into the task's tokens.  Letter tasks accept 'HELLO' as well as 'H E L L O';
+    the word task ignores case and punctuation.  Never raises on user text."""
+    max_tokens = max_input_tokens(task) if max_tokens is None else max_tokens
+    text = text[:2000]
+    words = re.findall(r"[a-z']+", text.lower()) if task.name == "coreference" else text.split()
+    tokens, unknown = [], []
+    for word in words:
+        if word in task.index and word != PAD:
+            tokens.append(word)
+        elif len(word) > 1 and all(ch in task.index for ch in word) and task.name in ("reverse", "sort", "recall"):
+            tokens.extend(word)  # "HELLO" → H E L L O
+        else:
+            unknown.append(word)
+    cut = max(0, len(tokens) - max_tokens)
+    return ParsedInput(tuple(tokens[:max_tokens]), tuple(unknown), cut)
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which weights to run: a shipped model's name, or a random model of that shape."""
+
+    task: str
+    encoding: str
+    n_heads: int
+    n_layers: int
+    trained: bool
+
+    @property
+    def name(self) -> str:
+        return model_name(self.task, self.encoding, self.n_heads, self.n_layers)
+
+
+def shipped_variants(task: str) -> list[tuple[str, int, int]]:
+    """(encoding, heads, layers) of every shipped transformer for the task."""
+    return [(s.encoding, s.n_heads, s.n_layers) for s in MODEL_SPECS if s.task == task and s.kind == "transformer"]
+
+
+def default_shape(task: str) -> tuple[str, int, int]:
+    """The first shipped variant of the task: the one the page opens on."""
+    return shipped_variants(task)[0]
+
+
+@functools.lru_cache(maxsize=32)
+def random_model(task_name: str, encoding: str, n_heads: int, n_layers: int) -> Transformer:
+    """Untrained weights of the requested shape, seeded so every user sees the same ones."""
+    task = get_task(task_name)
+    spec = next(s for s in MODEL_SPECS if s.task == task_name)
+    config = TransformerConfig.from_dict(
+        {**model_config(spec, task), "encoding": encoding, "n_heads": n_heads, "n_layers": n_layers}
+    )
+    generator_state = torch.random.get_rng_state()
+    torch.manual_seed(0)
+    try:
+        model = Transformer(config)
+    finally:
+        torch.random.set_rng_state(generator_state)
+    return model.eval().requires_grad_(False)
+
+
+def choose_model(choice: ModelChoice) -> tuple[Transformer, Task, str]:
+    """The model to run and a label saying honestly what it is.
+
+    Raises PretrainedModelError when the shipped files are broken (the page shows the message)."""
+    task = get_task(choice.task)
+    shipped = (choice.encoding, choice.n_heads, choice.n_layers) in shipped_variants(choice.task)
+    if choice.trained and shipped:
+        loaded = load_model(choice.name)
+        return loaded.model, loaded.task, f"trained model `{choice.name}`"
+    model = random_model(choice.task, choice.encoding, choice.n_heads, choice.n_layers)
+    if choice.trained:
+        return model, task, (f"**random weights** — no trained model is shipped with {choice.n_heads} heads, "
+                             f"{choice.n_layers} layers and {choice.encoding} encoding for this task")
+    return model, task, "**random weights** (untrained, for comparison)"
+
+
+@dataclass
+class AttentionBlock:
+    """One kind of attention in the model, every layer and head, as numpy arrays."""
+
+    title: str
+    query_tokens: list[str]
+    key_tokens: list[str]
+    weights: np.ndarray  # (layers, heads, T_q, T_k)
+    raw_scores: np.ndarray  # QKᵀ
+    scaled_scores: np.ndarray  # ÷√d (+ positional bias)
+    masked_scores: np.ndarray  # with -inf where masked
+
+
+@dataclass
+class AttentionView:
+    blocks: list[AttentionBlock]
+    input_tokens: list[str]
+    output_tokens: list[str]  # the model's answer (predicted tokens), shown under the figures
+    output_title: str
+    head_dim: int
+
+
+def _block(title, layer_traces, which, query_tokens, key_tokens) -> AttentionBlock:
+    traces = [getattr(t, which) for t in layer_traces]
+
+    def stack(field):
+        return torch.stack([getattr(t, field)[0] for t in traces]).double().numpy()
+
+    return AttentionBlock(title, query_tokens, key_tokens, stack("weights"), stack("raw_scores"),
+                          stack("scaled_scores"), stack("masked_scores"))
+
+
+def _run(model: Transformer, ids, causal: bool, valid, decoder_ids=None, decoder_valid=None):
+    with torch.no_grad():
+        if decoder_ids is None:
+            return model(ids, causal=causal, valid=valid)
+        return model(ids, decoder_ids, causal=causal, valid=valid, target_valid=decoder_valid)
+
+
+def compute_view(model: Transformer, task: Task, tokens: list[str], mask: str, padded_length: int) -> AttentionView:
+    """Run `model` on `tokens` under `mask` ("none", "causal" or "padding") and collect attention.
+
+    "padding" appends <pad> tokens up to `padded_length` and hides them with a key-padding mask.
+    For decoder-only models "none" removes the causal mask they were trained with; for
+    encoder–decoder models the mask choice applies to the decoder's self-attention, and the
+    decoder runs on the answer the model generates under that same mask.
+    """
+    if mask not in MASKS:
+        raise ValueError(f"mask must be one of {MASKS}")
+    arch = model.config.architecture
+    words = list(tokens)
+    if mask == "padding":
+        words += [PAD] * max(0, padded_length - len(words))
+    ids = torch.tensor([task.encode(words)], dtype=torch.long)
+    valid = torch.tensor([[w != PAD for w in words]]) if mask == "padding" else None
+    causal = mask == "causal" or (mask == "padding" and arch != "encoder")
+    head_dim = model.config.d_model // model.config.n_heads
+    if arch == "encoder-decoder":
+        bos, eos = task.index["<s>"], task.index[EOS]
+        out = torch.tensor([[bos]])
+        for _ in range(len(tokens) + 1):  # greedy decoding under the chosen mask
+            logits, _ = _run(model, ids, causal, valid, out)
+            out = torch.cat([out, logits[:, -1:].argmax(-1)], 1)
+            if int(out[0, -1]) == eos:
+                break
+        logits, trace = _run(model, ids, causal, valid, out[:, :-1])
+        decoder_tokens = task.decode(out[0, :-1])
+        answer = task.decode(out[0, 1:])
+        blocks = [
+            _block("Encoder self-attention", trace.encoder_layers, "self_attention", words, words),
+            _block("Decoder self-attention", trace.decoder_layers, "self_attention", decoder_tokens, decoder_tokens),
+            _block("Cross-attention (decoder → encoder)", trace.decoder_layers, "cross_attention",
+                   decoder_tokens, words),
+        ]
+        return AttentionView(blocks, words, answer, "Generated answer (greedy, one token at a time)", head_dim)
+    logits, trace = _run(model, ids, causal, valid)
+    predicted = task.decode(logits[0].argmax(-1))
+    layers = trace.encoder_layers or trace.decoder_layers
+    title = "Self-attention" + (" (causal)" if causal else "")
+    block = _block(title, layers, "self_attention", words, words)
+    return AttentionView([block], words, predicted, "Predicted token at each position", head_dim)
+
+
+def expected_output(task: Task, tokens: list[str]) -> list[str] | None:
+    """The right answer for the input, where the task defines one (shown beside the model's)."""
+    if task.name in ("reverse", "sort"):
+        return [*task.answer(tokens), EOS]
+    if task.name == "coreference" and "it" in tokens and tokens[-1] in ANIMATE_ADJECTIVES + PLACE_ADJECTIVES:
+        nouns = [t for t in tokens if t in task.nouns]
+        kinds = {t in ANIMATES for t in nouns}
+        return [task.referent(tokens)] if len(nouns) == 2 and kinds == {True, False} else None
+    if task.name == "recall" and tokens and tokens[-1] == "?":
+        return [tokens[0]]
+    return None
