@@ -1,8 +1,12 @@
 """Attention Explorer — entry point.  Run with:  streamlit run app.py"""
 
 import streamlit as st
+import torch
 
 from explorer.catalog import PAGES
+
+# The models are tiny: extra threads cost more than they save, and sessions already run in parallel.
+torch.set_num_threads(1)
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/grid_on:", layout="wide")
 

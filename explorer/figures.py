@@ -15,7 +15,6 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 __all__ = [
     "DIVERGING",
@@ -23,6 +22,7 @@ __all__ = [
     "attention_grid",
     "attention_pipeline_figure",
     "bar_chart",
+    "figure_from_spec",
     "heatmap",
     "matrix_csv",
     "plotly_text",
@@ -64,39 +64,35 @@ def heatmap(
         raise ValueError(f"labels ({len(y_labels)} × {len(x_labels)}) do not fit the matrix {z.shape}")
     if annotate is None:
         annotate = n_rows <= 12 and n_cols <= 12
-    x_labels, y_labels = [plotly_text(s) for s in x_labels], [plotly_text(s) for s in y_labels]
-    hover_labels = np.array([[f"{y_labels[i]} → {x_labels[j]}" for j in range(n_cols)] for i in range(n_rows)])
-    trace = go.Heatmap(
-        z=z,
-        x=list(range(n_cols)),
-        y=list(range(n_rows)),
-        colorscale=colorscale,
-        zmin=zmin,
-        zmax=zmax,
-        zmid=0 if colorscale == DIVERGING and zmin is None else None,
-        colorbar=dict(title=dict(text=value_name, side="right"), thickness=18, tickfont=dict(size=FONT_SIZE - 2)),
-        customdata=hover_labels,
-        hovertemplate=f"{y_title} → {x_title}: %{{customdata}}<br>{value_name}: %{{z:{number_format}}}<extra></extra>",
-        xgap=1,
-        ygap=1,
-    )
+    trace = {
+        "type": "heatmap", "z": z, "colorscale": colorscale, "xgap": 1, "ygap": 1,
+        "colorbar": {"title": {"text": value_name, "side": "right"}, "thickness": 18,
+                     "tickfont": {"size": FONT_SIZE - 2}},
+        "customdata": _hover_grid(y_labels, x_labels),
+        "hovertemplate": (f"{y_title} → {x_title}: %{{customdata}}<br>"
+                          f"{value_name}: %{{z:{number_format}}}<extra></extra>"),
+    }
+    for name, value in (("zmin", zmin), ("zmax", zmax)):
+        if value is not None:
+            trace[name] = value
+    if colorscale == DIVERGING and zmin is None:
+        trace["zmid"] = 0
     if annotate:
-        trace.update(texttemplate=f"%{{z:{number_format}}}", textfont=dict(size=FONT_SIZE - 2))
-    fig = go.Figure(trace)
-    fig.update_layout(
-        title=dict(text=title, font=dict(size=FONT_SIZE + 2)),
-        font=dict(size=FONT_SIZE),
+        trace.update(texttemplate=f"%{{z:{number_format}}}", textfont={"size": FONT_SIZE - 2})
+    x_axis = _token_axis(x_labels, domain=(0.0, 1.0), anchor="y", size=FONT_SIZE)
+    x_axis.update(side="top", title={"text": x_title})
+    y_axis = _token_axis(y_labels, domain=(0.0, 1.0), anchor="x", size=FONT_SIZE, reverse=True)
+    y_axis["title"] = {"text": y_title}
+    layout = {
+        "font": {"size": FONT_SIZE},
         # The key axis is on top, so the title needs room above the tick labels and axis title.
-        margin=dict(l=10, r=10, t=110 if title else 70, b=10),
-        title_y=0.98,
-        height=height or max(320, min(720, 120 + 46 * n_rows)),
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-    fig.update_xaxes(title=x_title, tickmode="array", tickvals=list(range(n_cols)), ticktext=x_labels,
-                     side="top", showgrid=False, zeroline=False)
-    fig.update_yaxes(title=y_title, tickmode="array", tickvals=list(range(n_rows)), ticktext=y_labels,
-                     autorange="reversed", showgrid=False, zeroline=False)
-    return fig
+        "margin": {"l": 10, "r": 10, "t": 110 if title else 70, "b": 10},
+        "height": height or max(320, min(720, 120 + 46 * n_rows)),
+        "plot_bgcolor": "rgba(0,0,0,0)", "xaxis": x_axis, "yaxis": y_axis,
+    }
+    if title:
+        layout["title"] = {"text": title, "font": {"size": FONT_SIZE + 2}, "y": 0.98}
+    return figure_from_spec({"data": [trace], "layout": layout})
 
 
 def bar_chart(
@@ -144,18 +140,42 @@ def matrix_csv(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[st
     return buffer.getvalue()
 
 
-def _token_axes(fig: go.Figure, row: int, col: int, x_labels, y_labels, *, x_title="", y_title="", size=FONT_SIZE):
-    x_labels, y_labels = [plotly_text(s) for s in x_labels], [plotly_text(s) for s in y_labels]
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(x_labels))), ticktext=list(x_labels), side="bottom",
-                     tickangle=-60 if max(map(len, x_labels), default=0) > 2 else 0, tickfont=dict(size=size),
-                     title=dict(text=x_title, font=dict(size=size)), showgrid=False, zeroline=False, row=row, col=col)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(len(y_labels))), ticktext=list(y_labels),
-                     autorange="reversed", tickfont=dict(size=size), title=dict(text=y_title, font=dict(size=size)),
-                     showgrid=False, zeroline=False, row=row, col=col)
+def figure_from_spec(spec: dict) -> go.Figure:
+    """Wrap a plain Plotly spec in a Figure without re-validating it.
+
+    Plotly validates every property on construction, which costs tens of milliseconds per figure
+    on every rerun.  The specs built here are validated once, by the unit tests (which construct
+    each of them with validation on), so the app can skip it.
+    """
+    return go.Figure(spec, _validate=False)
+
+
+def _grid_domains(n: int, gap: float) -> list[tuple[float, float]]:
+    """n equal intervals of [0, 1] separated by `gap`, left to right."""
+    size = (1.0 - gap * (n - 1)) / n
+    return [(i * (size + gap), i * (size + gap) + size) for i in range(n)]
+
+
+def _token_axis(labels, *, domain, anchor, size, reverse=False, show=True) -> dict:
+    axis = {
+        "domain": list(domain), "anchor": anchor, "tickmode": "array", "tickvals": list(range(len(labels))),
+        "ticktext": [plotly_text(t) for t in labels] if show else [""] * len(labels),
+        "tickfont": {"size": size}, "showgrid": False, "zeroline": False,
+    }
+    if reverse:
+        axis["autorange"] = "reversed"
+    elif show and max(map(len, labels), default=0) > 2:
+        axis["tickangle"] = -60
+    return axis
 
 
 def _hover_grid(query_tokens, key_tokens) -> np.ndarray:
     return np.array([[f"{plotly_text(q)} → {plotly_text(k)}" for k in key_tokens] for q in query_tokens])
+
+
+def _panel_title(text: str, x_domain, y_top: float) -> dict:
+    return {"text": text, "x": (x_domain[0] + x_domain[1]) / 2, "y": y_top, "xref": "paper", "yref": "paper",
+            "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": FONT_SIZE - 2}}
 
 
 def attention_grid(
@@ -169,46 +189,50 @@ def attention_grid(
     """Layers × heads small multiples of attention weights (layers, heads, T_q, T_k).
 
     One colour scale from 0 to 1 with one colour bar, so every cell is comparable; the selected
-    (layer, head) gets a frame.  Hover shows query token, key token and weight.
+    (layer, head) gets a frame.  Hover shows query token, key token and weight.  Query tokens
+    label the rows once, on the left; key tokens label every column.
     """
     n_layers, n_heads = weights.shape[:2]
-    fig = make_subplots(
-        rows=n_layers, cols=n_heads, horizontal_spacing=0.04 if n_heads > 1 else 0.0,
-        vertical_spacing=min(0.16, 0.6 / max(1, n_layers)),
-        subplot_titles=[f"layer {layer + 1} · head {head + 1}" for layer in range(n_layers) for head in range(n_heads)],
-    )
+    x_domains = _grid_domains(n_heads, 0.03 if n_heads > 1 else 0.0)
+    y_domains = _grid_domains(n_layers, min(0.16, 0.6 / n_layers))[::-1]  # layer 1 at the top
     small = FONT_SIZE - (6 if n_heads >= 4 else 3)
     hover = _hover_grid(query_tokens, key_tokens)
+    traces, layout, titles = [], {}, []
     for layer in range(n_layers):
         for head in range(n_heads):
-            fig.add_trace(
-                go.Heatmap(
-                    z=weights[layer, head], coloraxis="coloraxis", customdata=hover, xgap=1, ygap=1,
-                    hovertemplate=f"layer {layer + 1} head {head + 1}<br>%{{customdata}}<br>"
-                                  "weight %{z:.3f}<extra></extra>",
-                ),
-                row=layer + 1, col=head + 1,
-            )
-            # Rows are the same tokens in every column: label them once, on the left.
-            _token_axes(fig, layer + 1, head + 1, key_tokens,
-                        query_tokens if head == 0 else [""] * len(query_tokens), size=small)
+            n = layer * n_heads + head + 1
+            suffix = "" if n == 1 else str(n)
+            traces.append({
+                "type": "heatmap", "z": weights[layer, head], "coloraxis": "coloraxis", "customdata": hover,
+                "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
+                "hovertemplate": f"layer {layer + 1} head {head + 1}<br>%{{customdata}}<br>"
+                                 "weight %{z:.3f}<extra></extra>",
+            })
+            layout[f"xaxis{suffix}"] = _token_axis(key_tokens, domain=x_domains[head], anchor=f"y{suffix}",
+                                                   size=small)
+            layout[f"yaxis{suffix}"] = _token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
+                                                   size=small, reverse=True, show=head == 0)
+            titles.append(_panel_title(f"layer {layer + 1} · head {head + 1}", x_domains[head],
+                                       y_domains[layer][1] + 0.005))
+    shapes = []
     if selected is not None:
         layer, head = selected
-        index = layer * n_heads + head + 1
-        suffix = "" if index == 1 else str(index)
-        fig.add_shape(type="rect", xref=f"x{suffix} domain", yref=f"y{suffix} domain", x0=-0.02, x1=1.02,
-                      y0=-0.02, y1=1.02, line=dict(color="#e66101", width=4))
-    fig.update_annotations(font_size=FONT_SIZE - 2)
-    fig.update_layout(
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0,
-                       colorbar=dict(title=dict(text="weight", side="right"), thickness=18)),
-        font=dict(size=FONT_SIZE),
-        title=dict(text=title, font=dict(size=FONT_SIZE + 2)) if title else None,
+        n = layer * n_heads + head + 1
+        suffix = "" if n == 1 else str(n)
+        shapes.append({"type": "rect", "xref": f"x{suffix} domain", "yref": f"y{suffix} domain", "x0": -0.03,
+                       "x1": 1.03, "y0": -0.03, "y1": 1.03, "line": {"color": "#e66101", "width": 4}})
+    layout.update(
+        annotations=titles, shapes=shapes,
+        coloraxis={"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0,
+                   "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 18}},
+        font={"size": FONT_SIZE},
         height=max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60)),
-        margin=dict(l=10, r=10, t=60 if title else 40, b=30),
+        margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 30},
         plot_bgcolor="rgba(0,0,0,0)",
     )
-    return fig
+    if title:
+        layout["title"] = {"text": title, "font": {"size": FONT_SIZE + 2}}
+    return figure_from_spec({"data": traces, "layout": layout})
 
 
 def attention_pipeline_figure(
@@ -223,29 +247,36 @@ def attention_pipeline_figure(
     """The four steps of one head side by side: QKᵀ, ÷√d (+ bias), mask, softmax.
 
     Masked entries (−∞) are drawn blank, not dark, so they read as "not allowed" rather than "small".
-    Scores share one diverging scale centred on 0; weights use the 0–1 sequential scale.
+    Scores share one diverging scale centred on 0 — so the ÷√d panel visibly pales — and weights use
+    the 0–1 sequential scale.
     """
     masked = np.where(np.isfinite(masked_scores), masked_scores, np.nan)
     finite = np.concatenate([raw_scores.ravel(), scaled_scores.ravel()])
-    bound = float(np.max(np.abs(finite))) if finite.size else 1.0
+    bound = max(1e-9, float(np.max(np.abs(finite)))) if finite.size else 1.0
     titles = ["QKᵀ (raw scores)", f"÷ √d  (d = {head_dim})", "mask (blank = not allowed)", "softmax → weights"]
-    fig = make_subplots(rows=1, cols=4, subplot_titles=titles, horizontal_spacing=0.05)
-    hover = _hover_grid(query_tokens, key_tokens)
     panels = [(raw_scores, "score"), (scaled_scores, "score"), (masked, "score"), (weights, "weight")]
-    for col, (z, name) in enumerate(panels, start=1):
-        axis = "coloraxis2" if name == "weight" else "coloraxis"
-        fig.add_trace(go.Heatmap(z=z, coloraxis=axis, customdata=hover, xgap=1, ygap=1,
-                                 hovertemplate=f"%{{customdata}}<br>{name} %{{z:.3f}}<extra></extra>"),
-                      row=1, col=col)
-        _token_axes(fig, 1, col, key_tokens, query_tokens if col == 1 else [""] * len(query_tokens),
-                    size=FONT_SIZE - 4)
-    fig.update_annotations(font_size=FONT_SIZE - 1)
-    fig.update_layout(
-        coloraxis=dict(colorscale=DIVERGING, cmin=-bound, cmax=bound,
-                       colorbar=dict(title=dict(text="score", side="right"), x=1.0, thickness=14, len=0.9)),
-        coloraxis2=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0,
-                        colorbar=dict(title=dict(text="weight", side="right"), x=1.07, thickness=14, len=0.9)),
-        font=dict(size=FONT_SIZE), height=max(320, 190 + 20 * len(query_tokens)),
-        margin=dict(l=10, r=60, t=50, b=30), plot_bgcolor="rgba(0,0,0,0)",
+    x_domains = _grid_domains(4, 0.05)
+    hover = _hover_grid(query_tokens, key_tokens)
+    traces, layout, annotations = [], {}, []
+    for i, ((z, name), domain, text) in enumerate(zip(panels, x_domains, titles, strict=True)):
+        suffix = "" if i == 0 else str(i + 1)
+        traces.append({
+            "type": "heatmap", "z": z, "coloraxis": "coloraxis2" if name == "weight" else "coloraxis",
+            "customdata": hover, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
+            "hovertemplate": f"%{{customdata}}<br>{name} %{{z:.3f}}<extra></extra>",
+        })
+        layout[f"xaxis{suffix}"] = _token_axis(key_tokens, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 4)
+        layout[f"yaxis{suffix}"] = _token_axis(query_tokens, domain=(0.0, 1.0), anchor=f"x{suffix}",
+                                               size=FONT_SIZE - 4, reverse=True, show=i == 0)
+        annotations.append(_panel_title(text, domain, 1.01))
+    layout.update(
+        annotations=annotations,
+        coloraxis={"colorscale": DIVERGING, "cmin": -bound, "cmax": bound,
+                   "colorbar": {"title": {"text": "score", "side": "right"}, "x": 1.0, "thickness": 14, "len": 0.9}},
+        coloraxis2={"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0,
+                    "colorbar": {"title": {"text": "weight", "side": "right"}, "x": 1.07, "thickness": 14,
+                                 "len": 0.9}},
+        font={"size": FONT_SIZE}, height=max(320, 190 + 20 * len(query_tokens)),
+        margin={"l": 10, "r": 60, "t": 50, "b": 30}, plot_bgcolor="rgba(0,0,0,0)",
     )
-    return fig
+    return figure_from_spec({"data": traces, "layout": layout})

@@ -1,0 +1,61 @@
+"""Figure builders: every spec passes Plotly's full validation (the app skips it per rerun),
+tokens are shown as written, and matrices are drawn as given."""
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from explorer import figures
+from tests.apptest import plotly_array
+
+TOKENS = ["<s>", "the", "cat", "the", "</s>"]
+
+
+def validated(fig: go.Figure) -> dict:
+    """Rebuild the figure with validation on (raises on any invalid property) and return its dict."""
+    return go.Figure(fig.to_dict()).to_dict()
+
+
+def test_heatmap_is_valid_keeps_repeated_tokens_and_escapes_html():
+    z = np.arange(25, dtype=float).reshape(5, 5)
+    spec = validated(figures.heatmap(z, x_labels=TOKENS, y_labels=TOKENS, title="t"))
+    assert spec["layout"]["xaxis"]["ticktext"] == ["&lt;s&gt;", "the", "cat", "the", "&lt;/s&gt;"]
+    assert spec["layout"]["xaxis"]["tickvals"] == [0, 1, 2, 3, 4], "numeric axis: repeated tokens stay apart"
+    np.testing.assert_array_equal(plotly_array(spec["data"][0]["z"]), z)
+
+
+def test_heatmap_rejects_labels_that_do_not_fit():
+    with pytest.raises(ValueError):
+        figures.heatmap(np.zeros((2, 3)), x_labels=["a", "b"], y_labels=["a", "b"])
+
+
+@pytest.mark.parametrize("layers, heads", [(1, 1), (2, 4), (3, 8)])
+def test_attention_grid_is_valid_with_one_shared_colour_scale(layers, heads):
+    weights = np.random.default_rng(0).random((layers, heads, 5, 5))
+    spec = validated(figures.attention_grid(weights, TOKENS, TOKENS, selected=(layers - 1, heads - 1)))
+    assert len(spec["data"]) == layers * heads
+    assert {trace["coloraxis"] for trace in spec["data"]} == {"coloraxis"}
+    assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
+    for i, trace in enumerate(spec["data"]):
+        np.testing.assert_array_equal(plotly_array(trace["z"]), weights[i // heads, i % heads])
+    assert len(spec["layout"]["shapes"]) == 1
+
+
+def test_pipeline_draws_masked_cells_blank():
+    raw = np.arange(25, dtype=float).reshape(5, 5)
+    masked = np.where(np.tril(np.ones((5, 5))) > 0, raw / 2, -np.inf)
+    spec = validated(figures.attention_pipeline_figure(raw, raw / 2, masked, np.eye(5), TOKENS, TOKENS, 4))
+    mask_panel = plotly_array(spec["data"][2]["z"])
+    assert np.all(np.isnan(np.triu(mask_panel, 1)[np.triu_indices(5, 1)]))
+    assert spec["data"][3]["coloraxis"] == "coloraxis2"
+
+
+def test_matrix_csv_has_labels_and_values():
+    text = figures.matrix_csv(np.array([[0.25, 0.75]]), ["q"], ["k1", "k2"], corner="query")
+    assert text.splitlines() == ["query,k1,k2", "q,0.25,0.75"]
+
+
+def test_bar_chart_leaves_room_for_labels_on_both_sides():
+    chart = figures.bar_chart(["a", "b"], [-10.0, 2.0], title="t", value_title="score").to_dict()
+    domain = chart["layer"][0]["encoding"]["x"]["scale"]["domain"]
+    assert domain[0] < -10 and domain[1] > 2
