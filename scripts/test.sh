@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The one test command: installs what the tests need, then runs pytest with the given arguments.
+#   bash scripts/test.sh                  # the whole suite
+#   bash scripts/test.sh tests/browser -q # only the browser tests
+# Creates .venv (python3) if missing, installs requirements-test.txt into it, installs Debian's
+# Chromium for the browser tests when it is missing (as root), and exits with pytest's status.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+CHROMIUM=/usr/bin/chromium
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "test.sh: creating $VENV with $("$PYTHON" --version 2>&1)"
+    "$PYTHON" -m venv "$VENV"
+fi
+
+# Pinned versions: about a second when everything is already installed.
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+
+if [ ! -x "$CHROMIUM" ]; then
+    if [ "$(id -u)" -eq 0 ]; then
+        echo "test.sh: installing Debian's chromium for the browser tests"
+        apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+    else
+        echo "test.sh: the browser tests need Chromium at $CHROMIUM. Install it as root:" >&2
+        echo "    sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y chromium" >&2
+        exit 1
+    fi
+fi
+
+status=0
+"$VENV/bin/python" -m pytest "$@" || status=$?
+exit "$status"

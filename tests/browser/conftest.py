@@ -1,0 +1,227 @@
+"""Fixtures for the browser tests: a real `streamlit run app.py` server and headless Debian Chromium.
+
+The server is started once per session on a free loopback port and stopped at the end (also when a
+test or the start-up fails).  Chromium is Debian's /usr/bin/chromium driven through Playwright;
+Playwright's own browser download is never used.  A missing Chromium is a test failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = PROJECT_ROOT / "test-artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+SERVER_LOG = ARTIFACTS / "streamlit-server.log"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1400, "height": 900}
+SERVER_START_TIMEOUT = 60.0  # seconds for /_stcore/health to answer "ok"
+DEFAULT_TIMEOUT_MS = 20_000  # any single Playwright wait
+TEST_WATCHDOG_SECONDS = 120  # last resort: a browser test that hangs longer than this fails
+
+# Installed into every page before Streamlit's own code: counts finished script runs by watching the
+# `data-test-script-state` attribute of [data-testid="stApp"] ("initial" -> "running" -> "notRunning"),
+# and remembers when that attribute last changed.  A run is "finished" when the attribute leaves
+# "running"; `attributeOldValue` makes even a run shorter than one animation frame count.
+RUN_TRACKER_JS = """
+(() => {
+  window.__stRunsDone = 0;
+  window.__stLastChange = performance.now();
+  const observer = new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "attributes" && r.attributeName === "data-test-script-state") {
+        window.__stLastChange = performance.now();
+        if (r.oldValue === "running") window.__stRunsDone += 1;
+      } else if (r.type === "childList") {
+        window.__stLastChange = performance.now();
+      }
+    }
+  });
+  const start = () => observer.observe(document.documentElement, {
+    subtree: true, childList: true, attributes: true, attributeOldValue: true,
+    attributeFilter: ["data-test-script-state"],
+  });
+  if (document.documentElement) start(); else document.addEventListener("DOMContentLoaded", start);
+})();
+"""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _log_tail(lines: int = 40) -> str:
+    try:
+        return "\n".join(SERVER_LOG.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no server log)"
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Terminate the server's process group (it is the leader of its own session), then kill it."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def require_chromium() -> str:
+    """Fail (never skip) when Debian's Chromium is missing. Tests call this first, before asking for
+    the server and browser fixtures, so that a missing browser is reported as a test FAILURE."""
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(
+            f"Chromium is not installed at {CHROMIUM}; the browser tests need Debian's Chromium. "
+            "Install it with `apt-get update && apt-get install -y chromium` (as root), "
+            "or run `bash scripts/test.sh`, which does that for you.",
+            pytrace=False,
+        )
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    return require_chromium()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
+
+
+@pytest.fixture(scope="session")
+def app_url(chromium_path) -> Iterator[str]:
+    """Base URL (no trailing slash) of a `streamlit run app.py` server started for this session."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true",
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    base = f"http://127.0.0.1:{port}"
+    with open(SERVER_LOG, "w") as log:
+        process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"`streamlit run app.py` exited with code {process.returncode} before it was "
+                            f"ready. Last lines of {SERVER_LOG}:\n{_log_tail()}", pytrace=False)
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as response:
+                    if response.status == 200 and response.read().decode().strip() == "ok":
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"Streamlit did not answer {base}/_stcore/health within {SERVER_START_TIMEOUT:.0f} s. "
+                            f"Last lines of {SERVER_LOG}:\n{_log_tail()}", pytrace=False)
+            time.sleep(0.25)
+        yield base
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="session")
+def browser_context(chromium_path):
+    """A Chromium context with a fresh temporary profile; pages of all tests open in it."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="attention-explorer-chromium-")
+    try:
+        with sync_playwright() as playwright:
+            context = playwright.chromium.launch_persistent_context(
+                profile,
+                executable_path=chromium_path,
+                headless=True,
+                args=CHROMIUM_ARGS,
+                viewport=VIEWPORT,
+                timeout=60_000,
+            )
+            try:
+                context.set_default_timeout(DEFAULT_TIMEOUT_MS)
+                context.set_default_navigation_timeout(30_000)
+                context.add_init_script(RUN_TRACKER_JS)
+                yield context
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def new_page(browser_context):
+    """Factory for fresh tabs; each records uncaught page errors in `page.errors`. All closed after the test."""
+    pages = []
+
+    def make():
+        page = browser_context.new_page()
+        page.errors = []
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        pages.append(page)
+        return page
+
+    yield make
+    for page in pages:
+        with contextlib.suppress(Exception):  # the browser may already be gone after a failure
+            page.close()
+
+
+@pytest.fixture(autouse=True)
+def _watchdog():
+    """Fail a browser test that hangs despite the bounded waits (SIGALRM, main thread only)."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum, frame):
+        pytest.fail(f"browser test took longer than {TEST_WATCHDOG_SECONDS} s", pytrace=False)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(TEST_WATCHDOG_SECONDS)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -1,0 +1,251 @@
+"""Every page of the catalog in a real browser: it renders without an exception box, its first
+Plotly chart reacts to a control, the control lands in the URL, and that URL reopens the view.
+
+Screenshots go to test-artifacts/screenshots/<name>.png (and <name>-after.png after the change),
+with <name> the page's url_path or "home".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from explorer.catalog import LESSONS, PAGES
+from tests.browser.conftest import require_chromium
+
+IDLE_TIMEOUT_MS = 30_000  # one script run, first load included (imports torch, builds figures)
+QUIET_MS = 400  # the run state must stay "notRunning" this long before the page counts as settled
+CHART_CHANGE_TIMEOUT_S = 10.0
+ARROW_PRESSES = 3
+MAX_SLIDERS_TRIED = 4
+
+SETTLED_JS = """
+({after, quietMs}) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (window.__stRunsDone <= after) return false;
+  const status = document.querySelector('[data-testid="stStatusWidget"]');
+  if (status && /running/i.test(status.innerText || '')) return false;
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  // Plotly loads lazily: every chart element must have drawn its figure.
+  for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const plot = chart.querySelector('.js-plotly-plot');
+    if (!plot || !plot._fullData) return false;
+  }
+  return performance.now() - window.__stLastChange >= quietMs;
+}
+"""
+
+# The traces of the first Plotly chart, as JSON: z / y of each trace.  `_fullData` holds decoded
+# numbers; `data` (what the app sent) may hold typed arrays in Plotly's base64 form, still comparable.
+CHART_DATA_JS = """
+() => {
+  const plot = document.querySelector('.js-plotly-plot');
+  if (!plot || !plot.data) return null;
+  const plain = (v) => v == null ? null
+    : ArrayBuffer.isView(v) ? Array.from(v)
+    : Array.isArray(v) ? v.map(plain) : v;
+  const traces = plot._fullData || plot.data;
+  return JSON.stringify(traces.map((t) => ({type: t.type, z: plain(t.z), y: plain(t.y)})));
+}
+"""
+
+
+def page_name(page) -> str:
+    return page.url_path or "home"
+
+
+def runs_done(page) -> int:
+    return page.evaluate("window.__stRunsDone")
+
+
+def wait_until_settled(page, after_runs: int, what: str) -> None:
+    """Wait (bounded) until at least one script run beyond `after_runs` has finished, the status
+    widget shows nothing running, all Plotly charts are drawn, and the page has been quiet for QUIET_MS."""
+    try:
+        page.wait_for_function(SETTLED_JS, arg={"after": after_runs, "quietMs": QUIET_MS},
+                               timeout=IDLE_TIMEOUT_MS, polling=100)
+    except Exception as error:
+        state = page.evaluate("""() => ({
+            state: document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state'),
+            runsDone: window.__stRunsDone,
+            status: document.querySelector('[data-testid="stStatusWidget"]')?.innerText ?? null})""")
+        pytest.fail(f"{what}: Streamlit did not finish running the script within {IDLE_TIMEOUT_MS / 1000:.0f} s "
+                    f"(waited for more than {after_runs} finished runs; saw {state}): {error}", pytrace=False)
+
+
+def open_page(new_page, url: str):
+    page = new_page()
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector('[data-testid="stApp"]')
+    wait_until_settled(page, 0, f"loading {url}")
+    page.wait_for_selector('[data-testid="stMain"] h1', state="visible", timeout=5_000)
+    return page
+
+
+def assert_no_exception(page, when: str) -> None:
+    boxes = page.locator('[data-testid="stException"]')
+    if boxes.count():
+        texts = "\n---\n".join(t[:1500] for t in boxes.all_inner_texts())
+        pytest.fail(f"{when}: {boxes.count()} exception box(es) on {page.url}:\n{texts}", pytrace=False)
+    assert not page.errors, f"{when}: uncaught JavaScript errors on {page.url}: {page.errors}"
+
+
+def full_page_screenshot(page, path) -> None:
+    """Streamlit scrolls inside [data-testid="stMain"], not the document, so Playwright's full_page
+    captures only the viewport: grow the viewport to the content height for the shot, then restore."""
+    viewport = page.viewport_size
+    content_height = lambda: page.evaluate(  # noqa: E731
+        "() => Math.max(...['stMain', 'stAppViewContainer'].map((id) =>"
+        " document.querySelector(`[data-testid=\"${id}\"]`)?.scrollHeight || 0), document.body.scrollHeight)")
+    height = viewport["height"]
+    for _ in range(3):  # layout may change a little with the height
+        wanted = min(max(content_height(), viewport["height"]), 12_000)
+        if wanted == height:
+            break
+        height = wanted
+        page.set_viewport_size({"width": viewport["width"], "height": height})
+        page.wait_for_timeout(300)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(viewport)
+
+
+def chart_data(page) -> str:
+    data = page.evaluate(CHART_DATA_JS)
+    assert data, f"no Plotly chart data on {page.url}"
+    return data
+
+
+def wait_for_chart_change(page, before: str) -> str | None:
+    deadline = time.monotonic() + CHART_CHANGE_TIMEOUT_S
+    while True:
+        now = page.evaluate(CHART_DATA_JS)
+        if now and now != before:
+            return now
+        if time.monotonic() > deadline:
+            return None
+        page.wait_for_timeout(100)
+
+
+def query_params(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query, keep_blank_values=True)
+
+
+def same_value(shown: str, link: str) -> bool:
+    """Does the slider's displayed value (e.g. "-0.70") match the URL value (e.g. "-0.7")?"""
+    try:
+        return math.isclose(float(shown.replace(",", "")), float(link), rel_tol=1e-9, abs_tol=1e-9)
+    except ValueError:
+        return shown.strip() == link.strip()
+
+
+def slider_input(page, index: int):
+    return page.locator('[data-testid="stSlider"]').nth(index).get_by_role("slider").first
+
+
+def slider_shown(page, index: int) -> str:
+    """The value a slider displays (its thumb label; aria-valuetext as a fallback)."""
+    slider = page.locator('[data-testid="stSlider"]').nth(index)
+    thumb = slider.locator('[data-testid="stSliderThumbValue"]')
+    if thumb.count():
+        return thumb.first.inner_text().strip()
+    control = slider.get_by_role("slider").first
+    return (control.get_attribute("aria-valuetext") or control.input_value()).strip()
+
+
+def nudge_slider(page, index: int) -> bool:
+    """Press arrow keys on slider `index`; True if its displayed value changed."""
+    before = slider_shown(page, index)
+    control = slider_input(page, index)
+    control.scroll_into_view_if_needed()
+    for key in ("ArrowRight", "ArrowLeft"):  # a slider at its maximum only moves left
+        control.focus()
+        for _ in range(ARROW_PRESSES):
+            page.keyboard.press(key)
+        if slider_shown(page, index) != before:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("info", PAGES, ids=page_name)
+def test_page(info, request, screenshot_dir):
+    require_chromium()  # a missing browser fails here, with how to install it
+    app_url = request.getfixturevalue("app_url")
+    new_page = request.getfixturevalue("new_page")
+    name = page_name(info)
+    url = f"{app_url}/{info.url_path}"
+    page = open_page(new_page, url)
+    assert_no_exception(page, f"page {name!r} on load")
+    full_page_screenshot(page, screenshot_dir / f"{name}.png")
+
+    if not info.url_path:
+        main = page.locator('[data-testid="stMain"]')
+        for lesson in LESSONS:
+            link = main.get_by_role("link", name=lesson.title, exact=True)
+            assert link.count() >= 1, f"the home page has no link titled {lesson.title!r}"
+            href = link.first.get_attribute("href") or ""
+            assert href.rstrip("/").endswith(lesson.url_path), \
+                f"home link {lesson.title!r} points to {href!r}, not to {lesson.url_path!r}"
+        return
+
+    assert page.locator(".js-plotly-plot").count(), f"page {name!r} has no Plotly chart"
+    n_sliders = page.locator('[data-testid="stSlider"]').count()
+    assert n_sliders, f"page {name!r} has no slider to change"
+    before_data = chart_data(page)
+    before_params = query_params(page.url)
+
+    # Move sliders in page order until one changes the first chart (normally the first one does).
+    moved = None
+    tried = []
+    for index in range(min(n_sliders, MAX_SLIDERS_TRIED)):
+        runs = runs_done(page)
+        label = page.locator('[data-testid="stSlider"]').nth(index).locator(
+            '[data-testid="stWidgetLabel"]').inner_text().strip()
+        if not nudge_slider(page, index):
+            tried.append(f"{label!r}: arrow keys did not move it")
+            continue
+        wait_until_settled(page, runs, f"page {name!r} after moving slider {label!r}")
+        assert_no_exception(page, f"page {name!r} after moving slider {label!r}")
+        after_data = wait_for_chart_change(page, before_data)
+        if after_data is not None:
+            moved = (index, label)
+            break
+        tried.append(f"{label!r}: moved to {slider_shown(page, index)}, chart unchanged")
+    if moved:
+        # Key presses may have queued a further rerun: let it finish (returns at once when idle).
+        wait_until_settled(page, runs_done(page) - 1, f"page {name!r} after moving slider {moved[1]!r}")
+    full_page_screenshot(page, screenshot_dir / f"{name}-after.png")
+    assert moved, f"page {name!r}: no slider changed the first Plotly chart's data ({'; '.join(tried)})"
+    index, label = moved
+    assert_no_exception(page, f"page {name!r} after moving slider {label!r}")
+    after_data = chart_data(page)
+    shown = slider_shown(page, index)
+
+    # The address bar carries the new value.
+    deadline = time.monotonic() + 5
+    while True:
+        params = query_params(page.url)
+        changed = {k: v for k, v in params.items() if before_params.get(k) != v}
+        if changed or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(100)
+    assert changed, f"page {name!r}: moving slider {label!r} to {shown} did not change the URL ({page.url})"
+    matching = [k for k, v in changed.items() if v and same_value(shown, v[-1])]
+    assert matching, (f"page {name!r}: slider {label!r} shows {shown}, but the URL's changed parameters "
+                      f"{changed} do not carry that value ({page.url})")
+    link = page.url
+
+    # The link reopens the same view in a fresh tab.
+    reopened = open_page(new_page, link)
+    assert_no_exception(reopened, f"page {name!r} reopened from {link}")
+    assert query_params(reopened.url).get(matching[0]) == params[matching[0]], \
+        f"reopening {link} dropped the parameter {matching[0]!r} (now {reopened.url})"
+    assert slider_shown(reopened, index) == shown, \
+        f"reopening {link}: slider {label!r} shows {slider_shown(reopened, index)}, expected {shown}"
+    app_text = reopened.locator('[data-testid="stApp"]').inner_text()
+    assert "could not be used" not in app_text, f"reopening {link} reports ignored link settings:\n{app_text}"
+    assert chart_data(reopened) == after_data, \
+        f"reopening {link} draws a different first chart than the page it was copied from"
