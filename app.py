@@ -1,5 +1,7 @@
 """Attention Explorer — entry point.  Run with:  streamlit run app.py"""
 
+from pathlib import Path
+
 import streamlit as st
 import torch
 
@@ -8,7 +10,9 @@ from explorer.catalog import PAGES
 # The models are tiny: extra threads cost more than they save, and sessions already run in parallel.
 torch.set_num_threads(1)
 
-st.set_page_config(page_title="Attention Explorer", page_icon=":material/grid_on:", layout="wide")
+# A shipped icon: Material icons would be fetched from the internet for the browser tab.
+st.set_page_config(page_title="Attention Explorer", page_icon=Path(__file__).parent / "assets" / "icon.png",
+                   layout="wide")
 
 navigation = st.navigation(
     [

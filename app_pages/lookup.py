@@ -48,11 +48,11 @@ with left:
     keys_text = controls.text_area(
         f"Keys: one row per key, {DIM} numbers each", format_vectors(EXAMPLE_KEYS), "keys",
         MAX_TEXT_LENGTH, help="Separate numbers with commas or spaces and rows with ';' or new lines. "
-        "Up to 8 keys, numbers within ±100.",
+        "Up to 8 keys, numbers within ±100.", height=170,
     )
     values_text = controls.text_area(
         "Values: one row per key", format_vectors(EXAMPLE_VALUES), "values", MAX_TEXT_LENGTH,
-        help="Any length up to 8 numbers, the same for every row.",
+        help="Any length up to 8 numbers, the same for every row.", height=170,
     )
     st.subheader("Sharpness")
     scale = controls.toggle("Divide scores by √d", False, "scale",
