@@ -15,6 +15,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale
 
 __all__ = [
     "DIVERGING",
@@ -22,6 +23,7 @@ __all__ = [
     "attention_grid",
     "attention_pipeline_figure",
     "bar_chart",
+    "colour_list",
     "figure_from_spec",
     "heatmap",
     "matrix_csv",
@@ -30,6 +32,15 @@ __all__ = [
 
 SEQUENTIAL = "Viridis"
 DIVERGING = "PuOr"
+
+
+def colour_list(scale) -> list:
+    """A Plotly colour scale as an explicit [[position, colour], …] list.
+
+    Specs skip Python-side validation, which is what normally expands a scale name; plotly.js itself
+    knows only some names (not PuOr) and silently falls back to another scale for the rest.
+    """
+    return [list(step) for step in get_colorscale(scale)] if isinstance(scale, str) else [list(s) for s in scale]
 FONT_SIZE = 16
 
 
@@ -65,7 +76,7 @@ def heatmap(
     if annotate is None:
         annotate = n_rows <= 12 and n_cols <= 12
     trace = {
-        "type": "heatmap", "z": z, "colorscale": colorscale, "xgap": 1, "ygap": 1,
+        "type": "heatmap", "z": z, "colorscale": colour_list(colorscale), "xgap": 1, "ygap": 1,
         "colorbar": {"title": {"text": value_name, "side": "right"}, "thickness": 18,
                      "tickfont": {"size": FONT_SIZE - 2}},
         "customdata": _hover_grid(y_labels, x_labels),
@@ -223,7 +234,7 @@ def attention_grid(
                        "x1": 1.03, "y0": -0.03, "y1": 1.03, "line": {"color": "#e66101", "width": 4}})
     layout.update(
         annotations=titles, shapes=shapes,
-        coloraxis={"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0,
+        coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                    "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 18}},
         font={"size": FONT_SIZE},
         height=max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60)),
@@ -271,9 +282,9 @@ def attention_pipeline_figure(
         annotations.append(_panel_title(text, domain, 1.01))
     layout.update(
         annotations=annotations,
-        coloraxis={"colorscale": DIVERGING, "cmin": -bound, "cmax": bound,
+        coloraxis={"colorscale": colour_list(DIVERGING), "cmin": -bound, "cmax": bound,
                    "colorbar": {"title": {"text": "score", "side": "right"}, "x": 1.0, "thickness": 14, "len": 0.9}},
-        coloraxis2={"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0,
+        coloraxis2={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                     "colorbar": {"title": {"text": "weight", "side": "right"}, "x": 1.07, "thickness": 14,
                                  "len": 0.9}},
         font={"size": FONT_SIZE}, height=max(320, 190 + 20 * len(query_tokens)),

@@ -59,3 +59,18 @@ def test_bar_chart_leaves_room_for_labels_on_both_sides():
     chart = figures.bar_chart(["a", "b"], [-10.0, 2.0], title="t", value_title="score").to_dict()
     domain = chart["layer"][0]["encoding"]["x"]["scale"]["domain"]
     assert domain[0] < -10 and domain[1] > 2
+
+
+def test_specs_carry_explicit_colour_lists_not_names():
+    """plotly.js does not know every scale name (PuOr falls back to red–blue without validation)."""
+    z = np.array([[-1.0, 1.0]])
+    figs = [figures.heatmap(z, x_labels=["a", "b"], y_labels=["q"], colorscale=figures.DIVERGING),
+            figures.attention_pipeline_figure(z, z, z, np.array([[0.5, 0.5]]), ["q"], ["a", "b"], 2),
+            figures.attention_grid(np.ones((1, 1, 1, 2)) / 2, ["q"], ["a", "b"])]
+    for fig in figs:
+        spec = fig.to_plotly_json()
+        scales = [t.get("colorscale") for t in spec["data"] if "colorscale" in t]
+        scales += [v["colorscale"] for k, v in spec["layout"].items() if k.startswith("coloraxis")]
+        assert scales and all(isinstance(s, list) and len(s) > 2 for s in scales)
+    purple_orange = figures.colour_list(figures.DIVERGING)
+    assert purple_orange[0][1] != purple_orange[-1][1]

@@ -1,0 +1,41 @@
+"""The self-attention page in Chromium: switching the mask and the enlarged head repaints the
+heatmaps, and a page whose first request is a deep link after a restart gets the app's navigation."""
+
+from tests.browser.test_browser import (
+    assert_no_exception,
+    chart_data,
+    full_page_screenshot,
+    open_page,
+    runs_done,
+    wait_for_chart_change,
+    wait_until_settled,
+)
+
+PIPELINE_JS = """() => JSON.stringify(Array.from(document.querySelectorAll('.js-plotly-plot'))[1]._fullData
+                  .map((t) => Array.from(t.z, (row) => Array.from(row))))"""
+
+
+def test_changing_mask_and_head_repaints_the_heatmaps(app_url, new_page, screenshot_dir):
+    page = open_page(new_page, f"{app_url}/attention?task=coreference")
+    assert_no_exception(page, "opening the coreference view")
+    before = chart_data(page)
+
+    runs = runs_done(page)
+    page.locator('[data-testid="stSidebar"]').get_by_text("causal", exact=True).click()
+    wait_until_settled(page, runs, "switching the mask to causal")
+    after_mask = wait_for_chart_change(page, before)
+    assert after_mask, "the attention grid did not change when the mask changed"
+    assert "mask=causal" in page.url
+    assert_no_exception(page, "after switching the mask")
+    full_page_screenshot(page, screenshot_dir / "attention-causal.png")
+
+    pipeline_before = page.evaluate(PIPELINE_JS)
+    runs = runs_done(page)
+    head = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text="Enlarge head")
+    head.get_by_role("slider").focus()
+    page.keyboard.press("ArrowRight")
+    wait_until_settled(page, runs, "choosing another head")
+    page.wait_for_function(f"() => ({PIPELINE_JS})() !== {pipeline_before!r}", timeout=10_000)
+    assert "head=2" in page.url
+    assert_no_exception(page, "after choosing another head")
+    full_page_screenshot(page, screenshot_dir / "attention-causal-head2.png")
