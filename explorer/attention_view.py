@@ -51,7 +51,7 @@ PRESETS: dict[str, list[str]] = {
         "the fox couldn't climb the bridge since it was too scared",
     ],
     "induction": ["t3 t7 t1 t9 t4 t3 t7 t1 t9 t4", "t12 t5 t20 t8 t1 t16 t12 t5 t20 t8 t1 t16"],
-    "recall": ["C 3 1 4 1 5 9 2 6 ?", "F 2 7 1 8 2 8 1 8 2 8 4 5 9 0 4 5 2 3 5 3 6 0 2 8 7 4 7 1 3 ?"],
+    "recall": ["C A F B H D E G ?", "F A B E D C H G A B H C E D A G F B C H A E D B G ?"],
 }
 
 

@@ -5,7 +5,7 @@
                                       previous-token and induction heads.
 * coreference      (encoder-only):    "the animal didn't cross the street because it was too tired"
                                       — output, at "it", the noun that "it" refers to.
-* recall           (transformer and RNNs): output the first token after a gap of `distance` tokens.
+* recall           (transformer and RNNs): output the first letter after a gap of up to 128 letters.
 
 Every task has a fixed vocabulary, a `batch(n, generator)` that returns tensors, and an `evaluation`
 set generated from a fixed seed so that a model's card accuracy can be reproduced exactly.
@@ -222,34 +222,34 @@ class CoreferenceTask(Task):
 
 
 class RecallTask(Task):
-    """A key letter, `distance − 1` distractor digits, then '?': output the key at '?'.
+    """A key letter, `distance − 1` more letters, then '?': output the first letter at '?'.
 
-    The same data trains a causal transformer and tanh RNN / LSTM / GRU, so accuracy against
-    distance compares the one-step path of attention with the T-step path of the loop.
+    The distractors come from the same letters as the key, so a model cannot simply ignore them:
+    it has to keep the first token through every later one.  The same data trains a causal
+    transformer and tanh RNN / LSTM / GRU, so accuracy against distance compares the one-step path
+    of attention with the T-step path of the loop.
     """
 
     name = "recall"
     architecture = "decoder"
-    description = "Remember the first letter across a gap of distractors."
+    description = "Remember the first letter across a gap of other letters."
     keys = tuple("ABCDEFGH")
-    distractors = tuple(str(d) for d in range(10))
+    eval_size = 2048
 
-    def __init__(self, max_distance: int = 48):
-        super().__init__([PAD, "?", *self.keys, *self.distractors])
+    def __init__(self, max_distance: int = 128):
+        super().__init__([PAD, "?", *self.keys])
         self.max_distance = max_distance
         self.max_len = max_distance + 1
 
     def batch(self, n: int, generator: torch.Generator) -> Batch:
         distance = torch.randint(1, self.max_distance + 1, (n,), generator=generator)
-        first_key, first_digit = self.index[self.keys[0]], self.index[self.distractors[0]]
-        key = torch.randint(first_key, first_key + len(self.keys), (n,), generator=generator)
-        noise = torch.randint(first_digit, first_digit + 10, (n, self.max_len), generator=generator)
+        first = self.index[self.keys[0]]
+        letters = torch.randint(first, first + len(self.keys), (n, self.max_len), generator=generator)
         positions = torch.arange(self.max_len)[None]
-        tokens = torch.where(positions == 0, key[:, None], noise)
-        tokens = torch.where(positions == distance[:, None], self.index["?"], tokens)
+        tokens = torch.where(positions == distance[:, None], self.index["?"], letters)
         valid = positions <= distance[:, None]
         tokens = torch.where(valid, tokens, 0)
-        targets = torch.where(positions == distance[:, None], key[:, None], -100)
+        targets = torch.where(positions == distance[:, None], letters[:, :1], -100)
         return Batch(tokens, targets, valid, distance=distance)
 
 

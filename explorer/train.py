@@ -13,6 +13,7 @@ import json
 import math
 import multiprocessing
 import platform
+import signal
 import sys
 import time
 from pathlib import Path
@@ -114,7 +115,10 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
 
     out_dir.mkdir(parents=True, exist_ok=True)
     weights_path = out_dir / f"{spec.name}.safetensors"
-    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(weights_path))
+    # Write both files under temporary names and rename them at the end, weights first, so an
+    # interrupted run never leaves a card that describes other weights.
+    partial_weights = weights_path.with_suffix(".safetensors.partial")
+    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(partial_weights))
     card = {
         "name": spec.name,
         "task": spec.task,
@@ -132,13 +136,16 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
         "heldout_accuracy": metrics["accuracy"],
         "torch_version": torch.__version__,
         "python_version": platform.python_version(),
-        "size_bytes": weights_path.stat().st_size,
-        "sha256": sha256_of(weights_path),
+        "size_bytes": partial_weights.stat().st_size,
+        "sha256": sha256_of(partial_weights),
     }
     if isinstance(task, CoreferenceTask):
         with torch.no_grad():
             card["referent_head"] = referent_attention(model, task)
-    (out_dir / f"{spec.name}.json").write_text(json.dumps(card, indent=2) + "\n")
+    partial_card = out_dir / f"{spec.name}.json.partial"
+    partial_card.write_text(json.dumps(card, indent=2) + "\n")
+    partial_weights.replace(weights_path)
+    partial_card.replace(out_dir / f"{spec.name}.json")
     if not quiet:
         print(f"[{spec.name}] held-out accuracy {metrics['accuracy']:.4f} ({metrics['metric']}), "
               f"{wall_time:.0f}s, {card['size_bytes'] / 1e6:.2f} MB", file=sys.stderr, flush=True)
@@ -203,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown model(s) {unknown}; see --list")
     started = time.perf_counter()
+    # Ctrl-C or a kill of this process must also stop the workers (the pool's exit terminates them).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(names) > 1 and args.jobs > 1:
         # Longest first so the two workers finish together.
         names.sort(key=lambda n: -find_spec(n).steps * (3 if find_spec(n).task in ("reverse", "sort") else 1))

@@ -60,9 +60,11 @@ def test_recall_target_is_the_first_token_at_the_question_mark():
     for i in range(100):
         d = int(batch.distance[i])
         tokens = visible(task, batch.inputs[i], batch.valid[i])
-        assert len(tokens) == d + 1 and tokens[-1] == "?" and tokens[0] in task.keys
+        assert len(tokens) == d + 1 and tokens[-1] == "?"
+        assert all(t in task.keys for t in tokens[:-1]), "distractors are letters like the key"
         assert task.vocab[int(batch.targets[i][d])] == tokens[0]
         assert (batch.targets[i] != -100).sum() == 1
+    assert int(batch.distance.max()) > 48
 
 
 def test_evaluation_sets_are_fixed_and_differ_from_training_batches():
