@@ -42,7 +42,7 @@ MASKS = ("none", "causal", "padding")
 TRANSFORMER_TASKS = ("reverse", "sort", "coreference", "induction", "recall")
 
 PRESETS: dict[str, list[str]] = {
-    "reverse": ["A B C D E F G", "P O N D E R", "H E L L O", "J A B B E D C O D E"],
+    "reverse": ["A B C D E F G", "F O L D E D", "H E L L O", "J A B B E D C O D E"],
     "sort": ["D A C B", "P E A C H", "M I N G L E D", "C A B B A G E"],
     "coreference": [
         "the animal didn't cross the street because it was too tired",

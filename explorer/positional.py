@@ -64,8 +64,9 @@ def sinusoidal_wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
 def index_encoding(n_positions: int, d_model: int) -> np.ndarray:
     """The naive scheme: add the raw position index p to every dimension.
 
-    Its values grow without bound and soon swamp the token embeddings — the lesson's example of an
-    encoding that does not work.
+    Its values grow without bound, far beyond the scale of the token embeddings — the lesson's
+    example of an encoding that does not work.  (In a pre-norm model it is worse than useless: a
+    constant added to every dimension is exactly what LayerNorm subtracts, so the model never sees it.)
     """
     return np.repeat(np.arange(n_positions, dtype=np.float64)[:, None], d_model, axis=1)
 
@@ -189,6 +190,10 @@ def t5_relative_buckets(
     spends half the buckets on keys after the query.
     """
     T_k = T_q if T_k is None else T_k
+    exact = num_buckets // 4 if bidirectional else num_buckets // 2
+    if exact < 1 or max_distance <= exact:
+        raise ValueError(f"need at least {4 if bidirectional else 2} buckets and max_distance > {exact} "
+                         "(the offsets that get a bucket each)")
     offset = np.arange(T_k)[None, :] - np.arange(T_q)[:, None]
     buckets = np.zeros_like(offset)
     if bidirectional:

@@ -86,7 +86,7 @@ class UrlControls:
         lines = []
         for key, raw in self._requested.items():
             if key not in self._controls:
-                lines.append(f"`{key}` is not a setting of this page, so it was ignored.")
+                lines.append(f"`{key[:40]}` is not a setting of this page, so it was ignored.")
                 continue
             label, value, allowed = self._controls[key]
             if not _same_value(raw, value):

@@ -295,3 +295,11 @@ def test_t5_relative_bias_looks_up_buckets():
         for k in range(6):
             bucket = _t5_bucket(k - q, True, 16, 20)
             torch.testing.assert_close(bias[0, :, q, k], table[bucket])
+
+
+def test_t5_buckets_reject_a_max_distance_inside_the_exact_range():
+    """log(max_distance / max_exact) would be log(1) = 0: a division by zero, not a bucket."""
+    with pytest.raises(ValueError, match="max_distance"):
+        t5_relative_buckets(8, num_buckets=32, max_distance=8)
+    with pytest.raises(ValueError):
+        t5_relative_buckets(8, bidirectional=False, num_buckets=32, max_distance=16)
