@@ -214,7 +214,9 @@ def attention_grid(
             n = layer * n_heads + head + 1
             suffix = "" if n == 1 else str(n)
             traces.append({
-                "type": "heatmap", "z": weights[layer, head], "coloraxis": "coloraxis", "customdata": hover,
+                # float32 halves the payload; weights need no more than 7 significant digits on screen.
+                "type": "heatmap", "z": weights[layer, head].astype(np.float32), "coloraxis": "coloraxis",
+                "customdata": hover,
                 "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
                 "hovertemplate": f"layer {layer + 1} head {head + 1}<br>%{{customdata}}<br>"
                                  "weight %{z:.3f}<extra></extra>",

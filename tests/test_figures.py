@@ -37,7 +37,7 @@ def test_attention_grid_is_valid_with_one_shared_colour_scale(layers, heads):
     assert {trace["coloraxis"] for trace in spec["data"]} == {"coloraxis"}
     assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
     for i, trace in enumerate(spec["data"]):
-        np.testing.assert_array_equal(plotly_array(trace["z"]), weights[i // heads, i % heads])
+        np.testing.assert_array_equal(plotly_array(trace["z"]), weights[i // heads, i % heads].astype(np.float32))
     assert len(spec["layout"]["shapes"]) == 1
 
 

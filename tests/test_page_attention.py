@@ -81,7 +81,7 @@ def test_padding_blanks_the_padded_keys():
     at = run_page(PAGE, {"task": "coreference", "mask": "padding", "pad_coreference": "12"})
     heads, figure = grid(at)
     labels = figure["layout"]["xaxis"]["ticktext"]
-    padded = [i for i, token in enumerate(labels) if token == "<pad>"]
+    padded = [i for i, token in enumerate(labels) if token == "&lt;pad&gt;"]  # labels are HTML-escaped
     assert padded, "the sentence should have been padded"
     for weights in heads:
         assert np.all(weights[:, padded] == 0.0)
