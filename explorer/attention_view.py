@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
+from .seeding import seeded
 from .tasks import ANIMATE_ADJECTIVES, ANIMATES, EOS, PAD, PLACE_ADJECTIVES, Task, get_task
 from .transformer import Transformer, TransformerConfig
 
@@ -131,12 +132,8 @@ def random_model(task_name: str, encoding: str, n_heads: int, n_layers: int) -> 
     config = TransformerConfig.from_dict(
         {**model_config(spec, task), "encoding": encoding, "n_heads": n_heads, "n_layers": n_layers}
     )
-    generator_state = torch.random.get_rng_state()
-    torch.manual_seed(0)
-    try:
+    with seeded(0):
         model = Transformer(config)
-    finally:
-        torch.random.set_rng_state(generator_state)
     return model.eval().requires_grad_(False)
 
 

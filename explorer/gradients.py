@@ -15,6 +15,7 @@ from torch import nn
 from .attention import causal_mask
 from .positional import sinusoidal_encoding
 from .rnn import RECURRENT_KINDS, RecurrentNet
+from .seeding import seeded
 from .transformer import EncoderLayer
 
 __all__ = [
@@ -85,9 +86,7 @@ def build_sequence_model(
         raise ValueError(f"unknown kind {kind!r}; expected one of {SEQUENCE_MODEL_KINDS}")
     if init not in ("default", "orthogonal"):
         raise ValueError("init must be 'default' or 'orthogonal'")
-    generator_state = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
+    with seeded(seed):
         if kind == "transformer":
             model = CausalAttentionStack(width, n_heads=n_heads, n_layers=n_layers, residual=residual)
         else:
@@ -97,8 +96,6 @@ def build_sequence_model(
                     for block in net.cell.weight_hh.split(width, dim=0):
                         nn.init.orthogonal_(block, gain=gain)
             model = _RecurrentOutputs(net)
-    finally:
-        torch.random.set_rng_state(generator_state)
     return model.double().eval()
 
 

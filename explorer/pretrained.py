@@ -143,6 +143,17 @@ def greedy_decode(model: Transformer, task: SequenceToSequenceTask, source: torc
     return out[:, 1:]
 
 
+EVAL_CHUNK = 256  # examples per forward pass: a trace of 2048 × 129 tokens at once would take gigabytes
+
+
+def _chunks(batch: Batch, size: int = EVAL_CHUNK):
+    """Split a batch into consecutive pieces of at most `size` examples."""
+    for start in range(0, len(batch.inputs), size):
+        part = slice(start, start + size)
+        yield Batch(*(None if value is None else value[part] for value in (
+            batch.inputs, batch.targets, batch.valid, batch.decoder_inputs, batch.decoder_valid, batch.distance)))
+
+
 @torch.no_grad()
 def evaluate(model: nn.Module, task: Task, batch: Batch | None = None) -> dict:
     """Held-out metrics on the task's fixed evaluation set.
@@ -152,14 +163,18 @@ def evaluate(model: nn.Module, task: Task, batch: Batch | None = None) -> dict:
     """
     model.eval()
     batch = task.evaluation() if batch is None else batch
-    logits = forward(model, batch)
-    scored = batch.targets != -100
-    token_accuracy = (logits.argmax(-1)[scored] == batch.targets[scored]).float().mean().item()
+    right_tokens = scored_tokens = right_sequences = 0
+    for part in _chunks(batch):
+        scored = part.targets != -100
+        right_tokens += (forward(model, part).argmax(-1)[scored] == part.targets[scored]).sum().item()
+        scored_tokens += scored.sum().item()
+        if isinstance(task, SequenceToSequenceTask):
+            generated = greedy_decode(model, task, part.inputs, part.valid)
+            right_sequences += ((generated == part.targets) | ~scored).all(dim=1).sum().item()
+    token_accuracy = right_tokens / scored_tokens
     metrics = {"token_accuracy": token_accuracy}
     if isinstance(task, SequenceToSequenceTask):
-        generated = greedy_decode(model, task, batch.inputs, batch.valid)
-        correct = (generated == batch.targets) | ~scored
-        metrics["accuracy"] = correct.all(dim=1).float().mean().item()
+        metrics["accuracy"] = right_sequences / len(batch.inputs)
         metrics["metric"] = "whole sequences right, greedy decoding"
     else:
         metrics["accuracy"] = token_accuracy
@@ -173,9 +188,12 @@ def accuracy_by_distance(model: nn.Module, task: Task) -> dict[int, float]:
     batch = task.evaluation()
     if batch.distance is None:
         raise ValueError("accuracy by distance needs the recall task")
-    logits = forward(model, batch)
-    rows = torch.arange(len(batch.distance))
-    right = logits[rows, batch.distance].argmax(-1) == batch.targets[rows, batch.distance]
+    right = []
+    for part in _chunks(batch):
+        rows = torch.arange(len(part.distance))
+        logits = forward(model, part)
+        right.append(logits[rows, part.distance].argmax(-1) == part.targets[rows, part.distance])
+    right = torch.cat(right)
     return {int(d): right[batch.distance == d].float().mean().item() for d in batch.distance.unique()}
 
 

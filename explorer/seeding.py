@@ -1,0 +1,26 @@
+"""Reproducible model construction in a server where many sessions run at once.
+
+`torch.nn` modules draw their initial weights from torch's global random generator.  Two sessions
+building seeded models at the same moment would interleave their draws and get each other's
+weights, so every seeded build goes through this one lock, on a forked generator state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+
+import torch
+
+__all__ = ["seeded"]
+
+_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run the body with torch's global generator seeded to `seed`, restored afterwards."""
+    with _LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
