@@ -28,5 +28,13 @@ PAGES = (
              "A query scores every key; softmax turns scores into weights; the answer mixes the values."),
     PageInfo("app_pages/attention.py", "Self-attention, masking and heads", "attention", ":material/grid_on:",
              "Trained models' attention, layer by layer and head by head, under any mask you choose."),
+    PageInfo("app_pages/positions.py", "Positional encodings", "positions", ":material/timeline:",
+             "The encoding matrices, their geometry, and why attention is blind to order without them."),
+    PageInfo("app_pages/gradients.py", "Gradient flow: loop vs attention", "gradients", ":material/trending_down:",
+             "How much gradient reaches each input through the loop and through attention, and why it matters."),
+    PageInfo("app_pages/depth.py", "Depth: residuals and Add & Norm", "depth", ":material/stacks:",
+             "The gradient reaching each layer of a deep stack, with and without the residual short cut."),
+    PageInfo("app_pages/cost.py", "Cost: parameters, operations, steps", "cost", ":material/timer:",
+             "The lecture's complexity table counted exactly for your sizes, and a stopwatch on this CPU."),
 )
 LESSONS = tuple(p for p in PAGES if p.url_path)

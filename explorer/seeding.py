@@ -13,14 +13,15 @@ from collections.abc import Iterator
 
 import torch
 
-__all__ = ["seeded"]
+__all__ = ["SEEDING_LOCK", "seeded"]
 
-_LOCK = threading.Lock()
+# Re-entrant: a caller may hold it around several builds that each take it again.
+SEEDING_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
 def seeded(seed: int) -> Iterator[None]:
     """Run the body with torch's global generator seeded to `seed`, restored afterwards."""
-    with _LOCK, torch.random.fork_rng(devices=[]):
+    with SEEDING_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield

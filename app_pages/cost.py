@@ -1,0 +1,161 @@
+"""Lesson: cost — parameters, operations, sequential steps and path length, counted and measured."""
+
+import streamlit as st
+import torch
+
+from explorer import sequence_figures as figures
+from explorer.cost import attention_cost, recurrent_cost
+from explorer.cost_view import (
+    COST_LAYER_DETAILS,
+    complexity_rows,
+    layers_to_connect,
+    operations_curves,
+    operations_lengths,
+)
+from explorer.timing import TIMED_LAYERS, measure_forward_times, slower_from
+from explorer.ui import UrlControls, download_csv, page_header
+
+WIDTHS = [8, 16, 32, 64, 128, 256, 512, 1024]
+TIMING_LENGTHS = [256, 512, 1024, 2048, 4096]
+TIMING_BUDGET_S = 1.0
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def measured_times(T_max: int, d: int, attempt: int):
+    """Forward-pass timings for T = 16, 32, …, T_max at width d, shared by every session; `attempt`
+    lets the user ask for a fresh measurement."""
+    T_values = [T for T in (2**p for p in range(4, 13)) if T_max >= T]
+    return measure_forward_times(T_values, d, budget_s=TIMING_BUDGET_S)
+
+
+page_header(
+    "Cost: parameters, operations, steps",
+    "Attention is not free. Compared with a recurrent layer it has a few times more parameters and, "
+    "for long sequences, many more multiplications: every position is compared with every other. "
+    "What it saves is *sequential* work — the loop must run its T steps one after another, attention "
+    "runs in one — and the *path* the gradient travels. Here are the lecture's counts, exactly, for "
+    "your sizes, and a stopwatch on this machine.",
+)
+
+controls = UrlControls()
+side = st.sidebar
+side.header("Sizes")
+T = controls.slider("Sequence length T", 2, 4096, 512, 1, "T", where=side)
+d = controls.select_slider("Width d", WIDTHS, 64, "d", where=side)
+k = controls.slider("Convolution kernel size k", 2, 9, 3, 1, "k", where=side)
+n_layers = controls.slider("Layers N", 1, 24, 1, 1, "layers", where=side,
+                           help="1 reproduces the lecture's per-layer table; more stacks N identical layers.")
+side.header("Stopwatch")
+T_max = controls.select_slider("Time sequences up to T =", TIMING_LENGTHS, 2048, "time_T", where=side)
+controls.report()
+
+# --- the table ---------------------------------------------------------------------------------------------
+st.subheader(f"The complexity table for T = {T}, d = {d}, k = {k}" + (f", N = {n_layers}" if n_layers > 1 else ""))
+rows = complexity_rows(T, d, k, n_layers)
+table = figures.complexity_frame(rows, n_layers)
+exact = {"exact": "parameters (library formula)", "PyTorch count": "count_parameters on the PyTorch modules",
+         "multiplications": "multiplications in the matrix products", "steps": "sequential steps",
+         "path": "steps from the last output to the first input"}
+st.dataframe(table, hide_index=True, key="complexity", column_config={
+    name: st.column_config.NumberColumn(name, format="localized", help=help_text) for name, help_text in exact.items()
+})
+st.caption(" · ".join(f"**{row.label}**: {COST_LAYER_DETAILS[row.layer]}" for row in rows))
+st.plotly_chart(figures.cost_bars(rows), width="stretch", key="cost_bars")
+download_csv(figures.frame_csv(table), f"complexity_T{T}_d{d}_k{k}_N{n_layers}.csv", "Download the table (CSV)",
+             key="complexity_csv")
+needed = layers_to_connect(T, k)
+seen = 1 + n_layers * (k - 1)
+stack_note = ""
+if seen < T:
+    what = "One convolution" if n_layers == 1 else f"A stack of {n_layers} convolutions"
+    stack_note = (f" {what} sees only the last {seen} of the {T} positions, so the CNN's path length is "
+                  f"given for the {needed} layers it would need to reach the first one.")
+st.markdown(
+    f"""
+**Reading it.** Each big-O column is followed by the exact count. *Multiplications* are those of
+the matrix products (the lecture's "operations"; softmax, activations and normalisation are left
+out); *parameters* include biases and LayerNorm scales, and *PyTorch count* counts them again
+with `count_parameters` on the real modules built at this size (on PyTorch's "meta" device, which
+allocates no memory). *Sequential steps* are the steps
+that must run one after another; *path length* is the number of steps between the last output
+and the first input. In a stack, layer n + 1 can start as soon as layer n has produced its first
+output, so N loops take T + N − 1 steps and N attention layers take N.{stack_note}
+
+The CNN's O(T) sequential steps follow the lecture; the original paper (Vaswani et al., 2017,
+Table 1) counts a convolution as O(1) sequential operations, since every position of one layer
+can be computed at once — what keeps the CNN's row long is its path, O(T/k).
+"""
+)
+
+# --- the crossover -------------------------------------------------------------------------------------------
+st.subheader("Where T·d² meets T²·d")
+T_values = operations_lengths(T, d)
+operations = figures.operations_frame(operations_curves(d, T_values), T_values)
+chart_col, text_col = st.columns([3, 2], gap="large")
+with chart_col:
+    st.altair_chart(figures.operations_chart(operations, d=d, T=T), width="stretch", key="operations_chart")
+    download_csv(figures.frame_csv(operations), f"operations_d{d}.csv", "Download the curves (CSV)",
+                 key="operations_csv")
+rnn_layer, attention_layer = recurrent_cost("rnn", T, d), attention_cost(T, d)
+with text_col:
+    bigger = "T²·d" if d < T else ("T·d²" if d > T else "neither")
+    st.markdown(
+        f"""
+A recurrent layer does d² work per position (the state times W_hh): **T·d²**. Attention compares
+every pair of positions with a d-long dot product: **T²·d**. The two are equal at **T = d**; at
+your T = {T} and d = {d}, T·d² = {T * d * d:,} and T²·d = {T * T * d:,}, so {bigger} is larger.
+
+The exact counts (solid lines) add what the big-O leaves out. This attention layer also projects
+the sequence four times (Q, K, V, output: 4·T·d²), so it always multiplies more than a tanh RNN of
+the same width (2·T·d²): at your sizes {attention_layer.multiplications:,} against
+{rnn_layer.multiplications:,} per layer. Its T²·d part takes over above T = d — which is why
+long contexts are expensive, and why short ones (T < d, as in many sentences) are cheap.
+"""
+    )
+
+# --- the stopwatch -------------------------------------------------------------------------------------------
+st.subheader("Measured on this CPU")
+attempt = st.session_state.setdefault("timing_attempt", 0)
+
+
+def measure_again() -> None:
+    st.session_state["timing_attempt"] += 1
+
+
+
+with st.spinner(f"Timing forward passes for T up to {T_max} (at most about {TIMING_BUDGET_S:.0f} s)…"):
+    timings = measured_times(T_max, d, attempt)
+times = figures.timing_frame(timings)
+chart_col, text_col = st.columns([3, 2], gap="large")
+with chart_col:
+    st.altair_chart(figures.timing_chart(times), width="stretch", key="timing_chart")
+    download_csv(figures.frame_csv(times), f"timings_d{d}.csv", "Download the timings (CSV)", key="timing_csv")
+    st.button("Measure again", icon=":material/timer:", key="measure_again", on_click=measure_again,
+              help="Timings are cached per setting; this measures once more for you.")
+skipped = int(times["milliseconds"].isna().sum())
+slower = slower_from(timings, "attention", "rnn")
+measured = times.dropna(subset=["milliseconds"])
+longest = measured[measured["layer"] == TIMED_LAYERS["rnn"]].tail(1)
+with text_col:
+    per_step = (f"At T = {int(longest['T'].iloc[0])} torch's RNN needs "
+                f"{float(longest['microseconds per position'].iloc[0]):.1f} µs per step, one step after "
+                "another. " if len(longest) else "")
+    crossover = (f"From T = {slower} on, the attention layer is the slower one here. " if slower else
+                 "In this range the attention layer is never the slower one here. ")
+    st.markdown(
+        f"""
+One forward pass of one layer at width d = {d} on a batch of one sequence, in float32, the best of
+up to five runs after a warm-up, on {torch.get_num_threads()} CPU thread(s). {per_step}{crossover}
+
+This is the lesson's fine print. On one thread nothing runs in parallel, so attention pays its
+full T²·d and wins only while T is small, where the loop's per-step overhead dominates. On a GPU
+the T² comparisons of one layer run at the same time and the wall time follows the *sequential
+steps* instead — 1 for attention, T for the loop — which is what made transformers fast to train.
+The Python loop (this app's RecurrentNet, written step by step for the lessons) shows how much of
+an RNN's time is overhead per step.
+"""
+    )
+    if skipped:
+        st.caption(f"{skipped} measurement(s) left out to stay within the {TIMING_BUDGET_S:.0f} s budget "
+                   "(the largest T for the slowest layers). Timings are shared by everyone using this server "
+                   "and measured once per setting.")

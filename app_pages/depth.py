@@ -1,0 +1,90 @@
+"""Lesson: depth — why every transformer sublayer is wrapped in a residual "Add & Norm"."""
+
+import streamlit as st
+
+from explorer import sequence_figures as figures
+from explorer.gradient_view import depth_curves
+from explorer.ui import UrlControls, download_csv, page_header
+
+WIDTHS = [16, 32, 64]
+LENGTHS = [4, 8, 16, 32]
+
+page_header(
+    "Depth: residuals and Add & Norm",
+    "A deep stack has the same weakness as a long loop: the gradient that reaches the first layer is "
+    "a product of one Jacobian per layer above it. Transformers stack many layers anyway, because every "
+    "sublayer (attention, feed-forward) is wrapped in **Add & Norm**: its input is *added* back to its "
+    "output — a short cut the gradient can take — and a LayerNorm keeps the scale in check. Here a "
+    "stack of encoder layers is built with and without those pieces, and we measure the gradient that "
+    "arrives at each layer.",
+)
+
+controls = UrlControls()
+side = st.sidebar
+side.header("Stack")
+n_layers = controls.slider("Layers", 1, 24, 12, 1, "layers", where=side)
+width = controls.select_slider("Width d_model", WIDTHS, 32, "width", where=side,
+                               help="4 attention heads; the feed-forward layer is 4 × wider.")
+T = controls.select_slider("Sequence length", LENGTHS, 16, "T", where=side)
+n_seeds = controls.slider("Random seeds", 1, 5, 3, 1, "seeds", where=side,
+                          help="Each seed draws new weights and a new input; the line is the mean of "
+                               "log10 of the norm, the band ± one standard deviation.")
+controls.report()
+
+with st.spinner(f"Building 6 stacks of {n_layers} layers × {n_seeds} seed(s) and back-propagating…"):
+    curves = depth_curves(n_layers, width, T, n_seeds)
+frame = figures.depth_frame(curves)
+
+st.subheader("Gradient reaching each layer")
+st.altair_chart(figures.depth_chart(frame), width="stretch", key="depth_chart")
+st.caption("The same numbers as colour, one row per wiring:")
+st.plotly_chart(figures.depth_heatmap(frame), width="stretch", key="depth_map")
+download_csv(figures.frame_csv(frame), f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)",
+             key="depth_csv")
+
+table_col, text_col = st.columns([1, 1], gap="large")
+with table_col:
+    st.markdown("**From the last layer down to layer 0**: log10 ‖∂L/∂h‖ at each end, and the orders of "
+                "magnitude lost on the way down.")
+    st.dataframe(figures.depth_table(frame), hide_index=True, column_config={
+        "configuration": st.column_config.TextColumn(width="medium"),
+        **{name: st.column_config.NumberColumn(format="%.1f", width="small")
+           for name in ("last layer", "layer 0", "orders lost")},
+    })
+with text_col:
+    st.markdown(
+        r"""
+**The four ways to wrap a sublayer F** (attention or feed-forward), as drawn:
+
+| | with residual | without residual |
+|---|---|---|
+| post-norm (the original paper) | h ← LN(h + F(h)) | h ← LN(F(h)) |
+| pre-norm (most recent models) | h ← h + F(LN(h)) | h ← F(LN(h)) |
+| no LayerNorm | h ← h + F(h) | h ← F(h) |
+
+**Why the short cut works.** The Jacobian of h + F(h) is I + ∂F/∂h. The identity part carries the
+gradient from the top of the stack to the bottom unchanged, however small ∂F/∂h is; without it the
+gradient is multiplied by ∂F/∂h alone at every sublayer — the same product of Jacobians that makes
+an RNN forget, with layers in place of time steps.
+"""
+    )
+
+st.markdown(
+    """
+**What to notice** (at the default settings). Without residuals *and* without LayerNorm (the
+vermillion dashed line) the gradient shrinks by roughly a factor of ten per layer, and the first
+layers of a deep stack get almost nothing — they would barely learn. Put the residual back
+(vermillion, solid) and the line is flat. LayerNorm on its own rescues much of the signal (the
+blue and green dashed lines): it rescales the activations, and its Jacobian rescales the gradient
+with them, but the lines still slope — only the residual makes them flat. With residuals, post-norm
+and pre-norm both deliver the gradient intact to a freshly initialised stack. The difference is
+where the norm sits: in pre-norm the residual stream runs from the bottom of the stack to the top
+without passing through any LayerNorm (until the final one), so the identity path is exact at any
+depth; in post-norm every layer's norm sits on that path. That is one reason pre-norm became the
+usual choice for very deep models.
+
+**Try.** Raise the number of layers to 24 and compare the slopes; change the width or the sequence
+length and see how little the per-layer factor moves: the loss compounds layer by layer, just as
+it compounds step by step in the loop.
+"""
+)

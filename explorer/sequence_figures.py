@@ -1,0 +1,670 @@
+"""Figure builders for the gradient-flow, depth and cost lessons: data in, Altair or Plotly out.
+
+Same rules as `explorer.figures`: 16 px fonts, labelled axes, colour bars with titles,
+colour-blind-safe colours (Okabe–Ito for lines, Viridis for magnitudes), Plotly figures built from
+plain specs without per-rerun validation (the unit tests validate them).
+
+Gradient norms are plotted as log10 values on a linear axis whose ticks read 1e−20, 1e−10, 1 …:
+a vanishing RNN gradient can go below float64's smallest number (≈ 1e−308), which a true log scale
+(or a browser) cannot draw.  Exact zeros (truncated back-propagation) have no logarithm; the data
+keeps them (`exactly_zero`) and the chart shades their region instead of drawing a line there.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .figures import FONT_SIZE, SEQUENTIAL, figure_from_spec, plotly_text
+from .gradient_view import (
+    DEPTH_CONFIGS,
+    KIND_LABELS,
+    GradientCurves,
+    RecallAccuracy,
+    accuracy_bands,
+    binned_accuracy,
+    path_lengths,
+)
+from .timing import TIMED_LAYERS, Timing
+
+__all__ = [
+    "OKABE_ITO",
+    "complexity_frame",
+    "cost_bars",
+    "dependency_figure",
+    "dependency_frame",
+    "depth_chart",
+    "depth_frame",
+    "depth_heatmap",
+    "depth_table",
+    "frame_csv",
+    "gradient_chart",
+    "gradient_frame",
+    "gradient_strip",
+    "log_strip",
+    "operations_chart",
+    "operations_frame",
+    "path_frame",
+    "recall_bands",
+    "recall_chart",
+    "recall_frame",
+    "subscript",
+    "timing_chart",
+    "timing_frame",
+    "unrolled_figure",
+]
+
+# Okabe & Ito (2008), a palette that stays distinct for the common forms of colour blindness.
+OKABE_ITO = {
+    "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73", "yellow": "#F0E442",
+    "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7", "black": "#000000",
+}
+MODEL_COLOURS = {
+    "tanh RNN": OKABE_ITO["vermillion"], "LSTM": OKABE_ITO["orange"], "GRU": OKABE_ITO["reddish purple"],
+    "causal attention": OKABE_ITO["blue"], "causal transformer": OKABE_ITO["blue"],
+}
+LOG_LABEL = "datum.value == 0 ? '1' : '1e' + datum.value"  # tick at log10 = -20 reads "1e-20"
+CHART_HEIGHT = 420
+
+
+_SUBSCRIPTS = str.maketrans("0123456789-st", "₀₁₂₃₄₅₆₇₈₉₋ₛₜ")
+
+
+def subscript(text) -> str:
+    """Unicode subscript for digits, '-', 's' and 't' (x₆₃, yₜ): no HTML needed in Markdown."""
+    return str(text).translate(_SUBSCRIPTS)
+
+
+def frame_csv(frame: pd.DataFrame) -> str:
+    buffer = io.StringIO()
+    frame.to_csv(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _configure(chart, *, legend_orient: str = "top", legend_columns: int | None = None):
+    legend = {"columns": legend_columns} if legend_columns else {}
+    return (
+        chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, titleFontWeight="normal")
+        .configure_legend(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, orient=legend_orient,
+                          labelLimit=600, symbolType="stroke", symbolStrokeWidth=4, symbolSize=300,
+                          symbolOpacity=1, **legend)
+        .configure_title(fontSize=FONT_SIZE + 2, anchor="start")
+        .configure_view(strokeWidth=0)
+    )
+
+
+def _colour(field: str, labels: Sequence[str], colours: dict[str, str], title: str | None = None):
+    return alt.Color(f"{field}:N", title=title, sort=list(labels),
+                     scale=alt.Scale(domain=list(labels), range=[colours[label] for label in labels]))
+
+
+def _log_axis(title: str) -> alt.Axis:
+    return alt.Axis(title=title, labelExpr=LOG_LABEL, tickMinStep=1, format="d")
+
+
+def _log_colorbar(low: float, high: float, title: str) -> dict:
+    step = max(1, int(np.ceil((high - low) / 8)))
+    ticks = list(range(int(np.ceil(low)), int(np.floor(high)) + 1, step)) or [round(low)]
+    return {"title": {"text": title, "side": "top"}, "thickness": 18, "tickvals": ticks,
+            "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks], "tickfont": {"size": FONT_SIZE - 2}}
+
+
+def log_strip(z: np.ndarray, *, rows: Sequence[str], x_title: str, value_title: str, height: int | None = None,
+              hover_x: str = "x") -> go.Figure:
+    """A (rows × positions) heatmap of log10 values (NaN = exactly zero, drawn blank), the row
+    labels on the left, one colour bar whose ticks read 1e−20 … 1."""
+    z = np.asarray(z, dtype=np.float64)
+    finite = z[np.isfinite(z)]
+    low, high = (float(np.floor(finite.min())), float(np.ceil(finite.max()))) if finite.size else (-1.0, 0.0)
+    if high <= low:
+        high = low + 1
+    trace = {
+        "type": "heatmap", "z": z, "x": list(range(z.shape[1])), "y": list(range(z.shape[0])),
+        "colorscale": SEQUENTIAL, "zmin": low, "zmax": high, "xgap": 0, "ygap": 2,
+        "colorbar": _log_colorbar(low, high, value_title),
+        "customdata": np.array([[plotly_text(r)] * z.shape[1] for r in rows]),
+        "hovertemplate": f"%{{customdata}}, {hover_x} = %{{x}}<br>log10 = %{{z:.1f}}<extra></extra>",
+    }
+    layout = {
+        "font": {"size": FONT_SIZE}, "height": height or 120 + 44 * len(rows),
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "xaxis": {"title": {"text": x_title}, "showgrid": False, "zeroline": False,
+                  "tickfont": {"size": FONT_SIZE - 2}},
+        "yaxis": {"tickmode": "array", "tickvals": list(range(len(rows))),
+                  "ticktext": [plotly_text(r) for r in rows], "autorange": "reversed", "showgrid": False,
+                  "zeroline": False, "tickfont": {"size": FONT_SIZE}},
+    }
+    return figure_from_spec({"data": [trace], "layout": layout})
+
+
+# --- gradient against position ---------------------------------------------------------------------
+
+
+def gradient_frame(curves: GradientCurves) -> pd.DataFrame:
+    """One row per (model, position): log10 of the mean norm over seeds and of mean ± spread.
+
+    exactly_zero: the gradient is exactly 0 (its log10 columns are then empty);
+    truncated: the position lies beyond the truncation window (recurrent models only).
+    """
+    T = curves.T
+    t = np.arange(T)
+    cut = -1 if curves.bptt_window is None else T - curves.bptt_window
+    parts = []
+    for kind, label in KIND_LABELS.items():
+        mean, low, high = curves.summary(kind)
+        zero = np.isneginf(mean)
+        parts.append(pd.DataFrame({
+            "model": label,
+            "t": t,
+            "steps back from the loss": path_lengths(T, kind),
+            "log10 norm": np.where(zero, np.nan, mean),
+            "log10 low": np.where(zero, np.nan, low),
+            "log10 high": np.where(zero, np.nan, high),
+            "exactly_zero": zero,
+            "truncated": (t < cut) & (kind != "transformer"),
+            "seeds": len(curves.seeds),
+        }))
+    return pd.concat(parts, ignore_index=True)
+
+
+def gradient_chart(frame: pd.DataFrame, *, title: str = "") -> alt.LayerChart:
+    """log10 ‖∂L/∂xₜ‖ against t, one line per model with a band for the spread over seeds."""
+    labels = list(dict.fromkeys(frame["model"]))
+    colour = _colour("model", labels, MODEL_COLOURS)
+    x = alt.X("t:Q", title="input position t (the loss reads the last output)", axis=alt.Axis(tickMinStep=1))
+    drawn = alt.datum["exactly_zero"] == False  # noqa: E712 — a Vega expression, not Python
+    base = alt.Chart(frame).transform_filter(drawn)
+    band = base.mark_area(opacity=0.18).encode(
+        x=x, y=alt.Y("log10 low:Q"), y2="log10 high:Q", color=colour,
+    )
+    # Recurrent models dashed, attention solid: two line layers (one strokeDash channel on the same
+    # field as the colour would make Vega-Lite drop the merged legend).
+    attention = alt.expr.indexof(alt.datum["model"], "attention") >= 0
+    encoding = {
+        "x": x,
+        "y": alt.Y("log10 norm:Q", axis=_log_axis("‖∂L/∂xₜ‖ (log scale)"), scale=alt.Scale(zero=False)),
+        "color": colour,
+        "tooltip": [alt.Tooltip("model:N"), alt.Tooltip("t:Q"),
+                    alt.Tooltip("log10 norm:Q", format=".1f", title="log10 ‖∂L/∂xₜ‖"),
+                    alt.Tooltip("steps back from the loss:Q")],
+    }
+    loops = base.transform_filter(~attention).mark_line(strokeWidth=3, strokeDash=[8, 3]).encode(**encoding)
+    direct = base.transform_filter(attention).mark_line(strokeWidth=3.5).encode(**encoding)
+    layers = [band, loops, direct]
+    if frame["truncated"].any():
+        cut = alt.Chart(frame).transform_filter(alt.datum["truncated"] == True).transform_aggregate(  # noqa: E712
+            start="min(t)", end="max(t)"
+        )
+        layers.append(cut.mark_rect(color="#bbbbbb", opacity=0.35).encode(
+            x=alt.X("start:Q"), x2="end:Q",
+            tooltip=[alt.Tooltip("end:Q", title="gradient exactly 0 up to t =")],
+        ))
+        layers.append(cut.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=FONT_SIZE,
+                                    color="#333333").encode(
+            x=alt.X("start:Q"), y=alt.value(0), text=alt.value("truncated BPTT: gradient exactly 0 here"),
+        ))
+    chart = alt.layer(*layers).properties(height=CHART_HEIGHT)
+    if title:
+        chart = chart.properties(title=title)
+    return _configure(chart)
+
+
+def gradient_strip(frame: pd.DataFrame) -> go.Figure:
+    """The curves of `gradient_chart` as colour: one row per model, log10 ‖∂L/∂xₜ‖ (blank = 0)."""
+    labels = list(dict.fromkeys(frame["model"]))
+    z = np.array([frame[frame["model"] == label].sort_values("t")["log10 norm"].to_numpy(dtype=float)
+                  for label in labels])
+    return log_strip(z, rows=labels, x_title="input position t", value_title="‖∂L/∂xₜ‖", hover_x="t")
+
+
+def path_frame(T: int) -> pd.DataFrame:
+    """The path length from a loss on y_{T−1} back to each input, loop against attention."""
+    return pd.DataFrame({"t": np.arange(T), "RNN path length": path_lengths(T, "rnn"),
+                         "attention path length": path_lengths(T, "transformer")})
+
+
+# --- the unrolled loop against the single parallel step -------------------------------------------
+
+
+def _shown_positions(T: int, max_shown: int) -> list[int | None]:
+    if max_shown >= T:
+        return list(range(T))
+    head = 3
+    return [*range(head), None, *range(T - (max_shown - head - 1), T)]
+
+
+def _sub(name: str, index: int) -> str:
+    return f"{name}<sub>{index}</sub>"
+
+
+def unrolled_figure(T: int, *, max_shown: int = 11) -> go.Figure:
+    """Two computation graphs for a loss on the last output: the RNN unrolled over T sequential
+    steps (top) and causal attention's single parallel step (bottom).  Each input is coloured by
+    its path length — the steps the gradient takes from the loss back to it — and the path to x₀
+    is highlighted.  Long sequences show the first and last positions around a gap."""
+    positions = _shown_positions(T, max_shown)
+    columns = {p: i for i, p in enumerate(positions) if p is not None}
+    last = len(positions) - 1
+    rnn_paths, attention_paths = path_lengths(T, "rnn"), path_lengths(T, "transformer")
+    y_x_rnn, y_h, y_loss_rnn = 5.0, 6.2, 7.45
+    y_x_att, y_y, y_loss_att = 0.6, 1.8, 2.9
+    grey, highlight = "#9a9a9a", OKABE_ITO["vermillion"]
+
+    def segments(pairs):
+        xs, ys = [], []
+        for (x0, y0), (x1, y1) in pairs:
+            xs += [x0, x1, None]
+            ys += [y0, y1, None]
+        return xs, ys
+
+    plain, bold, dotted = [], [], []
+    # RNN: x_t → h_t, h_{t−1} → h_t, h_{T−1} → L.
+    for p, i in columns.items():
+        (bold if p == 0 else plain).append(((i, y_x_rnn), (i, y_h)))
+    for i in range(last):
+        left, right = positions[i], positions[i + 1]
+        (dotted if left is None or right is None else bold).append(((i, y_h), (i + 1, y_h)))
+    bold.append(((last, y_h), (last, y_loss_rnn)))
+    # Attention: every x_s → y_{T−1} (the output the loss reads); faint diagonal for the others.
+    for p, i in columns.items():
+        (bold if p == 0 else plain).append(((i, y_x_att), (last, y_y)))
+        if p != T - 1:
+            plain.append(((i, y_x_att), (i, y_y)))
+    bold.append(((last, y_y), (last, y_loss_att)))
+
+    traces = []
+    for pairs, colour, width, dash in ((plain, grey, 1.5, "solid"), (dotted, grey, 2, "dot"),
+                                       (bold, highlight, 3.5, "solid")):
+        xs, ys = segments(pairs)
+        traces.append({"type": "scatter", "mode": "lines", "x": xs, "y": ys, "hoverinfo": "skip",
+                       "line": {"color": colour, "width": width, "dash": dash}, "showlegend": False})
+    shown = list(columns.items())
+    xs = [i for _, i in shown]
+    hover_rnn = [f"x<sub>{p}</sub>: gradient path of {rnn_paths[p]} steps" for p, _ in shown]
+    hover_att = [f"x<sub>{p}</sub>: gradient path of {attention_paths[p]} step" for p, _ in shown]
+    top = max(2, T)
+    for y, paths, hover in ((y_x_rnn, rnn_paths, hover_rnn), (y_x_att, attention_paths, hover_att)):
+        traces.append({
+            "type": "scatter", "mode": "markers+text", "x": xs, "y": [y] * len(xs),
+            "marker": {"size": 40, "color": [int(paths[p]) for p, _ in shown], "coloraxis": "coloraxis",
+                       "line": {"color": "#333333", "width": 1}},
+            "text": [_sub("x", p) for p, _ in shown], "textposition": "middle center",
+            # Viridis is dark at the low end and yellow at the top: white text on the first, black on the second.
+            "textfont": {"size": FONT_SIZE - 2,
+                         "color": ["#000000" if (paths[p] - 1) / (top - 1) > 0.55 else "#ffffff" for p, _ in shown]},
+            "hovertext": hover, "hoverinfo": "text", "showlegend": False,
+        })
+    state_labels = [(_sub("h", p), y_h) for p, _ in shown] + [(_sub("y", p), y_y) for p, _ in shown]
+    traces.append({
+        "type": "scatter", "mode": "markers+text", "x": xs + xs, "y": [y for _, y in state_labels],
+        "marker": {"size": 40, "symbol": "square", "color": "#f2f2f2", "line": {"color": "#333333", "width": 1}},
+        "text": [text for text, _ in state_labels], "textfont": {"size": FONT_SIZE - 2, "color": "#222222"},
+        "hoverinfo": "skip", "showlegend": False,
+    })
+    traces.append({
+        "type": "scatter", "mode": "markers+text", "x": [last, last], "y": [y_loss_rnn, y_loss_att],
+        "marker": {"size": 40, "symbol": "diamond", "color": "#ffffff", "line": {"color": highlight, "width": 2}},
+        "text": ["L", "L"], "textfont": {"size": FONT_SIZE, "color": "#222222"}, "hoverinfo": "skip",
+        "showlegend": False,
+    })
+    annotations = []
+    for i, p in enumerate(positions):
+        if p is None:
+            for y in (y_x_rnn, y_h, y_x_att, y_y):
+                annotations.append({"x": i, "y": y, "text": "…", "showarrow": False, "font": {"size": 26}})
+            continue
+        annotations.append({"x": i, "y": y_x_rnn - 0.62, "text": f"{rnn_paths[p]}", "showarrow": False,
+                            "font": {"size": FONT_SIZE}})
+        annotations.append({"x": i, "y": y_x_att - 0.62, "text": f"{attention_paths[p]}", "showarrow": False,
+                            "font": {"size": FONT_SIZE}})
+        annotations.append({"x": i, "y": y_h + 0.5, "text": f"step {p + 1}", "showarrow": False,
+                            "font": {"size": FONT_SIZE - 4, "color": "#555555"}})
+    step_word = "step" if T == 1 else "steps"
+    annotations += [
+        {"x": -0.6, "y": y_loss_rnn + 0.75, "xanchor": "left", "showarrow": False,
+         "font": {"size": FONT_SIZE + 1, "color": "#222222"},
+         "text": f"<b>RNN</b>: {T} sequential {step_word}; the gradient to x<sub>t</sub> crosses T − t of them"},
+        {"x": -0.6, "y": y_loss_att + 0.75, "xanchor": "left", "showarrow": False,
+         "font": {"size": FONT_SIZE + 1, "color": "#222222"},
+         "text": "<b>causal attention</b>: one parallel step; every x<sub>t</sub> is one step from the loss"},
+        {"x": -0.6, "y": y_x_rnn - 0.62, "xanchor": "right", "showarrow": False, "text": "path",
+         "font": {"size": FONT_SIZE - 2, "color": "#555555"}},
+        {"x": -0.6, "y": y_x_att - 0.62, "xanchor": "right", "showarrow": False, "text": "path",
+         "font": {"size": FONT_SIZE - 2, "color": "#555555"}},
+    ]
+    hidden = {"visible": False, "fixedrange": True}
+    layout = {
+        "font": {"size": FONT_SIZE}, "height": 560, "margin": {"l": 60, "r": 10, "t": 10, "b": 10},
+        "plot_bgcolor": "rgba(0,0,0,0)", "showlegend": False, "annotations": annotations,
+        "xaxis": {**hidden, "range": [-1.1, last + 0.6]},
+        "yaxis": {**hidden, "range": [-0.4, 8.4]},
+        "coloraxis": {"colorscale": SEQUENTIAL, "cmin": 1, "cmax": top,
+                      "colorbar": {"title": {"text": "path length<br>(steps)", "side": "top"}, "thickness": 16,
+                                   "len": 0.8, "tickfont": {"size": FONT_SIZE - 2}}},
+    }
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
+# --- dependency matrices --------------------------------------------------------------------------
+
+
+def _domains(n: int, gap: float) -> list[tuple[float, float]]:
+    size = (1.0 - gap * (n - 1)) / n
+    return [(i * (size + gap), i * (size + gap) + size) for i in range(n)]
+
+
+def dependency_figure(panels: Sequence[tuple[str, np.ndarray]], *, height: int = 480) -> go.Figure:
+    """Side-by-side heatmaps of log10 ‖∂y_t/∂x_s‖ (row t = output, column s = input) on one colour
+    scale.  Exact zeros (what a mask or the arrow of time forbids) are blank."""
+    logs = []
+    for _, matrix in panels:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            logs.append(np.where(matrix > 0, np.log10(np.where(matrix > 0, matrix, 1.0)), np.nan))
+    finite = np.concatenate([z[np.isfinite(z)] for z in logs]) if logs else np.array([0.0])
+    low, high = (float(np.floor(finite.min())), float(np.ceil(finite.max()))) if finite.size else (-1.0, 0.0)
+    if high <= low:
+        high = low + 1
+    domains = _domains(len(panels), 0.06)
+    traces, layout, annotations = [], {}, []
+    for i, ((title, _), z, domain) in enumerate(zip(panels, logs, domains, strict=True)):
+        suffix = "" if i == 0 else str(i + 1)
+        T = z.shape[0]
+        step = max(1, int(np.ceil(T / 8)))
+        traces.append({
+            "type": "heatmap", "z": z, "coloraxis": "coloraxis", "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+            "hovertemplate": "output y<sub>%{y}</sub> ← input x<sub>%{x}</sub><br>"
+                             "log10 ‖∂y/∂x‖ = %{z:.1f}<extra>" + plotly_text(title) + "</extra>",
+        })
+        ticks = list(range(0, T, step))
+        layout[f"xaxis{suffix}"] = {"domain": list(domain), "anchor": f"y{suffix}", "title": {"text": "input s"},
+                                    "tickmode": "array", "tickvals": ticks, "showgrid": False, "zeroline": False,
+                                    "tickfont": {"size": FONT_SIZE - 2}}
+        layout[f"yaxis{suffix}"] = {"domain": [0.0, 1.0], "anchor": f"x{suffix}", "autorange": "reversed",
+                                    "tickmode": "array", "tickvals": ticks, "showgrid": False, "zeroline": False,
+                                    "tickfont": {"size": FONT_SIZE - 2},
+                                    "title": {"text": "output t" if i == 0 else ""}}
+        annotations.append({"text": plotly_text(title), "x": (domain[0] + domain[1]) / 2, "y": 1.02,
+                            "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom",
+                            "showarrow": False, "font": {"size": FONT_SIZE, "color": "#222222"}})
+    ticks = list(range(int(low), int(high) + 1, max(1, int(np.ceil((high - low) / 8)))))
+    layout.update(
+        annotations=annotations, font={"size": FONT_SIZE}, height=height,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="rgba(0,0,0,0)",
+        coloraxis={"colorscale": SEQUENTIAL, "cmin": low, "cmax": high,
+                   "colorbar": {"title": {"text": "‖∂y<sub>t</sub>/∂x<sub>s</sub>‖", "side": "top"},
+                                "thickness": 18, "tickvals": ticks,
+                                "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks],
+                                "tickfont": {"size": FONT_SIZE - 2}}},
+    )
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
+def dependency_frame(panels: Sequence[tuple[str, np.ndarray]]) -> pd.DataFrame:
+    """Long format: one row per (view, output t, input s) with ‖∂y_t/∂x_s‖."""
+    parts = []
+    for title, matrix in panels:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        t, s = np.indices(matrix.shape)
+        parts.append(pd.DataFrame({"view": title, "output t": t.ravel(), "input s": s.ravel(),
+                                   "norm": matrix.ravel()}))
+    return pd.concat(parts, ignore_index=True)
+
+
+# --- trained models on the recall task ---------------------------------------------------------------
+
+
+RECALL_BIN = 8
+
+
+def recall_frame(results: Sequence[tuple[str, RecallAccuracy]]) -> pd.DataFrame:
+    """(label, RecallAccuracy) pairs → one row per model and distance, with the accuracy over the
+    bin of 8 distances that the row belongs to."""
+    parts = [pd.DataFrame({"model": label, "distance": r.distances, "accuracy": r.accuracy, "examples": r.examples,
+                           f"accuracy over {RECALL_BIN} distances": binned_accuracy(r, RECALL_BIN)})
+             for label, r in results]
+    if not parts:
+        return pd.DataFrame(columns=["model", "distance", "accuracy", "examples",
+                                     f"accuracy over {RECALL_BIN} distances"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def recall_bands(results: Sequence[tuple[str, RecallAccuracy]]) -> pd.DataFrame:
+    """Accuracy over ranges of distance, one row per model (see gradient_view.accuracy_bands)."""
+    table = pd.DataFrame({label: dict(accuracy_bands(r)) for label, r in results}).T
+    table.index.name = "model"
+    return table
+
+
+def recall_chart(frame: pd.DataFrame, *, chance: float) -> alt.LayerChart:
+    """Accuracy against the distance between the key and the '?': faint points per distance, a line
+    per model through the accuracy over bins of 8 distances."""
+    labels = list(dict.fromkeys(frame["model"]))
+    colour = _colour("model", labels, MODEL_COLOURS)
+    binned = f"accuracy over {RECALL_BIN} distances"
+    x = alt.X("distance:Q", title="distance from the key to '?' (tokens)", axis=alt.Axis(tickMinStep=1))
+    y_axis = alt.Axis(format="%")
+    base = alt.Chart(frame)
+    points = base.mark_circle(size=28, opacity=0.35).encode(
+        x=x, y=alt.Y("accuracy:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=y_axis), color=colour,
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("distance:Q"), alt.Tooltip("accuracy:Q", format=".0%"),
+                 alt.Tooltip("examples:Q", title="evaluation examples")],
+    )
+    # One layer per model, each with its own width and dash, so that lines lying on top of each other
+    # (several models at 100 %) stay visible; the colour legend is shared.
+    styles = {"causal transformer": (7, [1, 0]), "GRU": (4, [12, 8]), "LSTM": (3, [3, 5])}
+    lines = [
+        base.transform_filter(alt.datum["model"] == label).mark_line(
+            strokeWidth=styles.get(label, (3.5, [1, 0]))[0], strokeDash=styles.get(label, (3.5, [1, 0]))[1],
+            interpolate="step-after",
+        ).encode(
+            x=x, y=alt.Y(f"{binned}:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=y_axis), color=colour,
+            tooltip=[alt.Tooltip("model:N"), alt.Tooltip(f"{binned}:Q", format=".0%")],
+        )
+        for label in sorted(labels, key=lambda m: -styles.get(m, (3.5, None))[0])  # widest drawn first
+    ]
+    rule = base.mark_rule(strokeDash=[4, 4], color="#555555").encode(y=alt.datum(chance))
+    text = base.mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=FONT_SIZE - 2, color="#333333").encode(
+        x=alt.datum(1), y=alt.datum(chance), text=alt.value(f"chance ({chance:.1%})"),
+    )
+    return _configure(alt.layer(points, *lines, rule, text).properties(height=CHART_HEIGHT - 40))
+
+
+# --- depth ----------------------------------------------------------------------------------------
+
+NORM_LABELS = {"post": "post-norm (Add, then Norm)", "pre": "pre-norm (Norm, then sublayer, then Add)",
+               "none": "no LayerNorm"}
+NORM_COLOURS = {NORM_LABELS["post"]: OKABE_ITO["blue"], NORM_LABELS["pre"]: OKABE_ITO["bluish green"],
+                NORM_LABELS["none"]: OKABE_ITO["vermillion"]}
+RESIDUAL_LABELS = {True: "with residual", False: "without residual"}
+
+
+def depth_frame(curves) -> pd.DataFrame:
+    """{(norm, residual): (n_seeds, n_layers) norms} → one row per configuration and layer."""
+    parts = []
+    for norm, residual in DEPTH_CONFIGS:
+        norms = np.asarray(curves[(norm, residual)], dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            logs = np.log10(norms)
+        mean, spread = logs.mean(axis=0), logs.std(axis=0)
+        parts.append(pd.DataFrame({
+            "norm": NORM_LABELS[norm], "residual": RESIDUAL_LABELS[residual],
+            "configuration": f"{NORM_LABELS[norm].split(' (')[0]}, {RESIDUAL_LABELS[residual]}",
+            "layer": np.arange(norms.shape[1]),
+            "log10 norm": mean, "log10 low": mean - spread, "log10 high": mean + spread,
+            "seeds": norms.shape[0],
+        }))
+    return pd.concat(parts, ignore_index=True)
+
+
+def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
+    """log10 ‖∂L/∂h_l‖ at each layer's input: colour = where LayerNorm sits, dash = residual or not."""
+    norms = list(dict.fromkeys(frame["norm"]))
+    colour = _colour("norm", norms, NORM_COLOURS, title="LayerNorm")
+    dash = alt.StrokeDash("residual:N", title="residual connection", sort=list(RESIDUAL_LABELS.values()),
+                          scale=alt.Scale(domain=list(RESIDUAL_LABELS.values()), range=[[1, 0], [8, 4]]),
+                          legend=alt.Legend(symbolStrokeColor="#333333"))
+    x = alt.X("layer:Q", title="layer (0 = the stack's input; the loss is after the last layer)",
+              axis=alt.Axis(tickMinStep=1))
+    base = alt.Chart(frame)
+    band = base.mark_area(opacity=0.15).encode(x=x, y="log10 low:Q", y2="log10 high:Q", color=colour,
+                                               detail="configuration:N")
+    line = base.mark_line(strokeWidth=3).encode(
+        x=x,
+        y=alt.Y("log10 norm:Q", axis=_log_axis("‖∂L/∂h‖ at the layer input (log scale)"), scale=alt.Scale(zero=False)),
+        color=colour, strokeDash=dash, detail="configuration:N",
+        tooltip=[alt.Tooltip("configuration:N"), alt.Tooltip("layer:Q"),
+                 alt.Tooltip("log10 norm:Q", format=".2f", title="log10 ‖∂L/∂h‖")],
+    )
+    return _configure(alt.layer(band, line).properties(height=CHART_HEIGHT), legend_orient="right")
+
+
+def depth_heatmap(frame: pd.DataFrame) -> go.Figure:
+    """Configuration × layer map of log10 ‖∂L/∂h‖: the chart's lines as colour."""
+    configurations = list(dict.fromkeys(frame["configuration"]))
+    z = np.array([frame[frame["configuration"] == c].sort_values("layer")["log10 norm"].to_numpy(dtype=float)
+                  for c in configurations])
+    return log_strip(z, rows=configurations, x_title="layer (0 = the stack's input)", value_title="‖∂L/∂h‖",
+                     hover_x="layer")
+
+
+def depth_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration: the gradient at the last layer's input and at the stack's input, and the
+    orders of magnitude between them (positive = it shrinks on the way down)."""
+    rows = []
+    for configuration, part in frame.groupby("configuration", sort=False):
+        part = part.sort_values("layer")
+        top, bottom = float(part["log10 norm"].iloc[-1]), float(part["log10 norm"].iloc[0])
+        # rounded as shown; + 0.0 turns −0.0 into 0.0
+        rows.append({"configuration": configuration, "last layer": round(top, 1) + 0.0,
+                     "layer 0": round(bottom, 1) + 0.0, "orders lost": round(top - bottom, 1) + 0.0})
+    return pd.DataFrame(rows)
+
+
+# --- cost -----------------------------------------------------------------------------------------
+
+
+def complexity_frame(rows, n_layers: int) -> pd.DataFrame:
+    """ComplexityRows → the table the cost lesson shows: each big-O column ("parameters",
+    "operations", "sequential steps", "path length") followed by its exact count ("exact" and
+    "PyTorch count", "multiplications", "steps", "path") for the whole stack."""
+    return pd.DataFrame({
+        "layer": [r.label if n_layers == 1 else f"{r.label} ×{n_layers}" for r in rows],
+        "parameters": [r.big_o[0] for r in rows],
+        "exact": [r.cost.parameters for r in rows],
+        "PyTorch count": [r.counted_parameters for r in rows],
+        "operations": [r.big_o[1] for r in rows],
+        "multiplications": [r.cost.multiplications for r in rows],
+        "sequential steps": [r.big_o[2] for r in rows],
+        "steps": [r.cost.sequential_steps for r in rows],
+        "path length": [r.big_o[3] for r in rows],
+        "path": [r.cost.path_length for r in rows],
+    })
+
+
+
+COST_COLOURS = [OKABE_ITO["orange"], OKABE_ITO["vermillion"], OKABE_ITO["blue"], OKABE_ITO["bluish green"]]
+COST_QUANTITIES = ("parameters", "multiplications", "sequential steps", "path length")
+
+
+def cost_bars(rows) -> go.Figure:
+    """The complexity table as grouped bars on a log scale: one group per quantity, one bar per layer."""
+    traces = []
+    for row, colour in zip(rows, COST_COLOURS, strict=False):
+        values = [row.cost.parameters, row.cost.multiplications, row.cost.sequential_steps, row.cost.path_length]
+        traces.append({
+            "type": "bar", "name": plotly_text(row.label), "x": list(COST_QUANTITIES), "y": values,
+            "marker": {"color": colour}, "texttemplate": "%{y:.3~s}", "textposition": "outside",
+            "textfont": {"size": FONT_SIZE - 2}, "cliponaxis": False,
+            "hovertemplate": plotly_text(row.label) + "<br>%{x}: %{y:,}<extra></extra>",
+        })
+    layout = {
+        "font": {"size": FONT_SIZE}, "height": 420, "barmode": "group", "bargap": 0.25,
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "xaxis": {"tickfont": {"size": FONT_SIZE}},
+        "yaxis": {"type": "log", "title": {"text": "count (log scale)"}, "gridcolor": "#e5e5e5",
+                  "tickfont": {"size": FONT_SIZE - 2}},
+        "legend": {"orientation": "h", "y": 1.14, "x": 0, "font": {"size": FONT_SIZE}},
+    }
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
+def operations_frame(curves: dict[str, list[int]], T_values) -> pd.DataFrame:
+    parts = [pd.DataFrame({"series": name, "T": list(T_values), "multiplications": values})
+             for name, values in curves.items()]
+    return pd.concat(parts, ignore_index=True)
+
+
+OPERATION_COLOURS = {
+    "T·d² (the RNN's term)": OKABE_ITO["vermillion"], "T²·d (attention's term)": OKABE_ITO["blue"],
+    "tanh RNN layer, exact": OKABE_ITO["vermillion"], "self-attention layer, exact": OKABE_ITO["blue"],
+}
+
+
+def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
+    """Multiplications against T (log–log): big-O terms dashed, exact counts solid; T = d marked."""
+    series = list(dict.fromkeys(frame["series"]))
+    colour = _colour("series", series, OPERATION_COLOURS, title=None)
+    x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"))
+    base = alt.Chart(frame)
+    encoding = {
+        "x": x,
+        "y": alt.Y("multiplications:Q", title="multiplications (one layer)", scale=alt.Scale(type="log"),
+                   axis=alt.Axis(format="~s")),
+        "color": colour,
+        "tooltip": [alt.Tooltip("series:N"), alt.Tooltip("T:Q"), alt.Tooltip("multiplications:Q", format=",")],
+    }
+    term = alt.expr.indexof(alt.datum["series"], "term") >= 0
+    terms = base.transform_filter(term).mark_line(strokeWidth=3, strokeDash=[6, 4]).encode(**encoding)
+    exact = base.transform_filter(~term).mark_line(strokeWidth=3).encode(**encoding)
+    crossover = base.mark_rule(color="#333333", strokeWidth=2).encode(x=alt.datum(d))
+    crossover_label = base.mark_text(align="right", dx=-6, baseline="top", fontSize=FONT_SIZE,
+                                     color="#333333").encode(
+        x=alt.datum(d), y=alt.value(6), text=alt.value(f"T = d = {d}: T·d² = T²·d"))
+    yours = base.mark_rule(color=OKABE_ITO["bluish green"], strokeDash=[2, 3], strokeWidth=2).encode(x=alt.datum(T))
+    yours_label = base.mark_text(align="left", dx=6, baseline="top", fontSize=FONT_SIZE,
+                                 color=OKABE_ITO["bluish green"]).encode(
+        x=alt.datum(T), y=alt.value(28), text=alt.value(f"your T = {T}"))
+    return _configure(alt.layer(terms, exact, crossover, crossover_label, yours, yours_label)
+                      .properties(height=CHART_HEIGHT), legend_columns=2)
+
+
+TIMING_COLOURS = {
+    TIMED_LAYERS["rnn"]: OKABE_ITO["vermillion"],
+    TIMED_LAYERS["rnn-loop"]: OKABE_ITO["orange"],
+    TIMED_LAYERS["attention"]: OKABE_ITO["blue"],
+}
+
+
+def timing_frame(timings: Sequence[Timing]) -> pd.DataFrame:
+    """One row per (layer, T); 'milliseconds' is empty where the time budget ran out."""
+    return pd.DataFrame({
+        "layer": [TIMED_LAYERS[t.layer] for t in timings],
+        "T": [t.T for t in timings],
+        "d": [t.d for t in timings],
+        "milliseconds": [np.nan if t.seconds is None else 1000 * t.seconds for t in timings],
+        "microseconds per position": [np.nan if t.seconds is None else 1e6 * t.seconds / t.T for t in timings],
+        "timed runs": [t.runs for t in timings],
+    })
+
+
+def timing_chart(frame: pd.DataFrame) -> alt.LayerChart:
+    """Measured forward time against T, log–log."""
+    labels = [label for label in TIMED_LAYERS.values() if label in set(frame["layer"])]
+    colour = _colour("layer", labels, TIMING_COLOURS, title=None)
+    measured = alt.Chart(frame).transform_filter("isValid(datum.milliseconds)")
+    lengths = sorted(set(frame["T"]))
+    x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"), axis=alt.Axis(values=lengths))
+    line = measured.mark_line(strokeWidth=3, point=alt.OverlayMarkDef(size=60)).encode(
+        x=x, y=alt.Y("milliseconds:Q", title="forward pass, milliseconds (best of runs)", scale=alt.Scale(type="log"),
+                     axis=alt.Axis(format="~g")),
+        color=colour,
+        tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("T:Q"), alt.Tooltip("milliseconds:Q", format=".3f"),
+                 alt.Tooltip("microseconds per position:Q", format=".2f"), alt.Tooltip("timed runs:Q")],
+    )
+    return _configure(line.properties(height=CHART_HEIGHT), legend_columns=1)

@@ -1,0 +1,114 @@
+"""AppTest: the cost page — the complexity table against real modules, the crossover, the stopwatch."""
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from explorer.attention import MultiHeadAttention
+from explorer.cost import attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
+from explorer.rnn import RecurrentNet
+from explorer.timing import TIMED_LAYERS
+from explorer.transformer import EncoderLayer
+from tests.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
+
+PAGE = "app_pages/cost.py"
+FAST = {"time_T": "256"}  # keep the stopwatch short in tests
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def real_modules(layer: str, d: int, k: int) -> nn.Module:
+    """Built here, independently of explorer.cost_view."""
+    return {
+        "CNN": lambda: nn.Conv1d(d, d, k),
+        "RNN (tanh)": lambda: RecurrentNet("rnn", d, d),
+        "self-attention": lambda: MultiHeadAttention(d, 4),
+        "encoder layer": lambda: EncoderLayer(d, 4, 4 * d),
+    }[layer]()
+
+
+def table_of(at):
+    table = at.dataframe[0].value
+    table["kind"] = table["layer"].str.replace(r" ×\d+$", "", regex=True)
+    return table.set_index("kind")
+
+
+@pytest.mark.parametrize("params", [{}, {"T": "100", "d": "32", "k": "5", "layers": "3"}])
+def test_exact_counts_equal_the_library_and_the_built_torch_modules(params):
+    at = run_page(PAGE, {**FAST, **params})
+    assert not at.info
+    T, d, k, n = (int(params.get(key, default)) for key, default in (("T", 512), ("d", 64), ("k", 3), ("layers", 1)))
+    table = table_of(at)
+    per_layer = {"CNN": conv1d_cost(T, d, k), "RNN (tanh)": recurrent_cost("rnn", T, d),
+                 "self-attention": attention_cost(T, d), "encoder layer": encoder_layer_cost(T, d)}
+    assert list(table.index) == list(per_layer)
+    for layer, cost in per_layer.items():
+        row = table.loc[layer]
+        counted = sum(count_parameters(real_modules(layer, d, k)) for _ in range(n))
+        assert row["exact"] == row["PyTorch count"] == counted == n * cost.parameters
+        assert row["multiplications"] == n * cost.multiplications
+    assert table.loc["RNN (tanh)", "steps"] == T + n - 1
+    assert table.loc["self-attention", "steps"] == n and table.loc["self-attention", "path"] == n
+    assert table.loc["RNN (tanh)", "path"] == T - 1 + n
+    assert table.loc["CNN", "path"] == max(n, -(-(T - 1) // (k - 1)))
+    bars = plotly_figures(at)[0]["data"]
+    assert [b["name"] for b in bars] == list(per_layer)
+    for bar, layer in zip(bars, per_layer, strict=True):
+        row = table.loc[layer]
+        assert list(plotly_array([bar["y"]])[0]) == [row["exact"], row["multiplications"], row["steps"], row["path"]]
+    assert table.loc["self-attention", "operations"] == "O(T²·d)"
+    assert table.loc["RNN (tanh)", "operations"] == "O(T·d²)"
+
+
+def test_changing_the_sizes_updates_the_table():
+    at = run_page(PAGE, FAST)
+    at.select_slider(key="d").set_value(128).run()
+    at.slider(key="layers").set_value(6).run()
+    table = table_of(at)
+    assert table.loc["self-attention", "exact"] == 6 * attention_cost(512, 128).parameters
+    assert table.loc["self-attention", "layer"] == "self-attention ×6"
+
+
+def test_crossover_at_t_equals_d():
+    at = run_page(PAGE, {**FAST, "d": "32", "T": "100"})
+    data = vega_data(at, 0)
+    rnn_term = data[data["series"] == "T·d² (the RNN's term)"].set_index("T")["multiplications"]
+    attention_term = data[data["series"] == "T²·d (attention's term)"].set_index("T")["multiplications"]
+    assert rnn_term[32] == attention_term[32] == 32**3
+    smaller = [T for T in rnn_term.index if T < 32]
+    larger = [T for T in rnn_term.index if T > 32]
+    assert all(attention_term[T] < rnn_term[T] for T in smaller)
+    assert all(attention_term[T] > rnn_term[T] for T in larger)
+    assert max(rnn_term.index) >= 4 * 100
+    exact = data[data["series"] == "self-attention layer, exact"].set_index("T")["multiplications"]
+    assert exact[32] == attention_cost(32, 32).multiplications
+
+
+def test_the_stopwatch_measures_each_layer_within_the_budget():
+    at = run_page(PAGE, FAST)
+    data = vega_data(at, 1)
+    assert set(data["layer"]) == set(TIMED_LAYERS.values())
+    assert sorted(set(data["T"])) == [16, 32, 64, 128, 256]
+    measured = data.dropna(subset=["milliseconds"])
+    assert len(measured) >= 3 and (measured["milliseconds"] > 0).all()
+    np.testing.assert_allclose(measured["microseconds per position"],
+                               1000 * measured["milliseconds"] / measured["T"], rtol=1e-9)
+    assert len(at.get("download_button")) == 3
+
+
+@pytest.mark.parametrize(
+    "params, expected_in_note",
+    [({"T": "0"}, "Sequence length T"), ({"d": "100"}, "Width d"), ({"k": "1"}, "kernel size"),
+     ({"layers": "99"}, "Layers N"), ({"time_T": "100000"}, "Time sequences"), ({"x": "y"}, "`x`")],
+)
+def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
+    at = run_page(PAGE, {**FAST, **params} if "time_T" not in params else params)
+    assert expected_in_note in info_text(at)
+    assert len(at.dataframe[0].value) == 4

@@ -1,0 +1,173 @@
+"""AppTest: the gradient-flow page, read back from the rendered chart data."""
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.gradient_view import RECALL_MODELS, dependency_views
+from explorer.pretrained import forward, load_model
+from explorer.tasks import Batch
+from tests.apptest import assert_no_exception, info_text, plotly_array, plotly_figures, run_page, vega_data
+
+PAGE = "app_pages/gradients.py"
+LOOPS = ("tanh RNN", "LSTM", "GRU")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """As in the app (app.py sets it): one torch thread."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def curve(at, model: str):
+    """log10 ‖∂L/∂x_t‖ of one model as drawn (NaN where the gradient is exactly 0), and its rows."""
+    data = vega_data(at, 0)
+    rows = data[data["model"] == model].sort_values("t")
+    return rows["log10 norm"].to_numpy(dtype=float), rows
+
+
+def test_default_view_rnn_gradient_vanishes_while_attention_stays_flat():
+    at = run_page(PAGE)
+    assert not at.info, "a clean URL must not produce a note"
+    rnn, rows = curve(at, "tanh RNN")
+    T = len(rnn)
+    assert T == 64 and set(rows["seeds"]) == {3}
+    assert rnn[T - 1] - rnn[1] > 10, "tanh RNN: many orders of magnitude lost from t = T−1 back to t = 1"
+    assert np.all(np.diff(rnn[1:]) > -0.5), "and it decays steadily"
+    attention, _ = curve(at, "causal attention")
+    assert abs(attention[T - 1] - attention[1]) < 1, "attention stays within one order of magnitude"
+    for model in ("LSTM", "GRU"):
+        values, _ = curve(at, model)
+        assert values[T - 1] - values[1] > 5
+    # The band is the spread over seeds around the mean.
+    assert np.all(rows["log10 low"] <= rows["log10 norm"]) and np.all(rows["log10 norm"] <= rows["log10 high"])
+    strip = plotly_array(plotly_figures(at)[0]["data"][0]["z"])  # the first Plotly chart: the curves as colour
+    np.testing.assert_allclose(strip[0], rnn, rtol=1e-12)
+    assert strip.shape == (4, T)
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["tanh RNN"]) == pytest.approx(rnn[1] - rnn[T - 1], abs=0.05)
+
+
+def test_a_large_orthogonal_gain_makes_the_rnn_gradient_explode():
+    at = run_page(PAGE)
+    at.radio(key="init").set_value("orthogonal").run()
+    at.slider(key="gain").set_value(3.0).run()
+    assert_no_exception(at)
+    rnn, _ = curve(at, "tanh RNN")
+    assert rnn[1] - rnn[-1] > 3, "with gain 3 the earliest inputs get by far the largest gradients"
+    assert any("Exploding gradient" in w.value for w in at.warning)
+    at.slider(key="gain").set_value(0.5).run()
+    small, _ = curve(at, "tanh RNN")
+    assert small[-1] - small[1] > 10
+
+
+def test_truncation_window_zeroes_the_recurrent_gradients_beyond_it():
+    at = run_page(PAGE, {"bptt": "8"})
+    assert not at.info
+    data = vega_data(at, 0)
+    T = 64
+    for model in LOOPS:
+        values, rows = curve(at, model)
+        beyond = rows["t"].to_numpy() < T - 8
+        assert rows["exactly_zero"].to_numpy()[beyond].all() and rows["truncated"].to_numpy()[beyond].all()
+        assert np.isnan(values[beyond]).all(), "zeros have no logarithm: they are left out of the line"
+        assert np.isfinite(values[~beyond]).all() and not rows["exactly_zero"].to_numpy()[~beyond].any()
+    attention, rows = curve(at, "causal attention")
+    assert np.isfinite(attention).all() and not rows["truncated"].any()
+    strip = plotly_array(plotly_figures(at)[0]["data"][0]["z"])
+    assert np.isnan(strip[:3, : T - 8]).all() and np.isfinite(strip[:, T - 8:]).all()
+    # The zeros are drawn as a shaded region computed from the same data.
+    spec = at.get("vega_lite_chart")[0].proto.spec
+    assert '"rect"' in spec and "truncated BPTT" in spec
+    assert len(data) == 4 * T
+
+
+def test_dependency_matrices_fade_for_the_loop_and_stay_flat_for_attention():
+    at = run_page(PAGE)
+    figure = next(f for f in plotly_figures(at) if len(f["data"]) == 3)
+    loop, causal, unmasked = (plotly_array(trace["z"]) for trace in figure["data"])
+    T = loop.shape[0]
+    assert T == 32 and figure["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    upper = np.triu(np.ones((T, T), dtype=bool), 1)
+    for z in (loop, causal):
+        assert np.isnan(z[upper]).all() and np.isfinite(z[~upper]).all()
+    assert np.isfinite(unmasked).all(), "the unmasked encoder fills the whole square"
+    assert loop[-1, -1] - loop[-1, 0] > 5, "log colour: the loop's fade spans many orders"
+    assert np.ptp(causal[-1, :]) < 2
+    np.testing.assert_allclose(10 ** loop[~upper], dependency_views("rnn", 32, 16).recurrent[~upper], rtol=1e-9)
+
+
+def test_unrolled_view_shows_t_steps_against_one():
+    at = run_page(PAGE, {"T": "16"})
+    figure = next(f for f in plotly_figures(at) if "annotations" in f["layout"] and len(f["data"]) > 3)
+    texts = [a["text"] for a in figure["layout"]["annotations"]]
+    assert any("16 sequential steps" in t for t in texts) and any("one parallel step" in t for t in texts)
+    assert "16" in texts and "1" in texts  # path lengths under x_0 (loop) and under every x (attention)
+
+
+CHECKED_DISTANCES = (1, 2, 9, 64, 127, 128)
+
+
+def reference_accuracy(name: str) -> dict[int, float]:
+    """Accuracy at a few distances computed here: the evaluation examples at those distances, at
+    full length (padding included), read at each '?'."""
+    loaded = load_model(name)
+    batch = loaded.task.evaluation()
+    chosen = torch.isin(batch.distance, torch.tensor(CHECKED_DISTANCES))
+    part = Batch(batch.inputs[chosen], batch.targets[chosen], batch.valid[chosen], distance=batch.distance[chosen])
+    with torch.no_grad():
+        logits = forward(loaded.model, part)
+    index = torch.arange(len(part.distance))
+    right = (logits[index, part.distance].argmax(-1) == part.targets[index, part.distance]).numpy()
+    distance = part.distance.numpy()
+    return {d: float(right[distance == d].mean()) for d in CHECKED_DISTANCES}
+
+
+def test_recall_accuracy_is_read_from_the_models_evaluation():
+    at = run_page(PAGE)
+    data = vega_data(at, 1)
+    assert not at.warning, "every shipped recall model should load"
+    for name, label in RECALL_MODELS.items():
+        rows = data[data["model"] == label].set_index("distance")
+        assert list(rows.index) == list(range(1, load_model(name).task.max_distance + 1))
+        expected = reference_accuracy(name)
+        np.testing.assert_allclose(rows.loc[list(CHECKED_DISTANCES), "accuracy"], list(expected.values()), atol=1e-12)
+    assert "Download accuracy by distance (CSV)" in [b.proto.label for b in at.get("download_button")]
+    assert any("At distances 65–128" in m.value for m in at.markdown)
+
+
+def test_the_main_controls_drive_the_view_and_every_chart_has_a_csv():
+    at = run_page(PAGE, {"T": "32", "width": "16", "seeds": "1", "dep_T": "16", "dep_kind": "lstm"})
+    assert not at.info
+    rnn, rows = curve(at, "tanh RNN")
+    assert len(rnn) == 32 and set(rows["seeds"]) == {1}
+    figure = next(f for f in plotly_figures(at) if len(f["data"]) == 3)
+    assert plotly_array(figure["data"][0]["z"]).shape == (16, 16)
+    assert figure["layout"]["annotations"][0]["text"].startswith("LSTM")
+    at.select_slider(key="T").set_value(128).run()
+    assert len(curve(at, "tanh RNN")[0]) == 128
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert len(labels) >= 3 and all("CSV" in label for label in labels)  # + one for the trained models
+
+
+@pytest.mark.parametrize(
+    "params, expected_in_note",
+    [
+        ({"T": "1000"}, "Sequence length T"),
+        ({"width": "abc"}, "Width"),
+        ({"gain": "99", "init": "orthogonal"}, "Orthogonal gain"),
+        ({"init": "xavier"}, "Recurrent weights"),
+        ({"bptt": "3"}, "Truncated BPTT"),
+        ({"seeds": "0"}, "Random seeds"),
+        ({"dep_T": "500"}, "Sequence length for the matrices"),
+        ({"dep_kind": "cnn"}, "Recurrent network in the matrices"),
+        ({"bogus": "1"}, "bogus"),
+    ],
+)
+def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
+    at = run_page(PAGE, params)
+    assert expected_in_note in info_text(at)
+    assert len(vega_data(at, 0)) > 0
