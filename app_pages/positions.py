@@ -103,7 +103,12 @@ measure_label = controls.radio("Similarity", list(MEASURES), 0, "similarity", wh
 measure = MEASURES[measure_label]
 
 # --- 1 · the matrix ---------------------------------------------------------------------------------------
-view = matrix_view(kind, n_positions, d_model, float(base), measure)
+try:
+    view = matrix_view(kind, n_positions, d_model, float(base), measure)
+except PretrainedModelError as problem:  # the learned table lives in a shipped model's weights
+    st.error(f"{problem}\n\nShowing the sinusoidal matrix instead.", icon=":material/error:")
+    kind = "sinusoidal"
+    view = matrix_view(kind, n_positions, d_model, float(base), measure)
 n_rows, n_cols = view.shape
 plan, drawn = view.plan, view.drawn
 lecture_rows = kind != "learned" and n_rows == len(LECTURE_WORDS)
@@ -310,27 +315,32 @@ seed = controls.slider("Shuffle seed", 0, SEED_LIMIT, 0, 1, "seed", where=seed_c
                        help="Which permutation; the button moves to the next one.")
 button_col.button("Shuffle", on_click=next_shuffle, icon=":material/shuffle:", key="shuffle")
 
-result = shuffle_demo(shuffle_encoding, tokens, seed)
-before_labels = [f"{p} · {t}" for p, t in enumerate(result.tokens)]
-after_labels = [f"{p} · {t}" for p, t in enumerate(result.shuffled_tokens)]
-scale = float(max(np.abs(result.before).max(), np.abs(result.after).max()))
-st.plotly_chart(
-    panel_grid([result.before, result.after, result.difference],
-               titles=["outputs, original order", "outputs, shuffled input", "shuffled − original, same token"],
-               row_labels=[before_labels, after_labels, after_labels], x_title="dimension", y_title="position",
-               value_name="output", zmin=-scale, zmax=scale, columns=3, panel_height=60 + 34 * len(tokens)),
-    width="stretch", key="shuffle_outputs",
-)
-order_text = " ".join(result.shuffled_tokens)
-largest = result.max_abs_difference
-blind = largest < 1e-9
-st.markdown(
-    f"Shuffled input: `{order_text}`. The encoder of `reverse-{shuffle_encoding}-h4-l2` (float64) gives "
-    f"each token an output vector of {result.before.shape[1]} numbers. **Largest difference between a "
-    f"token's output before and after the shuffle: {largest:.1e}**"
-    + (" — zero up to rounding: every row just moved with its token." if blind else
-       " — the outputs changed, because the encoder knows where each token stands.")
-)
+try:
+    result = shuffle_demo(shuffle_encoding, tokens, seed)
+except PretrainedModelError as problem:  # a damaged shipped model: say so, keep the page going
+    result = None
+    st.error(str(problem), icon=":material/error:")
+if result is not None:
+    before_labels = [f"{p} · {t}" for p, t in enumerate(result.tokens)]
+    after_labels = [f"{p} · {t}" for p, t in enumerate(result.shuffled_tokens)]
+    scale = float(max(np.abs(result.before).max(), np.abs(result.after).max()))
+    st.plotly_chart(
+        panel_grid([result.before, result.after, result.difference],
+                   titles=["outputs, original order", "outputs, shuffled input", "shuffled − original, same token"],
+                   row_labels=[before_labels, after_labels, after_labels], x_title="dimension", y_title="position",
+                   value_name="output", zmin=-scale, zmax=scale, columns=3, panel_height=60 + 34 * len(tokens)),
+        width="stretch", key="shuffle_outputs",
+    )
+    order_text = " ".join(result.shuffled_tokens)
+    largest = result.max_abs_difference
+    blind = largest < 1e-9
+    st.markdown(
+        f"Shuffled input: `{order_text}`. The encoder of `reverse-{shuffle_encoding}-h4-l2` (float64) gives "
+        f"each token an output vector of {result.before.shape[1]} numbers. **Largest difference between a "
+        f"token's output before and after the shuffle: {largest:.1e}**"
+        + (" — zero up to rounding: every row just moved with its token." if blind else
+           " — the outputs changed, because the encoder knows where each token stands.")
+    )
 st.markdown(
     """
 Without positional information, self-attention treats its input as a *set*: each token's query is
