@@ -104,14 +104,14 @@ with right:
         "weight": st.column_config.ProgressColumn(format="%.2f", min_value=0.0, max_value=1.0),
     })
     chart_left, chart_right = st.columns(2)
-    chart_left.altair_chart(
+    chart_left.plotly_chart(
         figures.bar_chart(key_labels, result.scores, title="Scores q·k", value_title="score"),
-        width="stretch",
+        width="stretch", key="scores",
     )
-    chart_right.altair_chart(
+    chart_right.plotly_chart(
         figures.bar_chart(key_labels, result.weights, title="Weights after softmax", value_title="weight",
-                          domain=(0.0, 1.0), color="#21918c"),
-        width="stretch",
+                          domain=(0.0, 1.15), color="#21918c"),
+        width="stretch", key="weights",
     )
     terms = [f"{w:.2f}·v{j + 1}" for j, w in enumerate(result.weights) if w >= 0.005]
     st.markdown("**Output** = " + " + ".join(terms) + " = **[" + ", ".join(f"{x:.2f}" for x in result.output) + "]**")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -116,30 +115,35 @@ def bar_chart(
     number_format: str = ".2f",
     domain: tuple[float, float] | None = None,
     color: str = "#3b528b",
-) -> alt.Chart:
-    """Horizontal bars with the value printed at the end of each bar (Altair)."""
-    data = pd.DataFrame({label_title: [str(s) for s in labels], value_title: np.asarray(values, dtype=float)})
-    order = list(data[label_title])
+) -> go.Figure:
+    """Horizontal bars, first label on top, each value printed just outside its bar.
+
+    A Plotly spec rather than an Altair chart: a layered Altair chart costs ~75 ms per rerun to
+    build and validate, this ~2 ms.
+    """
+    values = np.asarray(values, dtype=np.float64)
     if domain is None:
         # Leave room beyond the longest bar on each side for its printed value.
-        lo, hi = float(min(0.0, data[value_title].min())), float(max(0.0, data[value_title].max()))
-        pad = 0.3 * (hi - lo or 1.0)
+        lo, hi = float(min(0.0, values.min(initial=0.0))), float(max(0.0, values.max(initial=0.0)))
+        pad = 0.35 * (hi - lo or 1.0)
         domain = (lo - pad if lo < 0 else 0.0, hi + pad if hi > 0 else 0.0)
-    scale = alt.Scale(domain=list(domain), nice=False)
-    base = alt.Chart(data, title=alt.Title(title, fontSize=FONT_SIZE + 2)).encode(
-        y=alt.Y(f"{label_title}:N", sort=order, title=label_title,
-                axis=alt.Axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)),
-        x=alt.X(f"{value_title}:Q", title=value_title, scale=scale,
-                axis=alt.Axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)),
-        tooltip=[alt.Tooltip(f"{label_title}:N"), alt.Tooltip(f"{value_title}:Q", format=number_format)],
-    )
-    bars = base.mark_bar(color=color)
-    # Labels sit just outside the end of each bar: right of positive bars, left of negative ones.
-    label = alt.Text(f"{value_title}:Q", format=number_format)
-    field = alt.datum[value_title]
-    right = base.transform_filter(field >= 0).mark_text(align="left", dx=4, fontSize=FONT_SIZE - 1)
-    left = base.transform_filter(field < 0).mark_text(align="right", dx=-4, fontSize=FONT_SIZE - 1)
-    return (bars + right.encode(text=label) + left.encode(text=label)).properties(height=alt.Step(34))
+    trace = {
+        "type": "bar", "orientation": "h", "x": values, "y": list(range(len(values))), "marker": {"color": color},
+        "text": [format(v, number_format) for v in values], "textposition": "outside", "cliponaxis": False,
+        "textfont": {"size": FONT_SIZE - 1}, "customdata": [plotly_text(label) for label in labels],
+        "hovertemplate": f"{label_title} %{{customdata}}<br>{value_title} %{{x:{number_format}}}<extra></extra>",
+    }
+    layout = {
+        "title": {"text": title, "font": {"size": FONT_SIZE + 2}},
+        "font": {"size": FONT_SIZE},
+        "xaxis": {"title": {"text": value_title}, "range": list(domain), "zeroline": True,
+                  "zerolinecolor": "#888", "tickfont": {"size": FONT_SIZE - 2}},
+        "yaxis": _token_axis(labels, domain=(0.0, 1.0), anchor="x", size=FONT_SIZE, reverse=True),
+        "height": 110 + 38 * len(values), "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "plot_bgcolor": "rgba(0,0,0,0)", "bargap": 0.25,
+    }
+    layout["yaxis"]["title"] = {"text": label_title}
+    return figure_from_spec({"data": [trace], "layout": layout})
 
 
 def matrix_csv(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], corner: str = "") -> str:

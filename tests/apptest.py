@@ -48,6 +48,13 @@ def plotly_array(value) -> np.ndarray:
     return np.array([[np.nan if v is None else v for v in row] for row in value], dtype=float)
 
 
+def plotly_array_1d(value) -> np.ndarray:
+    """Decode a one-dimensional Plotly JSON array (plain list or typed array)."""
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"])).astype(float)
+    return np.array([np.nan if v is None else v for v in value], dtype=float)
+
+
 def heatmap_z(at: AppTest, index: int = 0, trace: int = 0) -> np.ndarray:
     """The z matrix of a trace of the index-th Plotly chart (missing cells are NaN)."""
     return plotly_array(plotly_figures(at)[index]["data"][trace]["z"])

@@ -55,10 +55,12 @@ def test_matrix_csv_has_labels_and_values():
     assert text.splitlines() == ["query,k1,k2", "q,0.25,0.75"]
 
 
-def test_bar_chart_leaves_room_for_labels_on_both_sides():
-    chart = figures.bar_chart(["a", "b"], [-10.0, 2.0], title="t", value_title="score").to_dict()
-    domain = chart["layer"][0]["encoding"]["x"]["scale"]["domain"]
-    assert domain[0] < -10 and domain[1] > 2
+def test_bar_chart_is_valid_and_leaves_room_for_labels_on_both_sides():
+    spec = validated(figures.bar_chart(["<s>", "b"], [-10.0, 2.0], title="t", value_title="score"))
+    low, high = spec["layout"]["xaxis"]["range"]
+    assert low < -10 and high > 2
+    assert spec["data"][0]["text"] == ["-10.00", "2.00"]
+    assert spec["layout"]["yaxis"]["ticktext"] == ["&lt;s&gt;", "b"]
 
 
 def test_specs_carry_explicit_colour_lists_not_names():
