@@ -13,7 +13,7 @@ from explorer.cost_view import (
     operations_lengths,
 )
 from explorer.timing import TIMED_LAYERS, measure_forward_times, slower_from
-from explorer.ui import UrlControls, download_csv, page_header
+from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 
 WIDTHS = [8, 16, 32, 64, 128, 256, 512, 1024]
 TIMING_LENGTHS = [256, 512, 1024, 2048, 4096]
@@ -93,7 +93,7 @@ T_values = operations_lengths(T, d)
 operations = figures.operations_frame(operations_curves(d, T_values), T_values)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:
-    st.altair_chart(figures.operations_chart(operations, d=d, T=T), width="stretch", key="operations_chart")
+    altair_chart(figures.operations_chart(operations, d=d, T=T), key="operations_chart")
     download_csv(figures.frame_csv(operations), f"operations_d{d}.csv", "Download the curves (CSV)",
                  key="operations_csv")
 rnn_layer, attention_layer = recurrent_cost("rnn", T, d), attention_cost(T, d)
@@ -128,7 +128,7 @@ with st.spinner(f"Timing forward passes for T up to {T_max} (at most about {TIMI
 times = figures.timing_frame(timings)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:
-    st.altair_chart(figures.timing_chart(times), width="stretch", key="timing_chart")
+    altair_chart(figures.timing_chart(times), key="timing_chart")
     download_csv(figures.frame_csv(times), f"timings_d{d}.csv", "Download the timings (CSV)", key="timing_csv")
     st.button("Measure again", icon=":material/timer:", key="measure_again", on_click=measure_again,
               help="Timings are cached per setting; this measures once more for you.")

@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer import sequence_figures as figures
 from explorer.gradient_view import depth_curves
-from explorer.ui import UrlControls, download_csv, page_header
+from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 
 WIDTHS = [16, 32, 64]
 LENGTHS = [4, 8, 16, 32]
@@ -36,7 +36,7 @@ with st.spinner(f"Building 6 stacks of {n_layers} layers × {n_seeds} seed(s) an
 frame = figures.depth_frame(curves)
 
 st.subheader("Gradient reaching each layer")
-st.altair_chart(figures.depth_chart(frame), width="stretch", key="depth_chart")
+altair_chart(figures.depth_chart(frame), key="depth_chart")
 st.caption("The same numbers as colour, one row per wiring:")
 st.plotly_chart(figures.depth_heatmap(frame), width="stretch", key="depth_map")
 download_csv(figures.frame_csv(frame), f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)",

@@ -13,7 +13,7 @@ from explorer.gradient_view import (
 from explorer.pretrained import PretrainedModelError
 from explorer.rnn import RECURRENT_KINDS
 from explorer.tasks import RecallTask
-from explorer.ui import UrlControls, download_csv, page_header
+from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 
 LENGTHS = [8, 16, 32, 64, 128, 256, 512]
 WIDTHS = [8, 16, 32, 64]
@@ -64,7 +64,7 @@ with st.spinner(f"Back-propagating through {T} steps for {n_seeds} seed(s)…"):
 frame = figures.gradient_frame(curves)
 chart_col, text_col = st.columns([3, 1], gap="large")
 with chart_col:
-    st.altair_chart(figures.gradient_chart(frame), width="stretch", key="gradient_chart")
+    altair_chart(figures.gradient_chart(frame), key="gradient_chart")
     st.caption("The same numbers as colour, one row per network (blank: exactly 0):")
     st.plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
     download_csv(figures.frame_csv(frame), f"gradient_flow_T{T}.csv", "Download the curves (CSV)",
@@ -159,6 +159,13 @@ square: every output reads the whole sequence, later inputs included.
 """
 )
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def recall_chart_spec(available: tuple[str, ...], chance: float) -> dict:
+    """The recall chart only depends on the shipped models: build it once per process (~120 ms)."""
+    results = [(RECALL_MODELS[name], recall_accuracy(name)) for name in available]
+    return figures.recall_chart(figures.recall_frame(results), chance=chance).to_dict(validate=False)
+
+
 # --- 4. trained models -----------------------------------------------------------------------------------
 st.subheader("4 · Trained networks: remembering across a gap")
 task = RecallTask()
@@ -178,7 +185,8 @@ if results:
     chance = 1 / len(task.keys)
     chart_col, text_col = st.columns([3, 2], gap="large")
     with chart_col:
-        st.altair_chart(figures.recall_chart(recall, chance=chance), width="stretch", key="recall_chart")
+        available = tuple(name for name, label in RECALL_MODELS.items() if label in {r[0] for r in results})
+        altair_chart(recall_chart_spec(available, chance), key="recall_chart")
         bands = figures.recall_bands(results)
         st.markdown("**Accuracy over ranges of distance**")
         st.dataframe(bands, column_config={c: st.column_config.NumberColumn(c, format="percent")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-__all__ = ["UrlControls", "download_csv", "page_header"]
+__all__ = ["UrlControls", "altair_chart", "download_csv", "page_header"]
 
 
 def _same_value(raw: list[str], value) -> bool:
@@ -91,11 +91,20 @@ class UrlControls:
             label, value, allowed = self._controls[key]
             if not _same_value(raw, value):
                 shown = ", ".join(raw)[:40]
-                lines.append(f"**{label}**: `{shown}` is not valid here ({allowed}); showing `{value}` instead.")
+                lines.append(f"**{label}**: `{shown}` is not valid here ({allowed}); "
+                             f"showing `{str(value)[:40]}` instead.")
         lines += self._notes
         if lines:
             st.info("Some settings could not be used:\n\n" + "\n".join(f"- {line}" for line in lines),
                     icon=":material/link_off:")
+
+
+def altair_chart(chart, *, where=st, key: str | None = None) -> None:
+    """Draw an Altair chart (or its Vega-Lite dict) skipping the schema validation that
+    st.altair_chart repeats on every rerun (40–70 ms a chart).  The chart builders are validated
+    once, by the unit tests."""
+    spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+    where.vega_lite_chart(spec, width="stretch", key=key)
 
 
 def page_header(title: str, lead: str) -> None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
@@ -61,10 +62,15 @@ def heatmap_z(at: AppTest, index: int = 0, trace: int = 0) -> np.ndarray:
 
 
 def vega_data(at: AppTest, index: int = 0):
-    """The data table (pandas) behind the index-th Altair / Vega-Lite chart."""
+    """The data table (pandas) behind the index-th Altair / Vega-Lite chart: an Arrow dataset
+    (st.altair_chart) or a dataset inlined in the spec (explorer.ui.altair_chart)."""
     proto = at.get("vega_lite_chart")[index].proto
-    assert len(proto.datasets) == 1, "expected one dataset per chart"
-    return convert_arrow_bytes_to_pandas_df(proto.datasets[0].data.data)
+    if len(proto.datasets):
+        assert len(proto.datasets) == 1, "expected one dataset per chart"
+        return convert_arrow_bytes_to_pandas_df(proto.datasets[0].data.data)
+    inline = json.loads(proto.spec).get("datasets", {})
+    assert len(inline) == 1, "expected one dataset per chart"
+    return pd.DataFrame(next(iter(inline.values())))
 
 
 def info_text(at: AppTest) -> str:
