@@ -35,7 +35,7 @@ def test_changing_mask_and_head_repaints_the_heatmaps(app_url, new_page, screens
     head.get_by_role("slider").focus()
     page.keyboard.press("ArrowRight")
     wait_until_settled(page, runs, "choosing another head")
-    page.wait_for_function(f"() => ({PIPELINE_JS})() !== {pipeline_before!r}", timeout=10_000)
+    page.wait_for_function(f"() => ({PIPELINE_JS})() !== {pipeline_before!r}", timeout=30_000)
     assert "head=2" in page.url
     assert_no_exception(page, "after choosing another head")
     full_page_screenshot(page, screenshot_dir / "attention-causal-head2.png")

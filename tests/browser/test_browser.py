@@ -39,7 +39,7 @@ SETTLED_JS = """
 }
 """
 
-# The traces of the first Plotly chart, as JSON: z / y of each trace.  `_fullData` holds decoded
+# The traces of the first Plotly chart, as JSON: x / y / z of each trace (bars keep their values in x).  `_fullData` holds decoded
 # numbers; `data` (what the app sent) may hold typed arrays in Plotly's base64 form, still comparable.
 CHART_DATA_JS = """
 () => {
@@ -49,7 +49,7 @@ CHART_DATA_JS = """
     : ArrayBuffer.isView(v) ? Array.from(v)
     : Array.isArray(v) ? v.map(plain) : v;
   const traces = plot._fullData || plot.data;
-  return JSON.stringify(traces.map((t) => ({type: t.type, z: plain(t.z), y: plain(t.y)})));
+  return JSON.stringify(traces.map((t) => ({type: t.type, x: plain(t.x), y: plain(t.y), z: plain(t.z)})));
 }
 """
 
