@@ -213,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     # Ctrl-C or a kill of this process must also stop the workers (the pool's exit terminates them).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(names) > 1 and args.jobs > 1:
-        # Longest first so the two workers finish together.
-        names.sort(key=lambda n: -find_spec(n).steps * (3 if find_spec(n).task in ("reverse", "sort") else 1))
+        # Longest first so the workers finish together; steps × sequence length estimates the cost
+        # (the recall models, 129 tokens long, take the most time).
+        names.sort(key=lambda n: -find_spec(n).steps * get_task(find_spec(n).task).max_len)
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
             pool.map(_train_by_name, names, chunksize=1)
     else:
