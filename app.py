@@ -1,5 +1,7 @@
 """Attention Explorer — entry point.  Run with:  streamlit run app.py"""
 
+import gc
+import os
 from pathlib import Path
 
 import streamlit as st
@@ -22,3 +24,19 @@ navigation = st.navigation(
     ]
 )
 navigation.run()
+
+
+# Streamlit runs a full garbage collection after every script run (runner.postScriptGC).  With
+# streamlit, torch, plotly and pandas loaded that walks ~300 000 long-lived objects, 60-150 ms on
+# every rerun.  After the first run of each page (its imports and models loaded), collect once and
+# freeze what is left: later collections skip those objects and take a few ms, and per-run garbage
+# is still collected.  Measured in benchmarks/RESULTS.md; EXPLORER_GC_FREEZE=0 turns it off there.
+@st.cache_resource(show_spinner=False)
+def _gc_frozen_pages() -> set[str]:
+    return set()
+
+
+if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0" and navigation.url_path not in _gc_frozen_pages():
+    _gc_frozen_pages().add(navigation.url_path)
+    gc.collect()
+    gc.freeze()

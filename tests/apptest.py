@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import concurrent.futures
 import json
 from pathlib import Path
 
@@ -75,3 +77,10 @@ def vega_data(at: AppTest, index: int = 0):
 
 def info_text(at: AppTest) -> str:
     return "\n".join(el.value for el in at.info)
+
+
+def run_async(coroutine):
+    """asyncio.run on a fresh thread: Playwright's sync API (the browser tests' session fixture)
+    leaves an event loop running in the main thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

@@ -39,7 +39,8 @@ SETTLED_JS = """
 }
 """
 
-# The traces of the first Plotly chart, as JSON: x / y / z of each trace (bars keep their values in x).  `_fullData` holds decoded
+# The traces of the first Plotly chart, as JSON: x / y / z of each trace (bars keep their values in x).
+# `_fullData` holds decoded
 # numbers; `data` (what the app sent) may hold typed arrays in Plotly's base64 form, still comparable.
 CHART_DATA_JS = """
 () => {

@@ -1,0 +1,36 @@
+# Attention Explorer as a container: CPU-only torch, the production Streamlit profile, a health check.
+#   docker build -t attention-explorer .
+#   docker run --rm -p 8501:8501 attention-explorer        # then open http://localhost:8501
+# Works as is on Hugging Face Spaces (Docker SDK): the Space's README needs `sdk: docker` and
+# `app_port: 8501` (see docs/DEPLOY.md).  Runs as an unprivileged user with uid 1000, as Spaces do.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PORT=8501
+
+RUN useradd --create-home --uid 1000 user
+WORKDIR /app
+
+# Dependencies first, so that a code change does not reinstall them.  requirements-cloud.txt pins the
+# same versions as requirements.txt but takes torch from PyTorch's CPU-only index (no CUDA packages).
+COPY requirements-cloud.txt ./
+RUN pip install -r requirements-cloud.txt
+
+COPY --chown=user:user . .
+# The production profile becomes the config Streamlit reads (it also overrides the local one).
+RUN cp .streamlit/production.toml .streamlit/config.toml
+
+USER user
+EXPOSE 8501
+
+# Streamlit answers "ok" on /_stcore/health once it serves; the first page load imports torch and
+# takes a few seconds more, hence the start period.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
+    CMD python -c "import os, sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:%s/_stcore/health' % os.environ.get('PORT', '8501'), timeout=4); sys.exit(0 if r.read().strip() == b'ok' else 1)"
+
+# Shell form so that $PORT can be changed at run time (docker run -e PORT=7860 ...); exec replaces
+# the shell, so Streamlit receives the container's stop signal.
+CMD exec streamlit run app.py --server.port="${PORT}" --server.address=0.0.0.0

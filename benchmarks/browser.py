@@ -1,0 +1,183 @@
+"""Browser timings in headless Debian Chromium (Playwright): cold start to a rendered home page, and
+control change to repainted heatmap on every page that has a slider and a Plotly chart.
+
+Control change: the page is opened and settled; a slider is found (in page order) whose arrow key
+changes the first Plotly chart.  Then, `reps` times, one arrow key (alternately right and left) is
+pressed on it.  The time runs from the key event reaching the page (a capture-phase keydown
+listener stamps `performance.now()`) to the first animation frame in which the first chart's
+drawn data (`_fullData`) differs from before.  That includes the slider's own debounce in the
+frontend, the websocket round trip, the script run and Plotly's redraw.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+import time
+
+from explorer.catalog import PAGES
+
+from .latency import page_label
+from .server import streamlit_server
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1400, "height": 900}
+WAIT_MS = 30_000
+
+INIT_JS = """
+(() => {
+  window.__stRunsDone = 0;
+  window.__keyAt = 0;
+  window.__stLastChange = performance.now();
+  document.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
+  const observer = new MutationObserver((records) => {
+    for (const r of records) {
+      window.__stLastChange = performance.now();
+      if (r.attributeName === 'data-test-script-state' && r.oldValue === 'running') window.__stRunsDone += 1;
+    }
+  });
+  const start = () => observer.observe(document.documentElement, {subtree: true, childList: true,
+    attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+  if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
+})();
+"""
+
+SETTLED_JS = """
+({after, quietMs}) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (window.__stRunsDone <= after) return false;
+  if (!document.querySelector('[data-testid="stMain"] h1')) return false;
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const plot = chart.querySelector('.js-plotly-plot');
+    if (!plot || !plot._fullData) return false;
+  }
+  return performance.now() - window.__stLastChange >= quietMs;
+}
+"""
+
+# A cheap fingerprint of the first chart's drawn traces: type, size and first rows of z / y / x
+# (x: horizontal bar charts).
+SIGNATURE_JS = """
+() => {
+  const plot = document.querySelector('.js-plotly-plot');
+  if (!plot || !plot._fullData) return null;
+  const part = (v) => v == null ? null : Array.from(v.slice(0, 3), (row) =>
+      (row != null && typeof row === 'object') ? Array.from(row).slice(0, 40) : row);
+  return JSON.stringify(plot._fullData.map((t) => [t.type, t.z ? t.z.length : null, part(t.z),
+      t.y ? t.y.length : null, part(t.y), t.x ? t.x.length : null, part(t.x)]));
+}
+"""
+
+CHANGED_JS = """
+(before) => {
+  const plot = document.querySelector('.js-plotly-plot');
+  if (!plot || !plot._fullData) return false;
+  const part = (v) => v == null ? null : Array.from(v.slice(0, 3), (row) =>
+      (row != null && typeof row === 'object') ? Array.from(row).slice(0, 40) : row);
+  const now = JSON.stringify(plot._fullData.map((t) => [t.type, t.z ? t.z.length : null, part(t.z),
+      t.y ? t.y.length : null, part(t.y), t.x ? t.x.length : null, part(t.x)]));
+  if (now === before) return false;
+  window.__paintedAt = performance.now();
+  return true;
+}
+"""
+
+
+def _settle(page, after: int, quiet_ms: int = 300) -> float:
+    """Wait until a run beyond `after` has finished, every chart is drawn and the page has been quiet
+    for `quiet_ms`; returns the performance.now() of the last change (the moment it was rendered)."""
+    page.wait_for_function(SETTLED_JS, arg={"after": after, "quietMs": quiet_ms}, timeout=WAIT_MS, polling=50)
+    return page.evaluate("window.__stLastChange")
+
+
+def _control_change(page, reps: int, max_sliders: int = 6) -> dict:
+    sliders = page.locator('[data-testid="stSlider"]')
+    if not page.locator(".js-plotly-plot").count() or not sliders.count():
+        return {"skipped": "no slider or no Plotly chart"}
+    chosen = None
+    for index in range(min(sliders.count(), max_sliders)):
+        control = sliders.nth(index).get_by_role("slider").first
+        control.scroll_into_view_if_needed()
+        for key in ("ArrowRight", "ArrowLeft"):
+            before = page.evaluate(SIGNATURE_JS)
+            runs = page.evaluate("window.__stRunsDone")
+            control.focus()
+            page.keyboard.press(key)
+            try:
+                page.wait_for_function(CHANGED_JS, arg=before, timeout=10_000, polling="raf")
+                chosen = index
+            except Exception:
+                pass
+            _settle(page, runs)
+            if chosen is not None:
+                break
+        if chosen is not None:
+            break
+    if chosen is None:
+        return {"skipped": f"none of the first {max_sliders} sliders changes the first chart"}
+    label = sliders.nth(chosen).locator('[data-testid="stWidgetLabel"]').inner_text().strip()
+    control = sliders.nth(chosen).get_by_role("slider").first
+    times, failures = [], 0
+    for i in range(reps):
+        before = page.evaluate(SIGNATURE_JS)
+        runs = page.evaluate("window.__stRunsDone")
+        control.focus()
+        page.keyboard.press("ArrowLeft" if i % 2 == 0 else "ArrowRight")
+        try:
+            page.wait_for_function(CHANGED_JS, arg=before, timeout=10_000, polling="raf")
+            times.append(page.evaluate("window.__paintedAt - window.__keyAt"))
+        except Exception:
+            failures += 1
+        _settle(page, runs)
+        page.wait_for_timeout(300)
+    return {"slider": label, "n": len(times), "failures": failures,
+            "p50_ms": round(statistics.median(times), 1) if times else None,
+            "max_ms": round(max(times), 1) if times else None,
+            "all_ms": [round(t, 1) for t in times]}
+
+
+def run_browser(reps: int = 10) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="attention-explorer-bench-chromium-")
+    results: dict = {"pages": {}}
+    try:
+        with sync_playwright() as playwright:
+            context = playwright.chromium.launch_persistent_context(
+                profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT,
+                timeout=60_000)
+            try:
+                context.add_init_script(INIT_JS)
+                context.set_default_timeout(WAIT_MS)
+                # Cold start: Chromium is already running; the clock starts when the server process does.
+                with streamlit_server(name="browser") as server:
+                    page = context.new_page()
+                    page.goto(server.url + "/", wait_until="domcontentloaded")
+                    rendered_at = _settle(page, 0)
+                    now = page.evaluate("performance.now()")
+                    results["cold_start_to_home_rendered_s"] = round(
+                        time.monotonic() - (now - rendered_at) / 1000 - server.started, 2)
+                    page.close()
+                    for info in PAGES:
+                        page = context.new_page()
+                        started = time.monotonic()
+                        page.goto(f"{server.url}/{info.url_path}", wait_until="domcontentloaded")
+                        rendered_at = _settle(page, 0)
+                        now = page.evaluate("performance.now()")
+                        entry = {"first_open_rendered_s": round(
+                            time.monotonic() - (now - rendered_at) / 1000 - started, 2)}
+                        entry.update(_control_change(page, reps))
+                        exceptions = page.locator('[data-testid="stException"]').count()
+                        entry["exception_boxes"] = exceptions
+                        results["pages"][page_label(info.url_path)] = entry
+                        page.close()
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    return results

@@ -1,0 +1,141 @@
+"""Classroom load: many concurrent sessions on loopback, each changing a control every ~2 s.
+
+Sessions are spread round-robin over explorer.catalog.PAGES and arrive over the first seconds.
+Each one opens its page (the first visit is reported on its own), then until the end of the run
+sleeps a random 0.75-1.25 × the interval, sets one random URL-bound control (slider, select,
+radio or toggle) to a random allowed value and waits for the rerun to finish.  Sessions use the
+message cache like a browser.  The server's resident memory is sampled every half second.
+
+Bounded: every rerun has a timeout, the run ends at `duration_s` and the whole thing is cancelled
+at `duration_s + 60 s`.  Errors are reruns that time out, lose their connection, do not finish
+successfully, or show an exception box.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+
+from explorer.catalog import PAGES
+
+from .latency import page_label, settable
+from .server import cpu_seconds, rss_mb
+from .stats import percentile, slope_per_minute, summary_ms
+from .wsclient import Session
+
+RERUN_TIMEOUT_S = 30.0
+HARD_LIMIT_EXTRA_S = 60.0
+
+
+async def _student(index: int, url: str, url_path: str, start: float, duration_s: float, interval_s: float,
+                   arrival_s: float, seed: int, record: list, first_visits: list, failures: list) -> None:
+    rng = random.Random(seed * 1000 + index)
+    await asyncio.sleep(arrival_s)
+    session = Session(url, url_path)
+    try:
+        await session.connect()
+        first = await session.rerun(timeout=RERUN_TIMEOUT_S)
+        first_visits.append((page_label(url_path), first.seconds, first.ok))
+        if not first.ok:
+            failures.append(f"session {index} ({page_label(url_path)}) first visit: {first.status} {first.exceptions}")
+        while True:
+            await asyncio.sleep(rng.uniform(0.75, 1.25) * interval_s)
+            if time.monotonic() - start >= duration_s:
+                break
+            controls = settable(session)
+            change = "rerun"
+            if controls:
+                widget = rng.choice(controls)
+                options = widget.options()
+                if options:
+                    value = rng.choice(options)
+                    session.set(widget, value)
+                    change = f"{widget.key}={value!r}"
+            result = await session.rerun(timeout=RERUN_TIMEOUT_S)
+            record.append({"t": time.monotonic() - start, "page": page_label(url_path), "seconds": result.seconds,
+                           "bytes": result.bytes, "ok": result.ok, "errors_shown": len(result.errors)})
+            if not result.ok:
+                failures.append(f"session {index} ({page_label(url_path)}) after {change}: {result.status} "
+                                f"{result.exceptions[:1]}")
+                if result.status.startswith("closed"):
+                    break
+    except Exception as problem:  # connection refused / broken: an error of the run, never a crash of the test
+        failures.append(f"session {index} ({page_label(url_path)}): {type(problem).__name__}: {problem}")
+    finally:
+        await session.close()
+
+
+async def _sample_memory(pid: int, start: float, stop: asyncio.Event, samples: list) -> None:
+    while not stop.is_set():
+        samples.append((time.monotonic() - start, rss_mb(pid), cpu_seconds(pid)))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+
+
+async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s: float = 60.0,
+                   interval_s: float = 2.0, arrival_window_s: float = 3.0, seed: int = 1) -> dict:
+    start = time.monotonic()
+    record: list[dict] = []
+    first_visits: list = []
+    failures: list[str] = []
+    samples: list = []
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(_sample_memory(server_pid, start, stop, samples))
+    rss_before = rss_mb(server_pid)
+    tasks = [
+        asyncio.create_task(_student(i, url, PAGES[i % len(PAGES)].url_path, start, duration_s, interval_s,
+                                     arrival_window_s * i / max(1, sessions), seed, record, first_visits, failures))
+        for i in range(sessions)
+    ]
+    try:
+        await asyncio.wait_for(asyncio.gather(*tasks), duration_s + HARD_LIMIT_EXTRA_S)
+    except TimeoutError:
+        failures.append(f"the run did not end within {duration_s + HARD_LIMIT_EXTRA_S:.0f} s; cancelled")
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        stop.set()
+        await sampler
+    elapsed = time.monotonic() - start
+    rss = [(t, m) for t, m, _ in samples]
+    half = duration_s / 2
+    first_half = [m for t, m in rss if t < half]
+    second_half = [(t, m) for t, m in rss if half <= t <= duration_s]
+    cpu = [c for _, _, c in samples]
+    per_page = {}
+    for info in PAGES:
+        mine = [r["seconds"] for r in record if r["page"] == page_label(info.url_path)]
+        per_page[page_label(info.url_path)] = summary_ms(mine)
+    errors = len(failures)
+    latencies = [r["seconds"] for r in record]
+    second_max = max((m for _, m in second_half), default=float("nan"))
+    first_max = max(first_half, default=float("nan"))
+    return {
+        "sessions": sessions,
+        "duration_s": duration_s,
+        "interval_s": interval_s,
+        "elapsed_s": round(elapsed, 1),
+        "reruns": len(record),
+        "reruns_per_s": round(len(record) / duration_s, 2),
+        "errors": errors,
+        "error_examples": failures[:10],
+        "error_boxes_shown": sum(r["errors_shown"] for r in record),
+        "latency": summary_ms(latencies),
+        "latency_p99_ms": round(percentile([s * 1000 for s in latencies], 99), 1),
+        "per_page": per_page,
+        "first_visits": summary_ms([s for _, s, _ in first_visits]),
+        "bytes_per_rerun": round(sum(r["bytes"] for r in record) / max(1, len(record))),
+        "server_rss_mb": {
+            "before": round(rss_before, 1),
+            "max": round(max((m for _, m in rss), default=float("nan")), 1),
+            "first_half_max": round(first_max, 1),
+            "second_half_max": round(second_max, 1),
+            "second_half_slope_mb_per_min": round(slope_per_minute(second_half), 1),
+            "end": round(rss[-1][1], 1) if rss else float("nan"),
+        },
+        "server_cpu_share": round((cpu[-1] - cpu[0]) / max(1e-9, samples[-1][0] - samples[0][0]), 2) if cpu else None,
+        "memory_samples": [(round(t, 1), round(m, 1)) for t, m in rss[::4]],
+    }

@@ -1,0 +1,223 @@
+"""The benchmark command:  .venv/bin/python -m benchmarks.run  (from the project root)
+
+Runs, in order, each against real `streamlit run` servers on 127.0.0.1 (ports 8620-8690) that it
+starts and stops itself:
+
+1. cold start: process start to home page rendered, first visit to every page (fresh servers);
+2. interaction latency of every page at default and largest settings, side by side with the
+   floor app; TCP_NODELAY: the server socket's option and client-side on/off timings;
+3. classroom load: 30 sessions over the pages, a control change every ~2 s each, 60 s;
+4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
+5. browser: cold start and control change to repainted heatmap in headless Chromium.
+
+Writes benchmarks/results.json and benchmarks/RESULTS.md (after every phase, so an interrupted run
+keeps what it measured).  `--quick` runs the same phases with small counts (a smoke test of the
+harness, numbers not meant for RESULTS.md: it writes results-quick.json / RESULTS-quick.md).
+Every loop is bounded in count and time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .server import ROOT, streamlit_server
+
+OUT = ROOT / "benchmarks"
+
+
+def loadavg() -> list[float]:
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except OSError:
+        return []
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        mem_kb = int(next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+                          if line.startswith("MemTotal")))
+    except (OSError, StopIteration):
+        mem_kb = 0
+    import streamlit
+    import torch
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
+                                    timeout=10).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "unknown", False
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem_kb / 1024 / 1024, 1),
+        "kernel": platform.release(), "python": platform.python_version(),
+        "streamlit": streamlit.__version__, "torch": torch.__version__,
+        "commit": commit + (" + uncommitted changes" if dirty else ""),
+    }
+
+
+def read_local_config() -> dict:
+    import tomllib
+
+    path = ROOT / ".streamlit" / "config.toml"
+    return tomllib.loads(path.read_text()) if path.exists() else {}
+
+
+class Recorder:
+    def __init__(self, results_path: Path, report_path: Path, quick: bool):
+        self.results_path = results_path
+        self.report_path = report_path
+        self.started = time.monotonic()
+        self.data: dict = {
+            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "command": "python -m benchmarks.run" + (" --quick" if quick else ""),
+            "quick": quick,
+            "machine": machine(),
+            "server_config": read_local_config(),
+            "load_average": {"start": loadavg()},
+            "phases": {},
+        }
+
+    def phase(self, name: str, result, seconds: float, load_before: list[float]) -> None:
+        self.data["phases"][name] = {"seconds": round(seconds, 1), "load_before": load_before,
+                                     "load_after": loadavg(), "result": result}
+        self.save()
+
+    def save(self) -> None:
+        from .report import render
+
+        self.data["runtime_s"] = round(time.monotonic() - self.started, 1)
+        self.data["load_average"]["end"] = loadavg()
+        self.results_path.write_text(json.dumps(self.data, indent=1, default=str) + "\n")
+        self.report_path.write_text(render(self.data))
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small counts: check the harness, not the numbers")
+    parser.add_argument("--skip", default="", help="comma-separated phases to skip: "
+                                                   "coldstart,latency,load,gc,browser,soak")
+    parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
+                                                   "of the existing results file (e.g. --only soak)")
+    parser.add_argument("--soak-seconds", type=float, default=0.0,
+                        help="also run the classroom load this long (phase 'soak'): does memory level off?")
+    parser.add_argument("--soak-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
+                             "soak[NAME=VALUE]")
+    args = parser.parse_args(argv)
+    phases = ["coldstart", "latency", "load", "gc", "browser", "soak"]
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    if only:
+        skip |= set(phases) - only
+    if not args.soak_seconds:
+        skip.add("soak")
+    quick = args.quick
+    suffix = "-quick" if quick else ""
+    recorder = Recorder(OUT / f"results{suffix}.json", OUT / f"RESULTS{suffix}.md", quick)
+    if only and recorder.results_path.exists():  # keep what the earlier full run measured
+        earlier = json.loads(recorder.results_path.read_text())
+        recorder.data["phases"] = earlier.get("phases", {})
+        recorder.data["load_average"]["start"] = earlier.get("load_average", {}).get("start")
+        recorder.data["date"] = earlier.get("date", recorder.data["date"]) + f"; {'/'.join(sorted(only))} " \
+            f"{recorder.data['date']}"
+        recorder.data["command"] = earlier.get("command", "python -m benchmarks.run") + " (+ " + \
+            " ".join(a for a in (argv or sys.argv[1:])) + ")"
+        recorder.started -= earlier.get("runtime_s", 0)
+    log(f"load average {loadavg()}; writing {recorder.results_path.name} and {recorder.report_path.name}")
+
+    from .browser import run_browser
+    from .coldstart import run_cold_start
+    from .findings import gc_variants, nodelay_comparison, server_socket_nodelay
+    from .latency import run_latency
+    from .load import run_load
+    from .wsclient import Session
+
+    def timed(name: str, function):
+        if name in skip:
+            log(f"{name}: skipped")
+            return
+        log(f"{name}: start (load {loadavg()})")
+        before, start = loadavg(), time.monotonic()
+        try:
+            result = function()
+        except Exception as problem:  # record and go on: the other phases still tell something
+            result = {"error": f"{type(problem).__name__}: {problem}"}
+            log(f"{name}: FAILED {result['error']}")
+        recorder.phase(name, result, time.monotonic() - start, before)
+        log(f"{name}: done in {time.monotonic() - start:.0f} s")
+
+    timed("coldstart", lambda: run_cold_start(rounds=1 if quick else 3))
+
+    def latency_phase():
+        profile_dir = Path(tempfile.mkdtemp(prefix="attention-explorer-floor-"))
+        with streamlit_server(name="app") as app, \
+                streamlit_server("benchmarks/floor_app.py", name="floor", env={"FLOOR_PROFILE_DIR": str(profile_dir)},
+                                 exclude_ports={app.port}) as floor:
+            result = asyncio.run(run_latency(
+                app.url, floor.url, profile_dir, reps=8 if quick else 30, paced_reps=4 if quick else 20,
+                paced_gap_s=0.3, search_budget_s=15 if quick else 90, progress=log))
+            log("  TCP_NODELAY: server socket and client on/off")
+            result["tcp_nodelay"] = {
+                "server_socket": server_socket_nodelay(app.url, app.process.pid, reps=8 if quick else 40),
+                "timings": nodelay_comparison(app.url, reps=6 if quick else 20, paced_reps=3 if quick else 8),
+            }
+            result["server_rss_mb_end"] = round(app.rss_mb(), 1)
+            return result
+
+    timed("latency", latency_phase)
+
+    def load_phase(duration_s: float, env: dict | None = None):
+        with streamlit_server(name="load", env=env) as app:
+            async def warm():
+                from explorer.catalog import PAGES
+
+                for info in PAGES:  # the teacher opened every page before class
+                    session = Session(app.url, info.url_path)
+                    await session.connect()
+                    await session.rerun()
+                    await session.close()
+
+            asyncio.run(warm())
+            result = asyncio.run(run_load(app.url, app.process.pid, sessions=8 if quick else 30,
+                                          duration_s=duration_s, interval_s=2.0))
+            result["warmed_up"] = "every page visited once before the run"
+            result["server_env"] = env or {}
+            return result
+
+    timed("load", lambda: load_phase(12 if quick else 60))
+    timed("gc", lambda: gc_variants(reps=5 if quick else 30))
+    timed("browser", lambda: run_browser(reps=3 if quick else 12))
+    soak_env = dict(item.split("=", 1) for item in args.soak_env)
+    soak_name = "soak" + ("[" + ",".join(args.soak_env) + "]" if soak_env else "")
+    if "soak" not in skip:
+        timed(soak_name, lambda: load_phase(args.soak_seconds, soak_env))
+    recorder.save()
+    log(f"finished in {recorder.data['runtime_s']:.0f} s: {recorder.report_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Start and stop `streamlit run` servers on 127.0.0.1 for the benchmarks, and read their memory.
+
+Each server is the leader of its own process group and is always stopped (SIGTERM, then SIGKILL)
+by the context manager, also when a benchmark fails.  Ports come from PORT_RANGE only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PORT_RANGE = range(8620, 8691)
+START_TIMEOUT_S = 90.0
+
+# Flags every benchmark server gets: no browser, loopback only, no usage stats, no file watcher.
+BASE_FLAGS = {
+    "server.headless": "true",
+    "server.address": "127.0.0.1",
+    "browser.gatherUsageStats": "false",
+    "server.fileWatcherType": "none",
+}
+
+
+def free_port(exclude: set[int] = frozenset()) -> int:
+    for port in PORT_RANGE:
+        if port in exclude:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORT_RANGE.start}-{PORT_RANGE.stop - 1}")
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    port: int
+    log_path: Path
+    started: float  # time.monotonic() at Popen
+    ready_seconds: float  # Popen to /_stcore/health answering "ok"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def rss_mb(self) -> float:
+        """Resident memory of the server process, MB (from /proc)."""
+        return rss_mb(self.process.pid)
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout: float, log_path: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {process.returncode}; see {log_path}:\n{tail(log_path)}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200 and response.read().decode().strip() == "ok":
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{url} not healthy after {timeout:.0f} s; see {log_path}:\n{tail(log_path)}")
+        time.sleep(0.05)
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None = None, env: dict | None = None,
+                     log_dir: Path | None = None, name: str = "app", port: int | None = None,
+                     exclude_ports: set[int] = frozenset()) -> Iterator[Server]:
+    """`streamlit run SCRIPT` on 127.0.0.1 with BASE_FLAGS and `options` (e.g. {"runner.postScriptGC":
+    "false"}), from the project root; yields once /_stcore/health answers, stops it on exit."""
+    port = port or free_port(set(exclude_ports))
+    log_dir = log_dir or ROOT / "test-artifacts" / "benchmark-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"{name}-{port}.log"
+    flags = {**BASE_FLAGS, **(options or {}), "server.port": str(port)}
+    command = [sys.executable, "-m", "streamlit", "run", script]
+    for option, value in flags.items():
+        command += [f"--{option}", value]
+    environment = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    with open(log_path, "w") as log:
+        started = time.monotonic()
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   env=environment, start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, process, START_TIMEOUT_S, log_path)
+        yield Server(process, port, log_path, started, time.monotonic() - started)
+    finally:
+        stop(process)

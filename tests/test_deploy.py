@@ -1,0 +1,206 @@
+"""The deployment files: the production profile, the cloud requirements and the Dockerfile.
+
+There is no container engine here, so the image is not built.  What is checked instead:
+
+* every option of .streamlit/production.toml exists in the installed Streamlit and takes its value;
+* requirements-cloud.txt pins exactly what requirements.txt pins, with torch from the CPU index;
+* the Dockerfile's build context (the project minus .dockerignore) holds everything the app needs:
+  a copy of it, with production.toml as its config.toml as the Dockerfile does, is started with the
+  Dockerfile's command (on 127.0.0.1), answers the Dockerfile's HEALTHCHECK command, serves every
+  page without an exception, and refuses a websocket whose Host is not allowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from benchmarks.server import free_port, stop, wait_healthy
+from benchmarks.wsclient import Session
+from explorer.catalog import PAGES
+from tests.apptest import run_async
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCTION = ROOT / ".streamlit" / "production.toml"
+
+
+def production_options() -> dict[str, object]:
+    data = tomllib.loads(PRODUCTION.read_text())
+    return {f"{section}.{key}": value for section, values in data.items() for key, value in values.items()}
+
+
+def test_every_production_option_exists_in_this_streamlit_and_takes_its_value():
+    from streamlit import config
+
+    config.get_config_options()
+    known = config._config_options
+    options = production_options()
+    unknown = sorted(set(options) - set(known))
+    assert not unknown, f"not options of Streamlit {__import__('streamlit').__version__}: {unknown}"
+    required = {
+        "server.fileWatcherType": "none", "server.runOnSave": False, "client.showErrorDetails": "type",
+        "client.toolbarMode": "viewer", "server.enableXsrfProtection": True, "server.enableCORS": True,
+        "browser.gatherUsageStats": False,
+    }
+    for name, value in required.items():
+        assert options.get(name) == value, f"{name} should be {value!r} in production, is {options.get(name)!r}"
+    assert options.get("server.allowedHosts"), "production must list the allowed hosts"
+    assert options["server.maxUploadSize"] <= 10 and options["server.maxMessageSize"] <= 50
+    for name, value in options.items():
+        assert isinstance(value, type(known[name].default_val)) or known[name].default_val is None, (
+            f"{name} = {value!r} does not have the type of its default {known[name].default_val!r}")
+
+
+def pins(path: Path) -> dict[str, str]:
+    found = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            name, _, version = line.partition("==")
+            found[name.strip().lower()] = version.strip()
+    return found
+
+
+def test_cloud_requirements_pin_the_same_versions_with_cpu_torch():
+    local, cloud = pins(ROOT / "requirements.txt"), pins(ROOT / "requirements-cloud.txt")
+    assert set(local) == set(cloud), f"packages differ: {set(local) ^ set(cloud)}"
+    for name, version in local.items():
+        expected = version + "+cpu" if name == "torch" else version
+        assert cloud[name] == expected, f"{name}: {cloud[name]} in requirements-cloud.txt, {expected} expected"
+    text = (ROOT / "requirements-cloud.txt").read_text()
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in text
+
+
+def dockerfile() -> str:
+    return (ROOT / "Dockerfile").read_text()
+
+
+def test_dockerfile_uses_python_311_the_cloud_requirements_the_production_profile_and_a_health_check():
+    text = dockerfile()
+    assert re.search(r"^FROM python:3\.11", text, re.M)
+    assert "pip install -r requirements-cloud.txt" in text
+    assert "cp .streamlit/production.toml .streamlit/config.toml" in text
+    assert re.search(r"^HEALTHCHECK .*", text, re.M) and "/_stcore/health" in text
+    assert re.search(r"^USER ", text, re.M), "the app should not run as root"
+
+
+def build_context(target: Path) -> Path:
+    """Copy the project as `docker build .` would send it (minus .dockerignore), then apply the
+    Dockerfile's config step."""
+    patterns = [p.strip() for p in (ROOT / ".dockerignore").read_text().splitlines()
+                if p.strip() and not p.startswith("#")]
+
+    def ignored(relative: str) -> bool:
+        parts = relative.split("/")
+        for pattern in patterns:
+            bare = pattern.removeprefix("**/")
+            if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(parts[-1], bare) or parts[0] == pattern:
+                return True
+        return False
+
+    for path in sorted(ROOT.rglob("*")):
+        relative = path.relative_to(ROOT).as_posix()
+        if path.is_dir() or ignored(relative) or any(ignored("/".join(relative.split("/")[:i + 1]))
+                                                     for i in range(relative.count("/"))):
+            continue
+        destination = target / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, destination)
+    shutil.copy2(target / ".streamlit" / "production.toml", target / ".streamlit" / "config.toml")
+    return target
+
+
+def healthcheck_command() -> str:
+    match = re.search(r"HEALTHCHECK .*?CMD (python -c .+?)$", dockerfile(), re.S | re.M)
+    assert match, "no HEALTHCHECK ... CMD python -c ... line"
+    return match.group(1)
+
+
+def container_command(port: int) -> list[str]:
+    match = re.search(r"^CMD exec (streamlit run .+)$", dockerfile(), re.M)
+    assert match, "no `CMD exec streamlit run ...` line"
+    command = match.group(1).replace('"${PORT}"', str(port)).replace("--server.address=0.0.0.0",
+                                                                       "--server.address=127.0.0.1")
+    return [sys.executable, "-m", *shlex.split(command)]
+
+
+@pytest.fixture(scope="module")
+def container(tmp_path_factory):
+    """The build context started with the Dockerfile's command (loopback only), as in the image."""
+    context = build_context(tmp_path_factory.mktemp("image") / "app")
+    port = free_port()
+    log = context / "server.log"
+    env = dict(os.environ, PORT=str(port), PYTHONUNBUFFERED="1")
+    with open(log, "w") as out:
+        process = subprocess.Popen(container_command(port), cwd=context, stdout=out, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", process, 90, log)
+        yield context, port, env
+    finally:
+        stop(process)
+
+
+def test_the_image_contents_pass_the_dockerfile_health_check(container):
+    context, _, env = container
+    assert not (context / "tests").exists() and not (context / ".venv").exists()
+    command = shlex.split(healthcheck_command())
+    result = subprocess.run([sys.executable, *command[1:]], env=env, cwd=context, timeout=30, capture_output=True)
+    assert result.returncode == 0, result.stderr.decode()
+
+
+def test_the_image_contents_serve_every_page_with_the_production_profile(container):
+    _, port, _ = container
+
+    async def visit():
+        problems = []
+        for info in PAGES:
+            session = Session(f"http://127.0.0.1:{port}", info.url_path)
+            await session.connect()
+            try:
+                result = await session.rerun()
+                if not result.ok:
+                    problems.append(f"{info.url_path or 'home'}: {result.status} {result.exceptions}")
+            finally:
+                await session.close()
+        return problems
+
+    assert run_async(visit()) == []
+
+
+async def websocket_with_host(port: int, host: str) -> str:
+    """Open the app's websocket on 127.0.0.1 with `host` in the Host header; how did it go?"""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        async with connect(f"ws://{host}:{port}/_stcore/stream", sock=sock, subprotocols=["streamlit"],
+                           open_timeout=10, close_timeout=2) as ws:
+            try:
+                await asyncio.wait_for(ws.recv(), 3)
+            except TimeoutError:
+                return "open"  # accepted: the server waits for the client's first message
+            except ConnectionClosed as closed:
+                return f"closed {closed.rcvd.code if closed.rcvd else None}"
+            return "open"
+    except InvalidStatus as refused:
+        return f"refused {refused.response.status_code}"
+
+
+def test_the_production_profile_refuses_a_websocket_from_a_host_not_allowed(container):
+    _, port, _ = container
+    # Streamlit closes before accepting (policy violation), which the handshake reports as HTTP 403.
+    assert run_async(websocket_with_host(port, "attacker.example")) in ("refused 403", "closed 1008")
+    assert run_async(websocket_with_host(port, "someone-attention-explorer.hf.space")) == "open"
+    assert run_async(websocket_with_host(port, "127.0.0.1")) == "open"
