@@ -14,14 +14,12 @@ from explorer.attention_view import (
     compute_view,
     default_shape,
     expected_output,
-    parse_input,
     shipped_variants,
 )
 from explorer.positional import ENCODINGS
 from explorer.tasks import get_task
-from explorer.ui import UrlControls, download_csv, page_header
+from explorer.ui import UrlControls, download_csv, page_header, sequence_input
 
-OWN_TEXT = "your own text…"
 RIGHT, WRONG = ":green[:material/check_circle: correct]", ":red[:material/cancel: wrong]"
 BLOCKS = {"encoder": 0, "decoder": 1, "cross": 2}
 HEAD_CHOICES, LAYER_CHOICES = [1, 2, 4, 8], [1, 2, 3, 4]
@@ -65,19 +63,9 @@ task_name = controls.selectbox("Task", TRANSFORMER_TASKS, 0, "task", where=side)
 task = get_task(task_name)
 side.caption(task.description)
 presets = PRESETS[task_name]
-picked = controls.selectbox("Input", [*presets, OWN_TEXT], 0, f"input_{task_name}", where=side)
-if picked == OWN_TEXT:
-    text = controls.text_area("Your input", presets[0], f"text_{task_name}", 300, where=side,
-                              help="Tokens separated by spaces, from this task's vocabulary.")
-else:
-    text = picked
-parsed = parse_input(task, text)
-for problem in parsed.problems:
-    controls.note(f"**Input**: {problem}.")
-tokens = list(parsed.tokens)
-if len(tokens) < 2:
-    controls.note("**Input**: fewer than two known tokens, so the first example is shown instead.")
-    tokens = list(parse_input(task, presets[0]).tokens)
+tokens = sequence_input(controls, task, presets, f"input_{task_name}", f"text_{task_name}", label="Input",
+                        text_label="Your input", unit="known tokens", max_chars=300, where=side,
+                        help="Tokens separated by spaces, from this task's vocabulary.")
 
 trained = controls.radio("Weights", ["trained", "random"], 0, "weights", where=side, horizontal=True) == "trained"
 natural_mask = "none" if task.architecture == "encoder" else "causal"

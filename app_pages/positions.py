@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from explorer import figures
-from explorer.attention_view import parse_input
 from explorer.position_figures import line_chart, matrix_heatmap, panel_grid
 from explorer.position_view import (
     LEARNED_MODEL,
@@ -28,14 +27,13 @@ from explorer.position_view import (
 )
 from explorer.positional import ABSOLUTE_ENCODINGS, alibi_slopes, t5_relative_buckets
 from explorer.tasks import get_task
-from explorer.ui import UrlControls, altair_chart, page_header
+from explorer.ui import UrlControls, altair_chart, page_header, sequence_input
 
 BASES = [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000]
 LECTURE = {"kind": "sinusoidal", "positions": 4, "d_model": 4, "base": 100}
 CLASSIC = {"kind": "sinusoidal", "positions": 100, "d_model": 512, "base": 10000}
 MEASURES = {"dot product": "dot", "cosine": "cosine"}
 INPUTS = ["A B C D E F G", "H E L L O", "J A B B E D C O D E", "B A N A N A"]
-OWN_TEXT = "your own text…"
 SEED_LIMIT = 9999
 BLOCKS = {"cross": 2, "encoder": 0, "decoder": 1}
 HEADS = ["mean", "1", "2", "3", "4"]
@@ -293,19 +291,9 @@ st.divider()
 st.subheader("3 · Without position, attention cannot see order")
 task = get_task("reverse")
 input_col, encoding_col, seed_col, button_col = st.columns([3, 2, 2, 1], vertical_alignment="bottom")
-picked = controls.selectbox("Input letters (A–P)", [*INPUTS, OWN_TEXT], 0, "shuffle_input", where=input_col)
-if picked == OWN_TEXT:
-    text = controls.text_area("Your letters", INPUTS[0], "shuffle_text", 100, where=input_col,
-                              help="2 to 10 letters from A to P, e.g. 'DECADE' or 'D E C A D E'.")
-else:
-    text = picked
-parsed = parse_input(task, text)
-for problem in parsed.problems:
-    controls.note(f"**Input letters**: {problem}.")
-tokens = tuple(parsed.tokens)
-if len(tokens) < 2:
-    controls.note("**Input letters**: fewer than two letters from A to P, so the first example is shown instead.")
-    tokens = tuple(INPUTS[0].split())
+tokens = tuple(sequence_input(controls, task, INPUTS, "shuffle_input", "shuffle_text", label="Input letters (A–P)",
+                              text_label="Your letters", unit="letters from A to P", max_chars=100,
+                              where=input_col, help="2 to 10 letters from A to P, e.g. 'DECADE' or 'D E C A D E'."))
 shuffle_encoding = controls.selectbox("Encoder of the model with", SHIPPED_ENCODINGS, SHIPPED_ENCODINGS.index("none"),
                                       "shuffle_encoding", where=encoding_col,
                                       help="The encoder of the shipped reversal model with this encoding, "

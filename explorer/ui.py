@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-__all__ = ["UrlControls", "altair_chart", "download_csv", "page_header"]
+__all__ = ["OWN_TEXT", "UrlControls", "altair_chart", "download_csv", "page_header", "sequence_input"]
 
 
 def _same_value(raw: list[str], value) -> bool:
@@ -97,6 +97,31 @@ class UrlControls:
         if lines:
             st.info("Some settings could not be used:\n\n" + "\n".join(f"- {line}" for line in lines),
                     icon=":material/link_off:")
+
+
+OWN_TEXT = "your own text…"
+
+
+def sequence_input(controls: UrlControls, task, presets: Sequence[str], key: str, text_key: str, *, label: str,
+                   text_label: str, unit: str, help: str, max_chars: int, where=st) -> list[str]:
+    """A preset picker with an "own text" option, parsed into the task's tokens.
+
+    Unknown or surplus tokens become notes; fewer than two usable tokens fall back to the first
+    preset, with a note, so the page always has a sequence to show.
+    """
+    from .attention_view import parse_input  # the parser lives with the models' vocabularies
+
+    picked = controls.selectbox(label, [*presets, OWN_TEXT], 0, key, where=where)
+    text = picked
+    if picked == OWN_TEXT:
+        text = controls.text_area(text_label, presets[0], text_key, max_chars, where=where, help=help)
+    parsed = parse_input(task, text)
+    for problem in parsed.problems:
+        controls.note(f"**{label}**: {problem}.")
+    if len(parsed.tokens) < 2:
+        controls.note(f"**{label}**: fewer than two {unit}, so the first example is shown instead.")
+        return list(parse_input(task, presets[0]).tokens)
+    return list(parsed.tokens)
 
 
 def altair_chart(chart, *, where=st, key: str | None = None) -> None:
