@@ -95,6 +95,7 @@ def test_dockerfile_uses_python_311_the_cloud_requirements_the_production_profil
     assert "cp .streamlit/production.toml .streamlit/config.toml" in text
     assert re.search(r"^HEALTHCHECK .*", text, re.M) and "/_stcore/health" in text
     assert re.search(r"^USER ", text, re.M), "the app should not run as root"
+    assert "MALLOC_ARENA_MAX=2" in text, "bounded malloc arenas (see benchmarks/RESULTS.md, memory)"
 
 
 def build_context(target: Path) -> Path:
