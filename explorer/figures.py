@@ -29,6 +29,7 @@ __all__ = [
     "plotly_text",
 ]
 
+HOVER_CELL_BUDGET = 40_000  # grid cells that get token-pair hover labels
 SEQUENTIAL = "Viridis"
 DIVERGING = "PuOr"
 
@@ -211,20 +212,25 @@ def attention_grid(
     x_domains = _grid_domains(n_heads, 0.03 if n_heads > 1 else 0.0)
     y_domains = _grid_domains(n_layers, min(0.16, 0.6 / n_layers))[::-1]  # layer 1 at the top
     small = FONT_SIZE - (6 if n_heads >= 4 else 3)
-    hover = _hover_grid(query_tokens, key_tokens)
+    # Per-cell hover labels are strings: past ~40 000 cells they dominate the payload (129 tokens ×
+    # 32 heads was 18 MB), so large grids hover with positions instead of token pairs.
+    token_hover = weights.size <= HOVER_CELL_BUDGET
+    hover = _hover_grid(query_tokens, key_tokens) if token_hover else None
+    pair = "%{customdata}" if token_hover else "query %{y} → key %{x}"
     traces, layout, titles = [], {}, []
     for layer in range(n_layers):
         for head in range(n_heads):
             n = layer * n_heads + head + 1
             suffix = "" if n == 1 else str(n)
-            traces.append({
+            trace = {
                 # float32 halves the payload; weights need no more than 7 significant digits on screen.
                 "type": "heatmap", "z": weights[layer, head].astype(np.float32), "coloraxis": "coloraxis",
-                "customdata": hover,
                 "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
-                "hovertemplate": f"layer {layer + 1} head {head + 1}<br>%{{customdata}}<br>"
-                                 "weight %{z:.3f}<extra></extra>",
-            })
+                "hovertemplate": f"layer {layer + 1} head {head + 1}<br>{pair}<br>weight %{{z:.3f}}<extra></extra>",
+            }
+            if token_hover:
+                trace["customdata"] = hover
+            traces.append(trace)
             layout[f"xaxis{suffix}"] = _token_axis(key_tokens, domain=x_domains[head], anchor=f"y{suffix}",
                                                    size=small)
             layout[f"yaxis{suffix}"] = _token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",

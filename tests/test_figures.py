@@ -76,3 +76,13 @@ def test_specs_carry_explicit_colour_lists_not_names():
         assert scales and all(isinstance(s, list) and len(s) > 2 for s in scales)
     purple_orange = figures.colour_list(figures.DIVERGING)
     assert purple_orange[0][1] != purple_orange[-1][1]
+
+
+def test_a_grid_at_the_largest_settings_stays_small():
+    """129 tokens × 4 layers × 8 heads: token-pair hover strings were 18 MB; now a few MB of floats."""
+    weights = np.random.default_rng(0).random((4, 8, 129, 129))
+    tokens = [f"t{i}" for i in range(129)]
+    size = len(figures.attention_grid(weights, tokens, tokens).to_json())
+    assert size < 4_000_000, size
+    small = figures.attention_grid(weights[:1, :2, :10, :10], tokens[:10], tokens[:10]).to_plotly_json()
+    assert "customdata" in small["data"][0], "small grids keep token-pair hover labels"
