@@ -212,12 +212,11 @@ def compute_view(model: Transformer, task: Task, tokens: list[str], mask: str, p
     head_dim = model.config.d_model // model.config.n_heads
     if arch == "encoder-decoder":
         bos, eos = task.index["<s>"], task.index[EOS]
-        out = torch.tensor([[bos]])
-        for _ in range(len(tokens) + 1):  # greedy decoding under the chosen mask
-            logits, _ = _run(model, ids, causal, valid, out)
-            out = torch.cat([out, logits[:, -1:].argmax(-1)], 1)
-            if int(out[0, -1]) == eos:
-                break
+        # Greedy decoding under the chosen mask, kept up to and including the first </s>.
+        generated = model.generate(ids, len(tokens) + 1, bos, valid=valid, causal=causal)[0][0].tolist()
+        if eos in generated:
+            generated = generated[: generated.index(eos) + 1]
+        out = torch.tensor([[bos, *generated]])
         logits, trace = _run(model, ids, causal, valid, out[:, :-1])
         decoder_tokens = task.decode(out[0, :-1])
         answer = task.decode(out[0, 1:])

@@ -136,11 +136,7 @@ def greedy_decode(model: Transformer, task: SequenceToSequenceTask, source: torc
                   n_steps: int | None = None) -> torch.Tensor:
     """Autoregressive generation: start from <s>, feed each prediction back in."""
     n_steps = task.max_len if n_steps is None else n_steps
-    out = torch.full((source.shape[0], 1), task.index["<s>"])
-    for _ in range(n_steps):
-        logits, _ = model(source, out, valid=valid)
-        out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)
-    return out[:, 1:]
+    return model.generate(source, n_steps, task.index["<s>"], valid=valid)[0]
 
 
 EVAL_CHUNK = 256  # examples per forward pass: a trace of 2048 × 129 tokens at once would take gigabytes

@@ -316,12 +316,16 @@ class Transformer(nn.Module):
         return self.lm_head(dec.final_norm(y)), trace
 
     @torch.no_grad()
-    def generate(self, tokens: torch.Tensor, n_steps: int, start_token: int) -> tuple[torch.Tensor, ModelTrace]:
+    def generate(
+        self, tokens: torch.Tensor, n_steps: int, start_token: int, *, valid: torch.Tensor | None = None,
+        causal: bool | None = None,
+    ) -> tuple[torch.Tensor, ModelTrace]:
         """Greedy autoregressive decoding: feed each prediction back in as the next input.
 
         Encoder–decoder: `tokens` is the source and decoding starts from `start_token`.
-        Decoder-only: `tokens` is the prompt to continue.  Returns the generated ids (B, n_steps)
-        and the trace of the final step's forward pass.
+        Decoder-only: `tokens` is the prompt to continue.  `valid` and `causal` are passed to every
+        step's forward (source padding; the self-attention mask).  Returns the generated ids
+        (B, n_steps) and the trace of the final step's forward pass.
         """
         arch = self.config.architecture
         if arch == "encoder":
@@ -329,6 +333,9 @@ class Transformer(nn.Module):
         out = torch.full((tokens.shape[0], 1), start_token, dtype=torch.long) if arch == "encoder-decoder" else tokens
         trace = ModelTrace()
         for _ in range(n_steps):
-            logits, trace = self(tokens, out) if arch == "encoder-decoder" else self(out)
+            if arch == "encoder-decoder":
+                logits, trace = self(tokens, out, causal=causal, valid=valid)
+            else:
+                logits, trace = self(out, causal=causal, valid=valid)
             out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)
         return out[:, out.shape[1] - n_steps:], trace
