@@ -14,6 +14,7 @@ from explorer.attention_view import (
     compute_view,
     default_shape,
     expected_output,
+    referent_head_note,
     shipped_variants,
 )
 from explorer.positional import ENCODINGS
@@ -117,6 +118,9 @@ elif task.name == "coreference":
         verdict = "" if expected is None else (f" {RIGHT}" if [guess] == expected else
                                                f" {WRONG} (should be {expected[0]})")
         answer_right.markdown(f"**“it” refers to** &nbsp; `{guess}`{verdict}")
+    note = referent_head_note(choice)
+    if note:
+        st.caption(note)
 else:
     answer_right.markdown(f"**{view.output_title}** &nbsp; `{' '.join(view.output_tokens[:len(tokens)])}`")
     if expected:
@@ -140,7 +144,8 @@ that token (row) reads mostly from that token (column).
 **What to notice.** In *reverse*, the cross-attention of a trained model runs along the
 anti-diagonal: to write the k-th output letter the decoder looks at the k-th letter from the end.
 In *sort* it jumps to wherever the next-smallest letter sits. In the "it" sentences, find the head
-where the row for **it** lights up the animal for *tired* and the street for *wide*.
+where the row for **it** lights up the animal for *tired* and the street for *wide*, and the dog
+for *slow* but the cat for *fast*.
 
 **Try.** Switch *Mask* to *causal* on an encoder task, or to *none* on a decoder task, and watch
 the answer change: the model meets a view of the sequence it never saw in training. Flip to

@@ -17,7 +17,7 @@ import torch
 
 from .pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
 from .seeding import seeded
-from .tasks import ANIMATE_ADJECTIVES, ANIMATES, EOS, PAD, PLACE_ADJECTIVES, Task, get_task
+from .tasks import EOS, PAD, Task, get_task
 from .transformer import Transformer, TransformerConfig
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "expected_output",
     "max_input_tokens",
     "parse_input",
+    "referent_head_note",
     "shipped_variants",
 ]
 
@@ -48,8 +49,8 @@ PRESETS: dict[str, list[str]] = {
     "coreference": [
         "the animal didn't cross the street because it was too tired",
         "the animal didn't cross the street because it was too wide",
-        "the river didn't suit the horse because it was too deep",
-        "the fox couldn't climb the bridge since it was too scared",
+        "the dog didn't catch the cat because it was too slow",
+        "the dog didn't catch the cat because it was too fast",
     ],
     "induction": ["t3 t7 t1 t9 t4 t3 t7 t1 t9 t4", "t12 t5 t20 t8 t1 t16 t12 t5 t20 t8 t1 t16"],
     "recall": ["C A F B H D E G ?", "F A B E D C H G A B H C E D A G F B C H A E D B G ?"],
@@ -153,6 +154,36 @@ def choose_model(choice: ModelChoice) -> tuple[Transformer, Task, str]:
     return model, task, "**random weights** (untrained, for comparison)"
 
 
+def referent_head_note(choice: ModelChoice) -> str | None:
+    """For the trained "it" model: which head to watch and how it came to be, from its card
+    (measured at training time on the held-out set).  None for any other model."""
+    if choice.task != "coreference" or not choice.trained or \
+            (choice.encoding, choice.n_heads, choice.n_layers) not in shipped_variants(choice.task):
+        return None
+    card = load_model(choice.name).card
+    named = card.get("referent_head")
+    if not named:
+        return None
+    watch = f"layer {named['layer'] + 1} head {named['head'] + 1}"
+    note = (f"**Watch {watch}.** On {card['heldout']['examples']} held-out sentences its attention from "
+            f"“it” weighs the right noun above the other in {named['right_noun_above_other']:.0%} of them.")
+    hint = card.get("attention_hint")
+    if hint:
+        note += (f" How it got there: for the first {hint['steps']} of {card['steps']} training steps an extra loss "
+                 f"nudged this head towards the referent; without that hint, training found other routes "
+                 f"(reading both nouns, or going through the adjective).")
+        others = [name for name, score in named.get("every_head", {}).items() if name != watch and score >= 0.95]
+        if others:
+            whose = "their" if len(others) > 1 else "its"
+            note += f" {' and '.join(others).capitalize()} learned the same on {whose} own."
+    ablation = card.get("head_ablation")
+    if ablation:
+        weakest = min(ablation, key=ablation.get)
+        note += (f" Silencing one head at a time shows what the model relies on: without {weakest} accuracy "
+                 f"falls to {ablation[weakest]:.0%}, without {watch} to {ablation.get(watch, float('nan')):.0%}.")
+    return note
+
+
 @dataclass
 class AttentionBlock:
     """One kind of attention in the model, every layer and head, as numpy arrays."""
@@ -239,10 +270,9 @@ def expected_output(task: Task, tokens: list[str]) -> list[str] | None:
     """The right answer for the input, where the task defines one (shown beside the model's)."""
     if task.name in ("reverse", "sort"):
         return [*task.answer(tokens), EOS]
-    if task.name == "coreference" and "it" in tokens and tokens[-1] in ANIMATE_ADJECTIVES + PLACE_ADJECTIVES:
-        nouns = [t for t in tokens if t in task.nouns]
-        kinds = {t in ANIMATES for t in nouns}
-        return [task.referent(tokens)] if len(nouns) == 2 and kinds == {True, False} else None
+    if task.name == "coreference":
+        referent = task.referent(tokens)
+        return None if referent is None else [referent]
     if task.name == "recall" and tokens and tokens[-1] == "?":
         return [tokens[0]]
     return None

@@ -159,63 +159,88 @@ class InductionTask(Task):
         return Batch(tokens, targets, valid)
 
 
-# Words for the coreference task.  "tired"-type adjectives describe the animate noun, "wide"-type
-# ones the place; each sentence needs the adjective to decide and the noun's position to copy it.
+# Words for the coreference task, a small Winograd schema: the adjective decides who "it" is.
+# Agent adjectives describe the one who failed to act (the subject); place and quarry adjectives
+# describe what it acted on (the object).  Half the sentences pair two animals, so the noun's kind
+# (animal or place) cannot give the answer away: the model has to find the right noun by its role,
+# and to copy a word it has to attend to it.
 ANIMATES = ["animal", "dog", "cat", "horse", "child", "man", "woman", "cow", "fox", "goat", "boy", "girl"]
 PLACES = ["street", "road", "river", "bridge", "field", "stream", "track", "lane", "canal", "path"]
-VERBS = ["cross", "jump", "swim", "climb", "pass", "walk"]
-ANIMATE_ADJECTIVES = ["tired", "sleepy", "scared", "weak", "slow", "hungry"]
-PLACE_ADJECTIVES = ["wide", "long", "busy", "deep", "icy", "steep"]
+VERBS = ["cross", "jump", "swim", "climb", "pass", "walk"]  # an animal … a place
+CHASE_VERBS = ["chase", "catch", "follow", "reach", "find", "grab"]  # an animal … another animal
+AGENT_ADJECTIVES = ["tired", "sleepy", "scared", "weak", "slow", "lazy"]  # → the subject
+PLACE_ADJECTIVES = ["wide", "long", "busy", "deep", "icy", "steep"]  # → the place (object)
+QUARRY_ADJECTIVES = ["fast", "quick", "far", "high", "sly", "small"]  # → the chased animal (object)
 FRAMES = [("didn't", "because"), ("couldn't", "since"), ("wouldn't", "as")]
 
 
 class CoreferenceTask(Task):
-    """'the ANIMATE didn't VERB the PLACE because it was too ADJ' → at 'it', output the referent.
+    """'the ANIMAL didn't VERB the PLACE/ANIMAL because it was too ADJ' → at 'it', output the referent.
 
-    Sentences also come with the place first ('the PLACE didn't suit the ANIMATE …') so the answer
-    is never simply "the first noun"."""
+    "the animal didn't cross the street because it was too tired / wide" and
+    "the dog didn't catch the cat because it was too slow / fast": an agent adjective points to the
+    subject, a place or quarry adjective to the object."""
 
     name = "coreference"
     architecture = "encoder"
     nouns = tuple(ANIMATES + PLACES)
     description = 'At the word "it", name the noun that "it" refers to.'
     max_len = 12
+    it_position = 7
+    two_animal_share = 0.5  # the share of sentences about two animals (the rest: an animal and a place)
 
     def __init__(self):
-        words = ["the", "it", "was", "too", "suit", *[w for pair in FRAMES for w in pair]]
-        words += ANIMATES + PLACES + VERBS + ANIMATE_ADJECTIVES + PLACE_ADJECTIVES
+        words = ["the", "it", "was", "too", *[w for pair in FRAMES for w in pair]]
+        words += ANIMATES + PLACES + VERBS + CHASE_VERBS + AGENT_ADJECTIVES + PLACE_ADJECTIVES + QUARRY_ADJECTIVES
         super().__init__([PAD, *dict.fromkeys(words)])
 
-    def sentence(self, first: str, verb: str, second: str, frame: int, adjective: str) -> list[str]:
+    def sentence(self, subject: str, verb: str, obj: str, frame: int, adjective: str) -> list[str]:
         negation, conjunction = FRAMES[frame]
-        return ["the", first, negation, verb, "the", second, conjunction, "it", "was", "too", adjective]
+        return ["the", subject, negation, verb, "the", obj, conjunction, "it", "was", "too", adjective]
 
-    def referent(self, tokens: list[str]) -> str:
-        """The noun that 'it' refers to, decided by the adjective's type."""
-        nouns = [t for t in tokens if t in ANIMATES or t in PLACES]
-        wanted = ANIMATES if tokens[-1] in ANIMATE_ADJECTIVES else PLACES
-        return next(t for t in nouns if t in wanted)
+    def referent(self, tokens: list[str]) -> str | None:
+        """The noun that 'it' refers to, or None when the sentence is not one this task defines
+        (two nouns, an animal first, a last-word adjective that fits the second noun's kind)."""
+        nouns = [t for t in tokens if t in self.nouns]
+        if "it" not in tokens or len(nouns) != 2 or nouns[0] not in ANIMATES:
+            return None
+        subject, obj = nouns
+        adjective = tokens[-1]
+        if adjective in AGENT_ADJECTIVES:
+            return subject
+        object_adjectives = PLACE_ADJECTIVES if obj in PLACES else QUARRY_ADJECTIVES
+        return obj if adjective in object_adjectives else None
+
+    def referent_positions(self, batch: Batch) -> torch.Tensor:
+        """(B,) the position of the noun each sentence's "it" refers to (the target's word)."""
+        target = batch.targets[:, self.it_position]
+        return (batch.inputs == target[:, None]).float().argmax(1)
 
     def batch(self, n: int, generator: torch.Generator) -> Batch:
         def pick(words, k):
             return [words[i] for i in torch.randint(0, len(words), (k,), generator=generator)]
 
-        animates, places = pick(ANIMATES, n), pick(PLACES, n)
-        verbs = pick(VERBS, n)
+        subjects = pick(ANIMATES, n)
+        # The chased animal: any animal but the subject (an offset of 1 … len−1 round the list).
+        offsets = torch.randint(1, len(ANIMATES), (n,), generator=generator).tolist()
+        quarries = [ANIMATES[(ANIMATES.index(s) + k) % len(ANIMATES)] for s, k in zip(subjects, offsets, strict=True)]
+        places, verbs, chase_verbs = pick(PLACES, n), pick(VERBS, n), pick(CHASE_VERBS, n)
         frames = torch.randint(0, len(FRAMES), (n,), generator=generator).tolist()
-        about_animate = torch.rand(n, generator=generator) < 0.5
-        place_first = (torch.rand(n, generator=generator) < 0.5).tolist()
-        adj_animate, adj_place = pick(ANIMATE_ADJECTIVES, n), pick(PLACE_ADJECTIVES, n)
+        two_animals = (torch.rand(n, generator=generator) < self.two_animal_share).tolist()
+        about_subject = (torch.rand(n, generator=generator) < 0.5).tolist()
+        agent_adj, place_adj = pick(AGENT_ADJECTIVES, n), pick(PLACE_ADJECTIVES, n)
+        quarry_adj = pick(QUARRY_ADJECTIVES, n)
         rows, targets = [], []
         for i in range(n):
-            adjective = adj_animate[i] if about_animate[i] else adj_place[i]
-            if place_first[i]:
-                tokens = self.sentence(places[i], "suit", animates[i], frames[i], adjective)
+            if two_animals[i]:
+                verb, obj, object_adjective = chase_verbs[i], quarries[i], quarry_adj[i]
             else:
-                tokens = self.sentence(animates[i], verbs[i], places[i], frames[i], adjective)
+                verb, obj, object_adjective = verbs[i], places[i], place_adj[i]
+            adjective = agent_adj[i] if about_subject[i] else object_adjective
+            tokens = self.sentence(subjects[i], verb, obj, frames[i], adjective)
             rows.append(self.encode(tokens))
             target = [-100] * len(tokens)
-            target[tokens.index("it")] = self.index[self.referent(tokens)]
+            target[self.it_position] = self.index[subjects[i] if about_subject[i] else obj]
             targets.append(target)
         inputs = torch.tensor(rows)
         return Batch(inputs, torch.tensor(targets), torch.ones_like(inputs, dtype=torch.bool))

@@ -9,6 +9,9 @@ pretrained/README.md gets a table of every card.
 from __future__ import annotations
 
 import argparse
+import copy
+import dataclasses
+import functools
 import json
 import math
 import multiprocessing
@@ -26,6 +29,7 @@ from .cost import count_parameters
 from .pretrained import (
     MODEL_SPECS,
     PRETRAINED_DIR,
+    AttentionHint,
     ModelSpec,
     build_model,
     evaluate,
@@ -58,28 +62,51 @@ def _progress(name: str, step: int, steps: int, loss: float, started: float) -> 
 
 
 def referent_attention(model, task: CoreferenceTask) -> dict:
-    """For each (layer, head): how often attention from "it" weighs the right noun above the other.
-
-    Returns the best head and its score, to be named in the model card."""
+    """For each (layer, head): how often attention from "it" weighs the right noun above the other,
+    on the held-out set.  Returns the best head and its score, to be named in the model card, and
+    every head's score."""
     batch = task.evaluation()
     _, trace = model(batch.inputs, valid=batch.valid)
-    it_position = (batch.inputs == task.index["it"]).float().argmax(1)
+    it = task.it_position
     rows = torch.arange(len(batch.inputs))
-    target = batch.targets[rows, it_position]
+    right = torch.zeros_like(batch.inputs, dtype=torch.bool)
+    right[rows, task.referent_positions(batch)] = True
     is_noun = torch.zeros_like(batch.inputs, dtype=torch.bool)
     for noun in task.nouns:
         is_noun |= batch.inputs == task.index[noun]
-    right = is_noun & (batch.inputs == target[:, None])
     wrong = is_noun & ~right
     scores = {}
     for layer, layer_trace in enumerate(trace.encoder_layers):
-        weights = layer_trace.self_attention.weights[rows, :, it_position]  # (B, heads, T)
+        weights = layer_trace.self_attention.weights[:, :, it]  # (B, heads, T)
         for head in range(weights.shape[1]):
             w = weights[:, head]
             margin = (w * right).sum(1) > (w * wrong).sum(1)
             scores[(layer, head)] = margin.float().mean().item()
     (layer, head), score = max(scores.items(), key=lambda item: item[1])
-    return {"layer": layer, "head": head, "right_noun_above_other": score}
+    return {"layer": layer, "head": head, "right_noun_above_other": score,
+            "every_head": {f"layer {lay + 1} head {h + 1}": round(v, 3) for (lay, h), v in scores.items()}}
+
+
+def head_ablation(model, task) -> dict:
+    """Held-out accuracy with one head silenced at a time (its slice of the output projection set
+    to zero, on a copy): how much the model relies on each head."""
+    result = {}
+    for layer_index, layer in enumerate(model.encoder.layers):
+        attention = layer.self_attn
+        for head in range(attention.n_heads):
+            silenced = copy.deepcopy(model)
+            columns = slice(head * attention.head_dim, (head + 1) * attention.head_dim)
+            silenced.encoder.layers[layer_index].self_attn.out_proj.weight.data[:, columns] = 0
+            result[f"layer {layer_index + 1} head {head + 1}"] = round(evaluate(silenced, task)["accuracy"], 4)
+    return result
+
+
+def attention_hint_loss(trace, hint: AttentionHint, task, batch) -> torch.Tensor:
+    """−log of the attention the hinted head pays from the task's query position to the position
+    the task names (see AttentionHint)."""
+    weights = trace.encoder_layers[hint.layer].self_attention.weights[:, hint.head, task.it_position]
+    wanted = weights[torch.arange(len(weights)), task.referent_positions(batch)]
+    return -torch.log(wanted + 1e-6).mean()
 
 
 def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = None, quiet: bool = False) -> dict:
@@ -100,8 +127,14 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
         for group in optimiser.param_groups:
             group["lr"] = _learning_rate(step, steps, spec.learning_rate)
         batch = task.batch(spec.batch_size, generator)
-        logits = forward(model, batch)
+        hint = spec.attention_hint if spec.attention_hint and step < spec.attention_hint.steps else None
+        if hint:
+            logits, trace = model(batch.inputs, valid=batch.valid)
+        else:
+            logits = forward(model, batch)
         loss = F.cross_entropy(logits.flatten(0, 1), batch.targets.flatten(), ignore_index=-100)
+        if hint:
+            loss = loss + hint.weight * attention_hint_loss(trace, hint, task, batch)
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -139,9 +172,16 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
         "size_bytes": partial_weights.stat().st_size,
         "sha256": sha256_of(partial_weights),
     }
+    if spec.attention_hint:
+        card["attention_hint"] = {
+            **dataclasses.asdict(spec.attention_hint),
+            "about": "for the first `steps` steps, the loss also had `weight` × −log(attention of this head "
+                     "(layer, head counted from 0) from the query position to the target position)",
+        }
     if isinstance(task, CoreferenceTask):
         with torch.no_grad():
             card["referent_head"] = referent_attention(model, task)
+            card["head_ablation"] = head_ablation(model, task)
     partial_card = out_dir / f"{spec.name}.json.partial"
     partial_card.write_text(json.dumps(card, indent=2) + "\n")
     partial_weights.replace(weights_path)
@@ -152,13 +192,13 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
     return card
 
 
-def _train_by_name(name: str) -> dict:
-    return train(find_spec(name))
+def _train_by_name(name: str, out_dir: Path = PRETRAINED_DIR) -> dict:
+    return train(find_spec(name), out_dir)
 
 
 def write_model_table(directory: Path = PRETRAINED_DIR) -> Path:
     """pretrained/README.md: one row per card found in the directory."""
-    rows = []
+    rows, notes = [], []
     for spec in MODEL_SPECS:
         path = directory / f"{spec.name}.json"
         if not path.exists():
@@ -174,6 +214,15 @@ def write_model_table(directory: Path = PRETRAINED_DIR) -> Path:
         rows.append(f"| `{card['name']}` | {card['task']} | {architecture} | {encoding} | {card['parameters']:,} | "
                     f"{100 * card['heldout_accuracy']:.1f} % | {card['size_bytes'] / 1e6:.2f} MB | "
                     f"{card['wall_time_s']:.0f} s |")
+        if "referent_head" in card:
+            named = card["referent_head"]
+            hint = card.get("attention_hint")
+            how = (f" For its first {hint['steps']} of {card['steps']} steps an auxiliary loss (weight "
+                   f"{hint['weight']:g}) pulled this head's attention from \"it\" to the referent; the card's "
+                   "`head_ablation` gives the accuracy with each head silenced.") if hint else ""
+            notes.append(f"- `{card['name']}`: attention from \"it\" in layer {named['layer'] + 1}, head "
+                         f"{named['head'] + 1} weighs the right noun above the other in "
+                         f"{100 * named['right_noun_above_other']:.1f} % of held-out sentences.{how}")
     text = (
         "# Shipped models\n\n"
         "Generated by `python -m explorer.train --all` (this table alone: `python -m explorer.train --table`).\n"
@@ -182,6 +231,7 @@ def write_model_table(directory: Path = PRETRAINED_DIR) -> Path:
         "(`NAME.json`) has the full details and the SHA-256 of its weights.\n\n"
         "| model | task | architecture | encoding | parameters | held-out accuracy | size | training time |\n"
         "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        + ("\n" + "\n".join(notes) + "\n" if notes else "")
     )
     out = directory / "README.md"
     out.write_text(text)
@@ -195,13 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="models trained at once with --all (default 2)")
     parser.add_argument("--list", action="store_true", help="list the shipped models and exit")
     parser.add_argument("--table", action="store_true", help="only rewrite pretrained/README.md")
+    parser.add_argument("--out", type=Path, default=PRETRAINED_DIR,
+                        help="where to write weights, cards and README.md (default: pretrained/)")
     args = parser.parse_args(argv)
     if args.list:
         for spec in MODEL_SPECS:
             print(f"{spec.name:32s} {spec.task:12s} {spec.kind}")
         return 0
     if args.table:
-        print(write_model_table())
+        print(write_model_table(args.out))
         return 0
     names = [spec.name for spec in MODEL_SPECS] if args.all else args.names
     if not names:
@@ -217,11 +269,11 @@ def main(argv: list[str] | None = None) -> int:
         # (the recall models, 129 tokens long, take the most time).
         names.sort(key=lambda n: -find_spec(n).steps * get_task(find_spec(n).task).max_len)
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-            pool.map(_train_by_name, names, chunksize=1)
+            pool.map(functools.partial(_train_by_name, out_dir=args.out), names, chunksize=1)
     else:
         for name in names:
-            _train_by_name(name)
-    write_model_table()
+            _train_by_name(name, args.out)
+    write_model_table(args.out)
     print(f"trained {len(names)} model(s) in {time.perf_counter() - started:.0f}s", file=sys.stderr)
     return 0
 

@@ -62,13 +62,23 @@ def test_unshipped_shape_runs_with_clearly_labelled_random_weights():
     assert any("random weights" in m.value and "no trained model is shipped" in m.value for m in at.markdown)
 
 
-@pytest.mark.parametrize("sentence, referent", [(0, "animal"), (1, "street")])
+@pytest.mark.parametrize("sentence, referent", [(0, "animal"), (1, "street"), (2, "dog"), (3, "cat")])
 def test_it_presets_render_and_the_trained_model_resolves_it(sentence, referent):
     at = run_page(PAGE, {"task": "coreference"})
     presets = at.selectbox(key="input_coreference").options
     at.selectbox(key="input_coreference").set_value(presets[sentence]).run()
     assert not at.exception
     assert f"`{referent}` :green[:material/check_circle: correct]" in answer_line(at)
+
+
+def test_the_it_model_names_the_head_to_watch_and_how_it_was_trained():
+    at = run_page(PAGE, {"task": "coreference"})
+    notes = [c.value for c in at.caption if "Watch layer" in c.value]
+    assert len(notes) == 1
+    assert "Watch layer 2 head 1" in notes[0] and "nudged this head" in notes[0] and "Silencing" in notes[0]
+    assert at.select_slider(key="layer").value == 2 and at.select_slider(key="head").value == 1
+    random = run_page(PAGE, {"task": "coreference", "weights": "random"})
+    assert not [c.value for c in random.caption if "Watch layer" in c.value]
 
 
 def test_removing_the_causal_mask_from_a_decoder_changes_its_answer():

@@ -2,7 +2,14 @@
 
 import torch
 
-from explorer.tasks import ANIMATE_ADJECTIVES, ANIMATES, PLACES, get_task
+from explorer.tasks import (
+    AGENT_ADJECTIVES,
+    ANIMATES,
+    PLACE_ADJECTIVES,
+    PLACES,
+    QUARRY_ADJECTIVES,
+    get_task,
+)
 
 
 def gen(seed=0):
@@ -40,18 +47,36 @@ def test_induction_second_half_repeats_the_first_and_only_the_repeat_is_scored()
 
 def test_coreference_target_is_the_noun_the_adjective_describes():
     task = get_task("coreference")
-    batch = task.batch(200, gen())
-    for i in range(200):
+    batch = task.batch(400, gen())
+    two_animals = 0
+    for i in range(400):
         tokens = task.decode(batch.inputs[i])
         it = tokens.index("it")
         scored = [j for j, t in enumerate(batch.targets[i]) if t != -100]
-        assert scored == [it]
+        assert scored == [it] == [task.it_position]
         answer = task.vocab[int(batch.targets[i][it])]
-        nouns = [t for t in tokens if t in ANIMATES or t in PLACES]
-        assert len(nouns) == 2 and answer in nouns
-        assert (answer in ANIMATES) == (tokens[-1] in ANIMATE_ADJECTIVES)
-    firsts = {task.decode(batch.inputs[i])[1] in PLACES for i in range(200)}
-    assert firsts == {True, False}, "both noun orders must occur, so 'first noun' is never the rule"
+        subject, obj = [t for t in tokens if t in ANIMATES or t in PLACES]
+        assert subject in ANIMATES and subject != obj
+        adjective = tokens[-1]
+        if adjective in AGENT_ADJECTIVES:
+            assert answer == subject
+        else:
+            assert answer == obj
+            assert adjective in (PLACE_ADJECTIVES if obj in PLACES else QUARRY_ADJECTIVES)
+        assert task.referent(tokens) == answer
+        assert tokens[int(task.referent_positions(batch)[i])] == answer
+        two_animals += obj in ANIMATES
+    # Half the sentences pair two animals: the noun's kind cannot give the answer away.
+    assert 150 < two_animals < 250
+
+
+def test_coreference_referent_is_none_outside_the_task_grammar():
+    task = get_task("coreference")
+    words = str.split  # a sentence as the task's tokens
+    assert task.referent(words("the street didn't cross the animal because it was too tired")) is None
+    assert task.referent(words("the dog didn't catch the cat because it was too wide")) is None
+    assert task.referent(words("the dog was tired")) is None
+    assert task.referent(words("the dog didn't catch the cat because it was too fast")) == "cat"
 
 
 def test_recall_target_is_the_first_token_at_the_question_mark():
