@@ -169,8 +169,8 @@ st.markdown(
     "what a token may not see (**blank** cells, −∞ before the softmax); and the softmax, which turns each "
     "row into weights that sum to 1. A masked cell ends with weight exactly 0."
 )
-download_csv(figures.matrix_csv(weights, attention.query_tokens, attention.key_tokens, corner="query \\ key"),
-             f"attention_{task_name}_{block}_L{layer}_H{head}.csv", "Download this head's weights (CSV)")
+download_csv(f"attention_{task_name}_{block}_L{layer}_H{head}.csv", "Download this head's weights (CSV)",
+             figures.matrix_csv, weights, attention.query_tokens, attention.key_tokens, corner="query \\ key")
 
 if compare != "nothing":
     kind, _, value = compare.partition(": ")

@@ -61,7 +61,7 @@ st.dataframe(table, hide_index=True, key="complexity", column_config={
 })
 st.caption(" · ".join(f"**{row.label}**: {COST_LAYER_DETAILS[row.layer]}" for row in rows))
 st.plotly_chart(figures.cost_bars(rows), width="stretch", key="cost_bars")
-download_csv(figures.frame_csv(table), f"complexity_T{T}_d{d}_k{k}_N{n_layers}.csv", "Download the table (CSV)",
+download_csv(f"complexity_T{T}_d{d}_k{k}_N{n_layers}.csv", "Download the table (CSV)", figures.frame_csv, table,
              key="complexity_csv")
 needed = layers_to_connect(T, k)
 seen = 1 + n_layers * (k - 1)
@@ -93,8 +93,8 @@ T_values = operations_lengths(T, d)
 operations = figures.operations_frame(operations_curves(d, T_values), T_values)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:
-    altair_chart(figures.operations_chart(operations, d=d, T=T), key="operations_chart")
-    download_csv(figures.frame_csv(operations), f"operations_d{d}.csv", "Download the curves (CSV)",
+    altair_chart(figures.operations_chart, operations, d=d, T=T, key="operations_chart")
+    download_csv(f"operations_d{d}.csv", "Download the curves (CSV)", figures.frame_csv, operations,
                  key="operations_csv")
 rnn_layer, attention_layer = recurrent_cost("rnn", T, d), attention_cost(T, d)
 with text_col:
@@ -128,8 +128,8 @@ with st.spinner(f"Timing forward passes for T up to {T_max} (at most about {TIMI
 times = figures.timing_frame(timings)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:
-    altair_chart(figures.timing_chart(times), key="timing_chart")
-    download_csv(figures.frame_csv(times), f"timings_d{d}.csv", "Download the timings (CSV)", key="timing_csv")
+    altair_chart(figures.timing_chart, times, key="timing_chart")
+    download_csv(f"timings_d{d}.csv", "Download the timings (CSV)", figures.frame_csv, times, key="timing_csv")
     st.button("Measure again", icon=":material/timer:", key="measure_again", on_click=measure_again,
               help="Timings are cached per setting; this measures once more for you.")
 skipped = int(times["milliseconds"].isna().sum())

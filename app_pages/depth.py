@@ -36,10 +36,10 @@ with st.spinner(f"Building 6 stacks of {n_layers} layers × {n_seeds} seed(s) an
 frame = figures.depth_frame(curves)
 
 st.subheader("Gradient reaching each layer")
-altair_chart(figures.depth_chart(frame), key="depth_chart")
+altair_chart(figures.depth_chart, frame, key="depth_chart")
 st.caption("The same numbers as colour, one row per wiring:")
 st.plotly_chart(figures.depth_heatmap(frame), width="stretch", key="depth_map")
-download_csv(figures.frame_csv(frame), f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)",
+download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", figures.frame_csv, frame,
              key="depth_csv")
 
 table_col, text_col = st.columns([1, 1], gap="large")

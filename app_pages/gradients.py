@@ -64,10 +64,10 @@ with st.spinner(f"Back-propagating through {T} steps for {n_seeds} seed(s)…"):
 frame = figures.gradient_frame(curves)
 chart_col, text_col = st.columns([3, 1], gap="large")
 with chart_col:
-    altair_chart(figures.gradient_chart(frame), key="gradient_chart")
+    altair_chart(figures.gradient_chart, frame, key="gradient_chart")
     st.caption("The same numbers as colour, one row per network (blank: exactly 0):")
     st.plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
-    download_csv(figures.frame_csv(frame), f"gradient_flow_T{T}.csv", "Download the curves (CSV)",
+    download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", figures.frame_csv, frame,
                  key="gradient_csv")
 
 first = 1 if T > 2 else 0
@@ -122,8 +122,8 @@ st.subheader("2 · Why: the path from the loss back to each input")
 diagram_col, diagram_text = st.columns([3, 1], gap="large")
 with diagram_col:
     st.plotly_chart(figures.unrolled_figure(T), width="stretch", key="unrolled")
-    download_csv(figures.frame_csv(figures.path_frame(T)), f"path_lengths_T{T}.csv",
-                 "Download the path lengths (CSV)", key="paths_csv")
+    download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", figures.frame_csv,
+                 figures.path_frame(T), key="paths_csv")
 with diagram_text:
     st.markdown(
         f"""
@@ -145,8 +145,8 @@ with st.spinner(f"Computing {3 * dep_T * dep_T} Jacobian blocks…"):
 panels = [(f"{KIND_LABELS[dep_kind]}: the loop", views.recurrent), ("causal attention: masked", views.causal),
           ("encoder attention: unmasked", views.unmasked)]
 st.plotly_chart(figures.dependency_figure(panels), width="stretch", key="dependency")
-download_csv(figures.frame_csv(figures.dependency_frame(panels)), f"dependency_T{dep_T}.csv",
-             "Download the matrices (CSV)", key="dependency_csv")
+download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", figures.frame_csv,
+             figures.dependency_frame(panels), key="dependency_csv")
 st.markdown(
     f"""
 Each cell is ‖∂yₜ/∂xₛ‖: how strongly output t (row) responds to input s
@@ -191,8 +191,8 @@ if results:
         st.markdown("**Accuracy over ranges of distance**")
         st.dataframe(bands, column_config={c: st.column_config.NumberColumn(c, format="percent")
                                            for c in bands.columns})
-        download_csv(figures.frame_csv(recall), "recall_accuracy_by_distance.csv",
-                     "Download accuracy by distance (CSV)", key="recall_csv")
+        download_csv("recall_accuracy_by_distance.csv", "Download accuracy by distance (CSV)", figures.frame_csv,
+                     recall, key="recall_csv")
     examples = int(results[0][1].examples.sum())
     far_band = bands.columns[-1]
     far = ", ".join(f"{label} {bands.loc[label, far_band]:.0%}" for label in bands.index)

@@ -146,8 +146,8 @@ with matrix_left:
                         title="Softmax weights, one row per query"),
         width="stretch",
     )
-    download_csv(figures.matrix_csv(stacked.weights, query_labels, key_labels, corner="query"),
-                 "lookup_weights.csv", "Download the weights (CSV)")
+    download_csv("lookup_weights.csv", "Download the weights (CSV)", figures.matrix_csv, stacked.weights,
+                 query_labels, key_labels, corner="query")
 with matrix_right:
     st.markdown(
         """

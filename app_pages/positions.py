@@ -230,8 +230,8 @@ with offset_col:
     frame = pd.concat([pd.DataFrame({"offset k": np.arange(len(v)), measure_label: v, "from position": f"p = {p}"})
                        for p, v in view.curves.items()])
     if n_rows > 1:
-        altair_chart(line_chart(frame, x="offset k", y=measure_label, color="from position",
-                                   title="Similarity of position p with p + k", height=420), key="offset_curves")
+        altair_chart(line_chart, frame, x="offset k", y=measure_label, color="from position",
+                     title="Similarity of position p with p + k", height=420, key="offset_curves")
     if share is None:
         verdict = ("every pair of positions compares the same, so the similarity carries no position at all"
                    if kind != "learned" else "the similarity is constant")
@@ -271,8 +271,8 @@ if kind == "sinusoidal":
                       "line": f"{n_rows} positions shown"}),
     ])
     with wave_col:
-        altair_chart(line_chart(wave_frame, x="dimension pair i", y="wavelength (positions)", color="line",
-                                log_y=True, title="Wavelength of each sin/cos pair (log scale)", height=400),
+        altair_chart(line_chart, wave_frame, x="dimension pair i", y="wavelength (positions)", color="line",
+                     log_y=True, title="Wavelength of each sin/cos pair (log scale)", height=400,
                      key="wavelengths")
     with wave_text:
         beyond = int(np.sum(waves > n_rows))
@@ -465,8 +465,8 @@ if scheme == "RoPE":
                                            "query at": f"position {m}"})
                              for m, row in zip(query_positions, scores, strict=True)])
     with score_col:
-        altair_chart(line_chart(score_frame, x="offset (key − query)", y="score q·k", color="query at",
-                                   title="Score of the same q and k at every offset", height=460), key="rope_scores")
+        altair_chart(line_chart, score_frame, x="offset (key − query)", y="score q·k", color="query at",
+                     title="Score of the same q and k at every offset", height=460, key="rope_scores")
     st.markdown(
         f"""
 RoPE turns each pair of a query's or key's dimensions by an angle proportional to its position,
@@ -527,10 +527,9 @@ else:
         )
     offsets_t5, bucket_of = t5_offset_buckets(t5_length - 1, bidirectional, t5_buckets, t5_max)
     with step_col:
-        altair_chart(line_chart(pd.DataFrame({"offset (key − query)": offsets_t5, "bucket": bucket_of}),
-                                   x="offset (key − query)", y="bucket", step=True, number_format=".0f",
-                                   title="Bucket against offset", height=460),
-                        key="t5_steps")
+        altair_chart(line_chart, pd.DataFrame({"offset (key − query)": offsets_t5, "bucket": bucket_of}),
+                     x="offset (key − query)", y="bucket", step=True, number_format=".0f",
+                     title="Bucket against offset", height=460, key="t5_steps")
     st.markdown(
         """
 T5 learns one number per head for each *bucket* of offsets and adds it to the score. Near offsets get

@@ -8,8 +8,10 @@ instead.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
@@ -124,11 +126,24 @@ def sequence_input(controls: UrlControls, task, presets: Sequence[str], key: str
     return list(parsed.tokens)
 
 
-def altair_chart(chart, *, where=st, key: str | None = None) -> None:
-    """Draw an Altair chart (or its Vega-Lite dict) skipping the schema validation that
-    st.altair_chart repeats on every rerun (40–70 ms a chart).  The chart builders are validated
-    once, by the unit tests."""
-    spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+@st.cache_data(max_entries=96, show_spinner=False)
+def _vega_lite_spec(module: str, name: str, args: tuple, kwargs: dict) -> dict:
+    """The Vega-Lite dict of one chart builder call, cached by its arguments (frames are hashed by
+    content).  Building an Altair chart and converting it costs 20–150 ms a chart; a cached spec
+    comes back as a fresh copy in about a millisecond, so a rerun that changes some other control
+    does not pay for it again."""
+    if not module.startswith("explorer."):
+        raise ValueError(f"not a chart builder of explorer: {module}.{name}")
+    build = getattr(importlib.import_module(module), name)
+    return build(*args, **kwargs).to_dict(validate=False)
+
+
+def altair_chart(build, *args, where=st, key: str | None = None, **kwargs) -> None:
+    """Draw `build(*args, **kwargs)`, an Altair chart builder of `explorer`, through a cache of its
+    Vega-Lite dict (see `_vega_lite_spec`).  A ready Vega-Lite dict is drawn as it is.  Either way
+    st.altair_chart's schema validation, which costs 40–70 ms a chart on every rerun, is skipped:
+    the builders are validated once, by the unit tests."""
+    spec = build if isinstance(build, dict) else _vega_lite_spec(build.__module__, build.__name__, args, kwargs)
     where.vega_lite_chart(spec, width="stretch", key=key)
 
 
@@ -138,6 +153,14 @@ def page_header(title: str, lead: str) -> None:
     st.markdown(lead)
 
 
-def download_csv(csv_text: str, filename: str, label: str = "Download CSV", *, where=st, key=None) -> None:
-    where.download_button(label, data=csv_text.encode(), file_name=filename, mime="text/csv",
-                          icon=":material/download:", key=key, on_click="ignore")
+def download_csv(filename: str, label: str, make_csv: Callable[..., str], *args, where=st, key=None,
+                 **kwargs) -> None:
+    """A download button for the CSV text `make_csv(*args, **kwargs)`, made only when the button is
+    clicked (Streamlit's deferred data), so a rerun does not pay for files nobody downloads.  The
+    arguments are bound now, so later assignments in the page cannot change what is downloaded."""
+    where.download_button(label, data=functools.partial(_encoded, make_csv, *args, **kwargs), file_name=filename,
+                          mime="text/csv", icon=":material/download:", key=key, on_click="ignore")
+
+
+def _encoded(make_text: Callable[..., str], *args, **kwargs) -> bytes:
+    return make_text(*args, **kwargs).encode()

@@ -84,3 +84,29 @@ def run_async(coroutine):
     leaves an event loop running in the main thread, where asyncio.run refuses to start."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+def run_page_with_downloads(path: str, query_params: dict[str, str] | None = None):
+    """Run a page and keep the media manager that holds its deferred downloads, so a test can make
+    the file a click would make (`downloaded_text`)."""
+    from unittest.mock import patch
+
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    managers = []
+
+    class Recording(MediaFileManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            managers.append(self)
+
+    with patch("streamlit.testing.v1.app_test.MediaFileManager", Recording):
+        at = run_page(path, query_params)
+    return at, managers[-1]
+
+
+def downloaded_text(manager, button) -> str:
+    """What clicking a deferred download button delivers, as text."""
+    url = manager.execute_deferred(button.proto.deferred_file_id)
+    file_id = url.rsplit("/", 1)[-1].split(".")[0]
+    return manager.read_file(file_id).content.decode()
