@@ -3,8 +3,10 @@
 import streamlit as st
 
 from explorer.catalog import LESSONS
+from explorer.ui import UrlControls
 
 st.title("Attention Explorer")
+UrlControls().report()  # the home page has no settings: a link that brings some gets a note
 st.markdown(
     """
 A recurrent network reads a sequence the way we read a sentence aloud: one token at a time, carrying

@@ -16,6 +16,13 @@ def test_entry_point_opens_the_home_page():
     assert at.title[0].value == "Attention Explorer"
 
 
+def test_home_page_notes_link_settings_it_does_not_have():
+    at = page_test("app.py", {"T": "64"}).run()
+    assert_no_exception(at)
+    assert any("`T` is not a setting of this page" in box.value for box in at.info)
+    assert not open_app().info, "a plain visit gets no note"
+
+
 def test_home_links_to_every_lesson():
     at = open_app()
     linked = " ".join(el.proto.page for el in at.get("page_link"))
