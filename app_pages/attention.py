@@ -10,12 +10,11 @@ from explorer.attention_view import (
     TRANSFORMER_TASKS,
     ModelChoice,
     PretrainedModelError,
-    choose_model,
-    compute_view,
     default_shape,
     expected_output,
     referent_head_note,
     shipped_variants,
+    view_for,
 )
 from explorer.positional import ENCODINGS
 from explorer.tasks import get_task
@@ -39,14 +38,13 @@ shown_errors: set[str] = set()
 def run(choice: ModelChoice, tokens: list[str], mask: str, pad_to: int):
     """Model + view for one setting; a broken shipped model falls back to labelled random weights."""
     try:
-        model, task, label = choose_model(choice)
+        return view_for(choice, tuple(tokens), mask, pad_to)
     except PretrainedModelError as problem:
         if str(problem) not in shown_errors:
             shown_errors.add(str(problem))
             st.error(f"{problem}\n\nShowing random weights instead.", icon=":material/error:")
-        model, task, _ = choose_model(ModelChoice(**{**choice.__dict__, "trained": False}))
-        label = "**random weights** (the trained model could not be loaded)"
-    return compute_view(model, task, tokens, mask, pad_to), label
+        view, _ = view_for(ModelChoice(**{**choice.__dict__, "trained": False}), tuple(tokens), mask, pad_to)
+        return view, "**random weights** (the trained model could not be loaded)"
 
 
 page_header(

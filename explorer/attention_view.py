@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -38,6 +40,7 @@ __all__ = [
     "parse_input",
     "referent_head_note",
     "shipped_variants",
+    "view_for",
 ]
 
 MASKS = ("none", "causal", "padding")
@@ -276,3 +279,59 @@ def expected_output(task: Task, tokens: list[str]) -> list[str] | None:
     if task.name == "recall" and tokens and tokens[-1] == "?":
         return [tokens[0]]
     return None
+
+
+class _ViewCache:
+    """Least-recently-used computed views, bounded by count and by the bytes of their arrays: a
+    view of 4 layers × 8 heads over 129 tokens holds ~17 MB, a typical one a few hundred KB.
+    Views larger than a quarter of the byte budget are computed every time, never kept."""
+
+    def __init__(self, max_entries: int = 32, max_bytes: int = 48_000_000):
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self._views: OrderedDict[tuple, tuple[AttentionView, str, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def bytes(self) -> int:
+        with self._lock:
+            return sum(size for _, _, size in self._views.values())
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+    def get(self, key: tuple, compute) -> tuple[AttentionView, str]:
+        with self._lock:
+            if key in self._views:
+                self._views.move_to_end(key)
+                view, label, _ = self._views[key]
+                return view, label
+        view, label = compute()  # outside the lock: other sessions need not wait for this one
+        size = sum(getattr(block, f.name).nbytes for block in view.blocks for f in fields(block)
+                   if isinstance(getattr(block, f.name), np.ndarray))
+        if size <= self.max_bytes // 4:
+            for block in view.blocks:
+                for f in fields(block):
+                    value = getattr(block, f.name)
+                    if isinstance(value, np.ndarray):
+                        value.setflags(write=False)  # shared by every session from now on
+            with self._lock:
+                self._views[key] = (view, label, size)
+                self._views.move_to_end(key)
+                while len(self._views) > self.max_entries or \
+                        sum(entry[2] for entry in self._views.values()) > self.max_bytes:
+                    self._views.popitem(last=False)
+        return view, label
+
+
+VIEW_CACHE = _ViewCache()
+
+
+def view_for(choice: ModelChoice, tokens: tuple[str, ...], mask: str, padded_length: int) -> tuple[AttentionView, str]:
+    """choose_model + compute_view, through VIEW_CACHE: switching the enlarged layer or head, or
+    coming back to a setting, does not run the model again.  The arrays of a cached view are
+    read-only.  Raises PretrainedModelError like choose_model (nothing is cached then)."""
+    def compute():
+        model, task, label = choose_model(choice)
+        return compute_view(model, task, list(tokens), mask, padded_length), label
+
+    return VIEW_CACHE.get((choice, tuple(tokens), mask, padded_length), compute)
