@@ -299,6 +299,10 @@ class _ViewCache:
     def __len__(self) -> int:
         return len(self._views)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._views.clear()
+
     def get(self, key: tuple, compute) -> tuple[AttentionView, str]:
         with self._lock:
             if key in self._views:
@@ -335,3 +339,6 @@ def view_for(choice: ModelChoice, tokens: tuple[str, ...], mask: str, padded_len
         return compute_view(model, task, list(tokens), mask, padded_length), label
 
     return VIEW_CACHE.get((choice, tuple(tokens), mask, padded_length), compute)
+
+
+view_for.cache_clear = VIEW_CACHE.clear  # the functools.lru_cache interface, for code that clears caches

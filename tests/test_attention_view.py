@@ -75,3 +75,11 @@ def test_view_for_matches_a_fresh_computation():
     assert label == fresh_label and cached.output_tokens == fresh.output_tokens
     np.testing.assert_array_equal(cached.blocks[0].weights, fresh.blocks[0].weights)
     assert view_for(choice, tokens, "none", len(tokens))[0] is cached
+
+
+def test_view_for_can_be_cleared_like_an_lru_cache():
+    choice = ModelChoice("coreference", "sinusoidal", 4, 2, False)
+    tokens = tuple(PRESETS["coreference"][0].split())
+    first, _ = view_for(choice, tokens, "none", len(tokens))
+    view_for.cache_clear()
+    assert view_for(choice, tokens, "none", len(tokens))[0] is not first
