@@ -14,6 +14,16 @@ def _load_torch_mha(torch_mha: torch.nn.MultiheadAttention, ours) -> torch.nn.Mu
     return torch_mha
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """As in the app (app.py): one torch thread — small ops get slower, not faster, with more.
+    Modules that time or compare against the app's behaviour ask for it with `pytestmark`."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture
 def load_torch_mha():
     """Function (torch_mha, explorer_mha) -> torch_mha carrying explorer_mha's weights."""

@@ -22,14 +22,7 @@ from explorer.tasks import RecallTask
 from explorer.timing import TIMED_LAYERS, Timing, measure_forward_times, slower_from
 from explorer.transformer import Transformer, TransformerConfig
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """As in the app (app.py): one torch thread — small ops get slower, not faster, with more."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def reference_log10(kind, width, T, *, init="default", gain=1.0, seed=0, bptt_window=None):

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import torch
 from torch import nn
 
 from explorer.attention import MultiHeadAttention
@@ -16,12 +15,7 @@ PAGE = "app_pages/cost.py"
 FAST = {"time_T": "256"}  # keep the stopwatch short in tests
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def real_modules(layer: str, d: int, k: int) -> nn.Module:

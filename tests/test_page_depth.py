@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import torch
 
 from explorer.gradient_view import layer_gradient_norms
 from tests.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
@@ -10,12 +9,7 @@ from tests.apptest import info_text, plotly_array, plotly_figures, run_page, veg
 PAGE = "app_pages/depth.py"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def line(at, configuration: str) -> np.ndarray:

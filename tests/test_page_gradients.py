@@ -13,13 +13,7 @@ PAGE = "app_pages/gradients.py"
 LOOPS = ("tanh RNN", "LSTM", "GRU")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """As in the app (app.py sets it): one torch thread."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def curve(at, model: str):

@@ -4,7 +4,6 @@ every Altair chart validates against the Vega-Lite schema, and the data drawn is
 import numpy as np
 import plotly.graph_objects as go
 import pytest
-import torch
 
 from explorer import gradient_view as gv
 from explorer import sequence_figures as sf
@@ -12,13 +11,7 @@ from explorer.cost_view import complexity_rows, operations_curves, operations_le
 from explorer.timing import Timing
 from tests.apptest import plotly_array
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def validated(fig: go.Figure) -> dict:

@@ -11,22 +11,18 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from benchmarks.server import streamlit_server, tail
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
 SCREENSHOTS = ARTIFACTS / "screenshots"
-SERVER_LOG = ARTIFACTS / "streamlit-server.log"
+SERVER_LOG = ARTIFACTS / "streamlit-server.log"  # the log of the session's server, set by app_url
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -40,7 +36,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1400, "height": 900}
-SERVER_START_TIMEOUT = 60.0  # seconds for /_stcore/health to answer "ok"
 DEFAULT_TIMEOUT_MS = 20_000  # any single Playwright wait
 TEST_WATCHDOG_SECONDS = 120  # last resort: a browser test that hangs longer than this fails
 
@@ -71,33 +66,8 @@ RUN_TRACKER_JS = """
 """
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _log_tail(lines: int = 40) -> str:
-    try:
-        return "\n".join(SERVER_LOG.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no server log)"
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """Terminate the server's process group (it is the leader of its own session), then kill it."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
+    return tail(SERVER_LOG, lines)
 
 
 def require_chromium() -> str:
@@ -126,41 +96,16 @@ def screenshot_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def app_url(chromium_path) -> Iterator[str]:
-    """Base URL (no trailing slash) of a `streamlit run app.py` server started for this session."""
+    """Base URL (no trailing slash) of a `streamlit run app.py` server started for this session
+    (benchmarks.server, as for the session tests); its log goes to test-artifacts/."""
+    global SERVER_LOG
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless", "true",
-        "--server.address", "127.0.0.1",
-        "--server.port", str(port),
-        "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
-    ]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    base = f"http://127.0.0.1:{port}"
-    with open(SERVER_LOG, "w") as log:
-        process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"`streamlit run app.py` exited with code {process.returncode} before it was "
-                            f"ready. Last lines of {SERVER_LOG}:\n{_log_tail()}", pytrace=False)
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as response:
-                    if response.status == 200 and response.read().decode().strip() == "ok":
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"Streamlit did not answer {base}/_stcore/health within {SERVER_START_TIMEOUT:.0f} s. "
-                            f"Last lines of {SERVER_LOG}:\n{_log_tail()}", pytrace=False)
-            time.sleep(0.25)
-        yield base
-    finally:
-        _stop(process)
+        with streamlit_server(log_dir=ARTIFACTS, name="streamlit-server") as server:
+            SERVER_LOG = server.log_path
+            yield server.url
+    except RuntimeError as problem:  # the server exited or never answered /_stcore/health
+        pytest.fail(f"`streamlit run app.py` did not start: {problem}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
