@@ -9,6 +9,10 @@ message cache like a browser.  The server's resident memory is sampled every hal
 Bounded: every rerun has a timeout, the run ends at `duration_s` and the whole thing is cancelled
 at `duration_s + 60 s`.  Errors are reruns that time out, lose their connection, do not finish
 successfully, or show an exception box.
+
+The server may be one `streamlit run` process or serve.py's balancer with its workers: memory and CPU
+are summed over the whole process tree.  Memory is reported as the sum of PSS (shared pages counted
+once in all) and, beside it, the sum of RSS (shared pages counted once per process).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import time
 from explorer.catalog import PAGES
 
 from .latency import page_label, settable
-from .server import cpu_seconds, rss_mb
+from .server import tree_cpu_seconds, tree_memory_mb
 from .stats import percentile, slope_per_minute, summary_ms
 from .wsclient import Session
 
@@ -69,7 +73,9 @@ async def _student(index: int, url: str, url_path: str, start: float, duration_s
 
 async def _sample_memory(pid: int, start: float, stop: asyncio.Event, samples: list) -> None:
     while not stop.is_set():
-        samples.append((time.monotonic() - start, rss_mb(pid), cpu_seconds(pid)))
+        memory = tree_memory_mb(pid)
+        samples.append((time.monotonic() - start, memory["pss"], tree_cpu_seconds(pid), memory["rss"],
+                        time.process_time()))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.5)
 
@@ -83,7 +89,7 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
     samples: list = []
     stop = asyncio.Event()
     sampler = asyncio.create_task(_sample_memory(server_pid, start, stop, samples))
-    rss_before = rss_mb(server_pid)
+    memory_before = tree_memory_mb(server_pid)
     tasks = [
         asyncio.create_task(_student(i, url, PAGES[i % len(PAGES)].url_path, start, duration_s, interval_s,
                                      arrival_window_s * i / max(1, sessions), seed, record, first_visits, failures))
@@ -100,19 +106,12 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
         stop.set()
         await sampler
     elapsed = time.monotonic() - start
-    rss = [(t, m) for t, m, _ in samples]
-    half = duration_s / 2
-    first_half = [m for t, m in rss if t < half]
-    second_half = [(t, m) for t, m in rss if half <= t <= duration_s]
-    cpu = [c for _, _, c in samples]
     per_page = {}
     for info in PAGES:
         mine = [r["seconds"] for r in record if r["page"] == page_label(info.url_path)]
         per_page[page_label(info.url_path)] = summary_ms(mine)
-    errors = len(failures)
     latencies = [r["seconds"] for r in record]
-    second_max = max((m for _, m in second_half), default=float("nan"))
-    first_max = max(first_half, default=float("nan"))
+    span = max(1e-9, samples[-1][0] - samples[0][0]) if samples else float("nan")
     return {
         "sessions": sessions,
         "duration_s": duration_s,
@@ -120,7 +119,7 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
         "elapsed_s": round(elapsed, 1),
         "reruns": len(record),
         "reruns_per_s": round(len(record) / duration_s, 2),
-        "errors": errors,
+        "errors": len(failures),
         "error_examples": failures[:10],
         "error_boxes_shown": sum(r["errors_shown"] for r in record),
         "latency": summary_ms(latencies),
@@ -128,14 +127,26 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
         "per_page": per_page,
         "first_visits": summary_ms([s for _, s, _ in first_visits]),
         "bytes_per_rerun": round(sum(r["bytes"] for r in record) / max(1, len(record))),
-        "server_rss_mb": {
-            "before": round(rss_before, 1),
-            "max": round(max((m for _, m in rss), default=float("nan")), 1),
-            "first_half_max": round(first_max, 1),
-            "second_half_max": round(second_max, 1),
-            "second_half_slope_mb_per_min": round(slope_per_minute(second_half), 1),
-            "end": round(rss[-1][1], 1) if rss else float("nan"),
-        },
-        "server_cpu_share": round((cpu[-1] - cpu[0]) / max(1e-9, samples[-1][0] - samples[0][0]), 2) if cpu else None,
-        "memory_samples": [(round(t, 1), round(m, 1)) for t, m in rss[::4]],
+        "server_processes": memory_before["processes"],
+        "server_memory_mb": _memory_summary([(t, pss) for t, pss, *_ in samples], duration_s,
+                                            memory_before["pss"]),
+        "server_rss_mb": _memory_summary([(t, rss) for t, _, _, rss, _ in samples], duration_s,
+                                         memory_before["rss"]),
+        "server_cpu_share": round((samples[-1][2] - samples[0][2]) / span, 2) if samples else None,
+        "client_cpu_share": round((samples[-1][4] - samples[0][4]) / span, 2) if samples else None,
+        "memory_samples": [(round(t, 1), round(m, 1)) for t, m, *_ in samples[::4]],
+    }
+
+
+def _memory_summary(series: list[tuple[float, float]], duration_s: float, before: float) -> dict:
+    half = duration_s / 2
+    first_half = [m for t, m in series if t < half]
+    second_half = [(t, m) for t, m in series if half <= t <= duration_s]
+    return {
+        "before": round(before, 1),
+        "max": round(max((m for _, m in series), default=float("nan")), 1),
+        "first_half_max": round(max(first_half, default=float("nan")), 1),
+        "second_half_max": round(max((m for _, m in second_half), default=float("nan")), 1),
+        "second_half_slope_mb_per_min": round(slope_per_minute(second_half), 1),
+        "end": round(series[-1][1], 1) if series else float("nan"),
     }

@@ -6,7 +6,9 @@ starts and stops itself:
 1. cold start: process start to home page rendered, first visit to every page (fresh servers);
 2. interaction latency of every page at default and largest settings, side by side with the
    floor app; TCP_NODELAY: the server socket's option and client-side on/off timings;
-3. classroom load: 30 sessions over the pages, a control change every ~2 s each, 60 s;
+3. classroom load: 30 sessions over the pages, a control change every ~2 s each, 60 s, against one
+   `streamlit run` process and then (phase load-serve) against serve.py: one Streamlit worker per
+   core behind its sticky balancer, the production server;
 4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
 5. browser: cold start and control change to repainted heatmap in headless Chromium.
 
@@ -33,6 +35,7 @@ from pathlib import Path
 from .server import ROOT, streamlit_server
 
 OUT = ROOT / "benchmarks"
+SERVE_WORKERS = 2  # serve.py's default on this 2-core machine (one per core)
 
 
 def loadavg() -> list[float]:
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts: check the harness, not the numbers")
     parser.add_argument("--skip", default="", help="comma-separated phases to skip: "
-                                                   "coldstart,latency,load,gc,browser,soak")
+                                                   "coldstart,latency,load,load-serve,gc,browser,soak")
     parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
                                                    "of the existing results file (e.g. --only soak)")
     parser.add_argument("--soak-seconds", type=float, default=0.0,
@@ -127,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
                              "soak[NAME=VALUE]")
     args = parser.parse_args(argv)
-    phases = ["coldstart", "latency", "load", "gc", "browser", "soak"]
+    phases = ["coldstart", "latency", "load", "load-serve", "gc", "browser", "soak"]
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     if only:
@@ -189,25 +192,30 @@ def main(argv: list[str] | None = None) -> int:
 
     timed("latency", latency_phase)
 
-    def load_phase(duration_s: float, env: dict | None = None):
-        with streamlit_server(name="load", env=env) as app:
+    def load_phase(duration_s: float, env: dict | None = None, workers: int = 0):
+        with streamlit_server(name="load", env=env, workers=workers) as app:
             async def warm():
                 from explorer.catalog import PAGES
 
-                for info in PAGES:  # the teacher opened every page before class
-                    session = Session(app.url, info.url_path)
-                    await session.connect()
-                    await session.rerun()
-                    await session.close()
+                for info in PAGES:  # the teacher opened every page before class (on every worker)
+                    sessions = [Session(app.url, info.url_path) for _ in range(max(1, workers))]
+                    for session in sessions:  # open together: the balancer gives each its own worker
+                        await session.connect()
+                    for session in sessions:
+                        await session.rerun()
+                    for session in sessions:
+                        await session.close()
 
             asyncio.run(warm())
             result = asyncio.run(run_load(app.url, app.process.pid, sessions=8 if quick else 30,
                                           duration_s=duration_s, interval_s=2.0))
-            result["warmed_up"] = "every page visited once before the run"
+            result["warmed_up"] = "every page visited once before the run" + (" on every worker" if workers else "")
             result["server_env"] = env or {}
+            result["server"] = f"serve.py, {workers} Streamlit workers" if workers else "one streamlit run process"
             return result
 
     timed("load", lambda: load_phase(12 if quick else 60))
+    timed("load-serve", lambda: load_phase(12 if quick else 60, workers=SERVE_WORKERS))
     timed("gc", lambda: gc_variants(reps=5 if quick else 30))
     timed("browser", lambda: run_browser(reps=3 if quick else 12))
     soak_env = dict(item.split("=", 1) for item in args.soak_env)

@@ -81,6 +81,44 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and all its descendants (serve.py's balancer and its Streamlit workers)."""
+    tree, frontier = [pid], [pid]
+    while frontier:
+        parent = frontier.pop()
+        try:
+            tasks = Path(f"/proc/{parent}/task").iterdir()
+            children = [int(c) for t in tasks for c in (t / "children").read_text().split()]
+        except OSError:
+            children = []
+        tree += children
+        frontier += children
+    return tree
+
+
+def pss_mb(pid: int) -> float:
+    """Proportional set size, MB: resident memory with pages shared between processes divided among
+    them, so that the sum over several processes is the memory they take together."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+def tree_memory_mb(pid: int) -> dict:
+    """Memory of a server and its worker processes: RSS summed (counts shared pages once per process)
+    and PSS summed (counts them once in all)."""
+    pids = process_tree(pid)
+    return {"processes": len(pids), "rss": sum(rss_mb(p) for p in pids), "pss": sum(pss_mb(p) for p in pids)}
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    return sum(cpu_seconds(p) for p in process_tree(pid))
+
+
 def wait_healthy(url: str, process: subprocess.Popen, timeout: float, log_path: Path) -> None:
     deadline = time.monotonic() + timeout
     while True:
@@ -120,15 +158,24 @@ def stop(process: subprocess.Popen) -> None:
 @contextlib.contextmanager
 def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None = None, env: dict | None = None,
                      log_dir: Path | None = None, name: str = "app", port: int | None = None,
-                     exclude_ports: set[int] = frozenset()) -> Iterator[Server]:
+                     exclude_ports: set[int] = frozenset(), workers: int = 0) -> Iterator[Server]:
     """`streamlit run SCRIPT` on 127.0.0.1 with BASE_FLAGS and `options` (e.g. {"runner.postScriptGC":
-    "false"}), from the project root; yields once /_stcore/health answers, stops it on exit."""
+    "false"}), from the project root; yields once /_stcore/health answers, stops it on exit.
+
+    With `workers` > 0, the production server instead: `serve.py` with that many Streamlit workers
+    behind its balancer (the flags go to every worker); the yielded process is the balancer's."""
     port = port or free_port(set(exclude_ports))
     log_dir = log_dir or ROOT / "test-artifacts" / "benchmark-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{name}-{port}.log"
-    flags = {**BASE_FLAGS, **(options or {}), "server.port": str(port)}
-    command = [sys.executable, "-m", "streamlit", "run", script]
+    if workers:
+        flags = {k: v for k, v in {**BASE_FLAGS, **(options or {})}.items()
+                 if k not in ("server.address", "server.headless")}
+        command = [sys.executable, "serve.py", "--port", str(port), "--address", "127.0.0.1", "--workers",
+                   str(workers), "--script", script, "--log-dir", str(log_dir / f"{name}-{port}-workers"), "--"]
+    else:
+        flags = {**BASE_FLAGS, **(options or {}), "server.port": str(port)}
+        command = [sys.executable, "-m", "streamlit", "run", script]
     for option, value in flags.items():
         command += [f"--{option}", value]
     environment = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))

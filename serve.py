@@ -1,0 +1,321 @@
+"""Serve Attention Explorer from one Streamlit process per core, behind one port.
+
+    python serve.py [--port 8501] [--address 0.0.0.0] [--workers N] [-- <more streamlit flags>]
+
+Why: a Streamlit server runs every session's script in a thread of one Python process, so however
+many cores the machine has, it computes on one (the GIL).  In the classroom benchmark
+(benchmarks/RESULTS.md) a single process was saturated at ~8 reruns a second with one core busy
+while the other idled.  This starts N `streamlit run app.py` workers on loopback ports and a small
+balancer in front of them on the public port.
+
+Sticky, because a Streamlit session lives in the process that holds its websocket, and so do the
+URLs of the files that session offers for download.  The balancer pins each browser to a worker
+with a cookie (COOKIE) set on the first response of every connection that arrived without one; a
+request without the cookie goes to the worker with the fewest open websockets.  A browser opens the
+page, gets the cookie, and its websocket and downloads follow it to the same worker.
+
+Standard library only; the balancer reads each connection's first request head, then copies bytes
+both ways, so websockets, streaming and keep-alive pass through untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import re
+import secrets
+import signal
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+COOKIE = "ae_worker"
+HEAD_LIMIT = 64 * 1024  # bytes of request head read before routing; a longer head is refused
+HEAD_TIMEOUT_S = 30.0  # a client that does not finish its request head in this time is dropped
+WORKER_START_TIMEOUT_S = 120.0
+CHUNK = 64 * 1024
+
+log = logging.getLogger("serve")
+
+_COOKIE_PATTERN = re.compile(rb"(?:^|[;,]\s*)" + COOKIE.encode() + rb"=(\d{1,3})(?:;|,|\s|$)")
+
+
+def worker_from_head(head: bytes, n_workers: int) -> int | None:
+    """The worker a request's Cookie header pins it to, or None (no cookie, or one naming no worker)."""
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() != b"cookie":
+            continue
+        match = _COOKIE_PATTERN.search(value.strip())
+        if match and int(match.group(1)) < n_workers:
+            return int(match.group(1))
+    return None
+
+
+def is_websocket(head: bytes) -> bool:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"upgrade" and value.strip().lower() == b"websocket":
+            return True
+    return False
+
+
+def with_cookie(response_head: bytes, worker: int) -> bytes:
+    """The response head with a Set-Cookie line pinning the browser to `worker` (a session cookie)."""
+    status, sep, rest = response_head.partition(b"\r\n")
+    cookie = f"Set-Cookie: {COOKIE}={worker}; Path=/; HttpOnly; SameSite=Lax".encode()
+    return status + b"\r\n" + cookie + (b"\r\n" + rest if sep else b"\r\n\r\n")
+
+
+@dataclass
+class Balancer:
+    """Routes connections to `backends` (host, port), sticky by cookie, else to the least busy."""
+
+    backends: list[tuple[str, int]]
+    open_websockets: list[int] = field(default_factory=list)
+    _turn: itertools.count = field(default_factory=itertools.count)
+
+    def __post_init__(self) -> None:
+        self.open_websockets = [0] * len(self.backends)
+
+    def choose(self) -> int:
+        """The worker with the fewest open websockets; ties go round in turn, so a burst of new
+        browsers (none of them connected yet) is spread evenly."""
+        n = len(self.backends)
+        start = next(self._turn) % n
+        order = [(start + i) % n for i in range(n)]
+        return min(order, key=lambda i: self.open_websockets[i])
+
+    async def handle(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        upstream_writer = None
+        counted = None
+        try:
+            try:
+                head = await asyncio.wait_for(client_reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT_S)
+            except asyncio.LimitOverrunError:
+                client_writer.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+                                    b"Connection: close\r\n\r\n")
+                return
+            except (asyncio.IncompleteReadError, TimeoutError, ConnectionError):
+                return
+            pinned = worker_from_head(head, len(self.backends))
+            worker = self.choose() if pinned is None else pinned
+            upstream = await self._connect(worker)
+            if upstream is None:
+                client_writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+                                    b"Content-Length: 33\r\nConnection: close\r\n\r\n"
+                                    b"The app is restarting; try again.")
+                return
+            (worker_used, upstream_reader, upstream_writer) = upstream
+            if is_websocket(head):
+                counted = worker_used
+                self.open_websockets[worker_used] += 1
+            upstream_writer.write(head)
+            forward = asyncio.create_task(_copy(client_reader, upstream_writer))
+            if worker_used != pinned:
+                # A new browser (or one whose worker went away): pin it on the first response.
+                try:
+                    response_head = await upstream_reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                    forward.cancel()
+                    return
+                client_writer.write(with_cookie(response_head, worker_used))
+            backward = asyncio.create_task(_copy(upstream_reader, client_writer))
+            # When either side stops, the exchange is over: close both.
+            done, pending = await asyncio.wait({forward, backward}, return_when=asyncio.FIRST_COMPLETED)
+            if backward in done:
+                await _drain_quietly(client_writer)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as problem:  # never let one connection take the balancer down
+            log.warning("connection failed: %s: %s", type(problem).__name__, problem)
+        finally:
+            if counted is not None:
+                self.open_websockets[counted] -= 1
+            for writer in (upstream_writer, client_writer):
+                if writer is not None:
+                    with contextlib.suppress(Exception):
+                        writer.close()
+
+    async def _connect(self, worker: int):
+        """Open a connection to `worker`, or to the next one that answers if it is down."""
+        n = len(self.backends)
+        for candidate in [worker] + [(worker + i) % n for i in range(1, n)]:
+            host, port = self.backends[candidate]
+            try:
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, limit=HEAD_LIMIT), 5)
+            except (OSError, TimeoutError):
+                log.warning("worker %d (port %d) does not answer", candidate, port)
+                continue
+            return candidate, reader, writer
+        return None
+
+
+async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+        while data := await reader.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+
+
+async def _drain_quietly(writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(writer.drain(), 10)
+
+
+@dataclass
+class Worker:
+    index: int
+    port: int
+    command: list[str]
+    env: dict
+    log_path: Path | None
+    process: asyncio.subprocess.Process | None = None
+    restarts: int = 0
+
+    async def start(self) -> None:
+        with contextlib.ExitStack() as stack:
+            output = stack.enter_context(open(self.log_path, "ab")) if self.log_path else asyncio.subprocess.DEVNULL
+            self.process = await asyncio.create_subprocess_exec(
+                *self.command, cwd=ROOT, env=self.env, stdin=asyncio.subprocess.DEVNULL, stdout=output,
+                stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+
+    def stop(self) -> None:
+        if self.process and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+
+
+def worker_command(script: str, port: int, extra: list[str]) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
+            "--server.address", "127.0.0.1", "--server.headless", "true", *extra]
+
+
+def free_loopback_ports(count: int, avoid: int) -> list[int]:
+    """`count` ports the kernel reports free on 127.0.0.1 (other than `avoid`)."""
+    import socket
+
+    ports: list[int] = []
+    holders = []
+    try:
+        while len(ports) < count:
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            holders.append(sock)
+            if sock.getsockname()[1] != avoid:
+                ports.append(sock.getsockname()[1])
+    finally:
+        for sock in holders:
+            sock.close()
+    return ports
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+async def wait_healthy(worker: Worker, timeout: float = WORKER_START_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if worker.process.returncode is not None:
+            raise RuntimeError(f"worker {worker.index} exited with code {worker.process.returncode}")
+        if await asyncio.to_thread(_healthy, worker.port):
+            return
+        await asyncio.sleep(0.2)
+    raise RuntimeError(f"worker {worker.index} did not answer on port {worker.port} within {timeout:.0f} s")
+
+
+async def supervise(worker: Worker, stopping: asyncio.Event) -> None:
+    """Restart a worker that exits (after a pause), until the server stops."""
+    while not stopping.is_set():
+        code = await worker.process.wait()
+        if stopping.is_set():
+            return
+        worker.restarts += 1
+        log.warning("worker %d exited with code %s; restarting (restart %d)", worker.index, code, worker.restarts)
+        await asyncio.sleep(min(10.0, 1.0 * worker.restarts))
+        await worker.start()
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+async def serve(address: str, port: int, n_workers: int, script: str, extra: list[str],
+                log_dir: Path | None = None, ready: asyncio.Event | None = None) -> None:
+    env = dict(os.environ)
+    # One secret for all workers, so cookies Streamlit signs (XSRF) are valid on any of them.
+    env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
+    # Fewer glibc malloc arenas: lower peak memory under load (benchmarks/RESULTS.md).
+    env.setdefault("MALLOC_ARENA_MAX", "2")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    ports = free_loopback_ports(n_workers, avoid=port)
+    workers = [Worker(i, p, worker_command(script, p, extra), env,
+                      (log_dir / f"worker-{i}.log") if log_dir else None) for i, p in enumerate(ports)]
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    try:
+        await asyncio.gather(*(w.start() for w in workers))
+        await asyncio.gather(*(wait_healthy(w) for w in workers))
+        balancer = Balancer([("127.0.0.1", w.port) for w in workers])
+        server = await asyncio.start_server(balancer.handle, address, port, limit=HEAD_LIMIT, backlog=512)
+        log.warning("Attention Explorer: http://%s:%d (%d workers on ports %s)", address, port, n_workers,
+                    ", ".join(str(w.port) for w in workers))
+        if ready is not None:
+            ready.set()
+        supervisors = [asyncio.create_task(supervise(w, stopping)) for w in workers]
+        async with server:
+            await stopping.wait()
+        for task in supervisors:
+            task.cancel()
+    finally:
+        stopping.set()
+        for w in workers:
+            w.stop()
+        for w in workers:
+            if w.process is None:
+                continue
+            try:
+                await asyncio.wait_for(w.process.wait(), 10)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(w.process.pid, signal.SIGKILL)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="Flags after -- go to every `streamlit run`.")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8501)))
+    parser.add_argument("--address", default="0.0.0.0")
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("EXPLORER_WORKERS", 0)) or default_workers(),
+                        help="Streamlit processes (default: one per core available)")
+    parser.add_argument("--script", default="app.py")
+    parser.add_argument("--log-dir", type=Path, default=None, help="write each worker's output to a file here")
+    args, extra = parser.parse_known_args(argv)
+    extra = [a for a in extra if a != "--"]
+    if not 1 <= args.workers <= 32:
+        parser.error("--workers must be between 1 and 32")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s serve: %(message)s")
+    if args.log_dir:
+        args.log_dir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(serve(args.address, args.port, args.workers, args.script, extra, args.log_dir))
+
+
+if __name__ == "__main__":
+    main()
