@@ -12,7 +12,7 @@ from explorer.transformer import EncoderLayer
 from tests.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
 
 PAGE = "app_pages/cost.py"
-FAST = {"time_T": "256"}  # keep the stopwatch short in tests
+UP_TO_256 = {"time_T": "256"}  # the stopwatch shown up to T = 256
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
@@ -36,7 +36,7 @@ def table_of(at):
 
 @pytest.mark.parametrize("params", [{}, {"T": "100", "d": "32", "k": "5", "layers": "3"}])
 def test_exact_counts_equal_the_library_and_the_built_torch_modules(params):
-    at = run_page(PAGE, {**FAST, **params})
+    at = run_page(PAGE, {**UP_TO_256, **params})
     assert not at.info
     T, d, k, n = (int(params.get(key, default)) for key, default in (("T", 512), ("d", 64), ("k", 3), ("layers", 1)))
     table = table_of(at)
@@ -62,7 +62,7 @@ def test_exact_counts_equal_the_library_and_the_built_torch_modules(params):
 
 
 def test_changing_the_sizes_updates_the_table():
-    at = run_page(PAGE, FAST)
+    at = run_page(PAGE, UP_TO_256)
     at.select_slider(key="d").set_value(128).run()
     at.slider(key="layers").set_value(6).run()
     table = table_of(at)
@@ -71,7 +71,7 @@ def test_changing_the_sizes_updates_the_table():
 
 
 def test_crossover_at_t_equals_d():
-    at = run_page(PAGE, {**FAST, "d": "32", "T": "100"})
+    at = run_page(PAGE, {**UP_TO_256, "d": "32", "T": "100"})
     data = vega_data(at, 0)
     rnn_term = data[data["series"] == "T·d² (the RNN's term)"].set_index("T")["multiplications"]
     attention_term = data[data["series"] == "T²·d (attention's term)"].set_index("T")["multiplications"]
@@ -86,7 +86,7 @@ def test_crossover_at_t_equals_d():
 
 
 def test_the_stopwatch_measures_each_layer_within_the_budget():
-    at = run_page(PAGE, FAST)
+    at = run_page(PAGE, UP_TO_256)
     data = vega_data(at, 1)
     assert set(data["layer"]) == set(TIMED_LAYERS.values())
     assert sorted(set(data["T"])) == [16, 32, 64, 128, 256]
@@ -103,6 +103,20 @@ def test_the_stopwatch_measures_each_layer_within_the_budget():
      ({"layers": "99"}, "Layers N"), ({"time_T": "100000"}, "Time sequences"), ({"x": "y"}, "`x`")],
 )
 def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
-    at = run_page(PAGE, {**FAST, **params} if "time_T" not in params else params)
+    at = run_page(PAGE, {**UP_TO_256, **params} if "time_T" not in params else params)
     assert expected_in_note in info_text(at)
     assert len(at.dataframe[0].value) == 4
+
+
+def test_moving_the_stopwatch_range_filters_one_measurement():
+    """The "up to T" slider shows more or fewer of the same timings: it never starts the stopwatch
+    again (one measurement per width, in ascending T)."""
+    at = run_page(PAGE, {"time_T": "4096", "d": "16"})
+    wide = vega_data(at, 1)
+    assert max(wide["T"]) == 4096
+    at.select_slider(key="time_T").set_value(256).run()
+    narrow = vega_data(at, 1)
+    assert max(narrow["T"]) == 256
+    shared = wide[wide["T"] <= 256].reset_index(drop=True)
+    # The same measurement, not a new one: timings are never equal to the last digit by chance.
+    np.testing.assert_array_equal(shared["milliseconds"].to_numpy(), narrow["milliseconds"].to_numpy())
