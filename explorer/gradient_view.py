@@ -529,17 +529,92 @@ def layer_gradient_norms(
     return _stack_gradient_norms(stack, random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed))
 
 
-@functools.lru_cache(maxsize=64)
-def _depth_rows_of_seed(n_layers: int, width: int, T: int, seed: int) -> tuple[np.ndarray, ...]:
-    """One seed's `layer_gradient_norms` for every config of DEPTH_CONFIGS, in that order.  Cached
-    per seed, so going from 3 seeds to 4 computes one more stack, not four."""
-    stack, norms = _seeded_stack(n_layers, width, seed, 4)
-    x = random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed)
-    rows = []
-    for norm, residual in DEPTH_CONFIGS:
-        _wire(stack, norm, residual, norms)
-        rows.append(_frozen(_stack_gradient_norms(stack, x)))
-    return tuple(rows)
+DEPTH_CACHED_LAYERS = 24  # the depth page's deepest stack; weights are drawn once per (width, seed) up to it
+
+
+@functools.lru_cache(maxsize=16)
+def _seed_weights(width: int, seed: int, n_layers: int) -> tuple[dict[str, torch.Tensor], ...]:
+    """The weights of `_seeded_stack(n_layers, width, seed, 4)` as tensors, layer by layer, then the
+    final LayerNorm's.  Layers are drawn in order from the seed, so the first L layers of a deeper
+    stack are the L-layer stack: one draw up to DEPTH_CACHED_LAYERS serves every depth below it.
+    Linear maps are transposed for x @ W."""
+    stack, _ = _seeded_stack(n_layers, width, seed, 4)
+    layers = []
+    for layer in stack[:-1]:
+        attn, ffn = layer.self_attn, layer.ffn
+        layers.append({
+            "qkv_w": torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]).t().contiguous(),
+            "qkv_b": torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias]),
+            "out_w": attn.out_proj.weight.t().contiguous(), "out_b": attn.out_proj.bias,
+            "ff1_w": ffn.linear1.weight.t().contiguous(), "ff1_b": ffn.linear1.bias,
+            "ff2_w": ffn.linear2.weight.t().contiguous(), "ff2_b": ffn.linear2.bias,
+            "attn_norm_w": layer.attn_block.norm.weight, "attn_norm_b": layer.attn_block.norm.bias,
+            "ffn_norm_w": layer.ffn_block.norm.weight, "ffn_norm_b": layer.ffn_block.norm.bias,
+        })
+    layers.append({"norm_w": stack[-1].weight, "norm_b": stack[-1].bias})
+    # Kept in float32, which holds them exactly, at half the memory (~30 MB for every width and seed).
+    return tuple({name: t.float() for name, t in layer.items()} for layer in layers)
+
+
+def _stacked_seed_weights(width: int, n_layers: int, n_seeds: int) -> list[dict[str, torch.Tensor]]:
+    """Per layer, each weight of seeds 0 … n_seeds−1 stacked on a new first axis (biases and norm
+    parameters shaped (S, 1, n) to broadcast over positions)."""
+    drawn = max(n_layers, DEPTH_CACHED_LAYERS)
+    seeds = [_seed_weights(width, s, drawn) for s in range(n_seeds)]
+    picked = [*range(n_layers), drawn]  # the first n_layers layers and the final LayerNorm
+    matrices = {"qkv_w", "out_w", "ff1_w", "ff2_w"}
+    stacked = []
+    for i in picked:
+        layer = {name: torch.stack([weights[i][name] for weights in seeds]).double() for name in seeds[0][i]}
+        stacked.append({name: t if name in matrices else t[:, None] for name, t in layer.items()})
+    return stacked
+
+
+def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """LayerNorm over the last axis with a weight and bias per batch item, shaped (B, 1, d)."""
+    mean = x.mean(-1, keepdim=True)
+    var = (x - mean).pow(2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * weight + bias
+
+
+def _seed_batched_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Tensor, norm: str, residual: bool,
+                        n_heads: int = 4) -> torch.Tensor:
+    """`_stack_gradient_norms` of every seed's stack under one wiring, the seeds as one batch.
+
+    The same computation as `EncoderLayer` wired by `_wire` — sublayer h = LN(x) for pre-norm,
+    x + F(h) with a residual, LN of that for post-norm, a final LayerNorm for pre-norm only — written
+    with batched matrix products over per-seed weights (`_stacked_seed_weights`), so S seeds cost one
+    pass of small operations instead of S (checked against `layer_gradient_norms` in the tests).
+    inputs: (S, T, width) float64.  Returns (S, n_layers).
+    """
+    S, T, width = inputs.shape
+    dh = width // n_heads
+
+    def attention(h, w):
+        q, k, v = torch.baddbmm(w["qkv_b"], h, w["qkv_w"]).view(S, T, 3, n_heads, dh).permute(2, 0, 3, 1, 4)
+        weights = torch.softmax(q @ k.transpose(-2, -1) * (1.0 / math.sqrt(dh)), dim=-1)
+        return torch.baddbmm(w["out_b"], (weights @ v).transpose(1, 2).reshape(S, T, width), w["out_w"])
+
+    def feed_forward(h, w):
+        return torch.baddbmm(w["ff2_b"], torch.relu(torch.baddbmm(w["ff1_b"], h, w["ff1_w"])), w["ff2_w"])
+
+    def wrapped(x, norm_w, norm_b, sublayer):
+        h = _layer_norm(x, norm_w, norm_b) if norm == "pre" else x
+        y = x + sublayer(h) if residual else sublayer(h)
+        return _layer_norm(y, norm_w, norm_b) if norm == "post" else y
+
+    with torch.enable_grad():
+        h = inputs.clone().requires_grad_(True)
+        layer_inputs = []
+        for w in layers[:-1]:
+            layer_inputs.append(h)
+            h = wrapped(h, w["attn_norm_w"], w["attn_norm_b"], lambda x, w=w: attention(x, w))
+            h = wrapped(h, w["ffn_norm_w"], w["ffn_norm_b"], lambda x, w=w: feed_forward(x, w))
+        if norm == "pre":
+            h = _layer_norm(h, layers[-1]["norm_w"], layers[-1]["norm_b"])
+        loss = (h * _depth_readout(T, width)).sum()
+        grads = torch.autograd.grad(loss, layer_inputs)
+    return torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1)
 
 
 @functools.lru_cache(maxsize=32)
@@ -547,10 +622,13 @@ def depth_curves(
     n_layers: int = 12, width: int = 32, T: int = 16, n_seeds: int = 3
 ) -> types.MappingProxyType[tuple[str, bool], np.ndarray]:
     """`layer_gradient_norms` for every (norm, residual) in DEPTH_CONFIGS: each (n_seeds, n_layers),
-    in a read-only mapping (the cache is shared).  Each seed's stack is built once and re-wired."""
+    in a read-only mapping (the cache is shared).  The seeds run as one batch (`_seed_batched_norms`)
+    on weights drawn once per (width, seed) (`_seed_weights`)."""
     if not 1 <= n_layers <= 64 or not 1 <= n_seeds <= 16:
         raise ValueError("n_layers must be 1–64 and n_seeds 1–16")
-    per_seed = [_depth_rows_of_seed(n_layers, width, T, s) for s in range(n_seeds)]
+    layers = _stacked_seed_weights(width, n_layers, n_seeds)
+    inputs = torch.stack([random_sequence(T, width, seed=INPUT_SEED_OFFSET + s) for s in range(n_seeds)])
     return types.MappingProxyType({
-        config: _frozen(np.array([rows[i] for rows in per_seed])) for i, config in enumerate(DEPTH_CONFIGS)
+        (norm, residual): _frozen(_seed_batched_norms(layers, inputs, norm, residual).numpy())
+        for norm, residual in DEPTH_CONFIGS
     })

@@ -271,6 +271,27 @@ def test_depth_curves_equal_layer_gradient_norms_and_show_the_short_cut():
         curves[("post", True)] = None  # the cached mapping is read-only
 
 
+@pytest.mark.parametrize("n_layers, width, T, n_seeds", [(1, 16, 4, 1), (5, 16, 8, 3), (24, 32, 4, 2), (26, 16, 4, 2)])
+def test_seed_batched_depth_curves_equal_each_plain_stack(n_layers, width, T, n_seeds):
+    """The seed-batched pass on cached weights (a prefix of a 24-layer draw, or a deeper draw above it)
+    gives every seed's and wiring's norms as the plain module stack wired by `_wire` does."""
+    gv.depth_curves.cache_clear()
+    curves = gv.depth_curves(n_layers, width, T, n_seeds)
+    for (norm, residual), values in curves.items():
+        assert values.shape == (n_seeds, n_layers)
+        for seed in range(n_seeds):
+            np.testing.assert_allclose(
+                values[seed], gv.layer_gradient_norms(n_layers, width, residual, norm, seed, T), rtol=1e-10)
+
+
+def test_deeper_draws_start_with_the_shallower_stack():
+    """What lets one draw of 24 layers serve every depth: the seeded layers come out in order."""
+    shallow, deep = gv._seeded_stack(3, 16, 2, 4)[0], gv._seeded_stack(24, 16, 2, 4)[0]
+    for a, b in zip(shallow[:-1], deep[:3], strict=True):
+        for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters(), strict=True):
+            assert torch.equal(p, q), name
+
+
 # --- cost ----------------------------------------------------------------------------------------------------
 
 
