@@ -74,6 +74,10 @@ RECALL_MODELS = {
 }
 # Seeded construction goes through torch's global generator; explorer.seeding serialises it for all
 # modules (sessions run in threads of one process and share the caches).
+# The backward pass rescales its adjoint every this many steps.  One step changes the adjoint's norm
+# by a bounded factor (the recurrent weights' norm, at most the page's largest gain of 8, times gate
+# derivatives of at most 1), so in between float64 (1e±308) stays far from under- or overflow.
+RESCALE_EVERY = 8
 INPUT_SEED_OFFSET = 1000  # seed s uses model seed s and input seed 1000 + s (independent streams)
 READOUT_SEED = 1234  # the same fixed read-out vector as explorer.gradients.input_gradient_norms
 
@@ -174,8 +178,9 @@ def recurrent_log_gradient_norms(
     `random_sequence(T, width, seed=1000 + s)`, with L = r · h_{T−1} for the default read-out r —
     exactly what `input_gradient_norms` computes.  Here back-propagation through time is written
     out step by step (the cells' own derivatives, batched over seeds), and after every step the
-    adjoint ∂L/∂h_t (with ∂L/∂c_t for the LSTM) is divided by its norm, the divisors being summed as
-    logarithms, so nothing underflows or overflows however long the sequence.  bptt_window
+    adjoint ∂L/∂h_t (with ∂L/∂c_t for the LSTM) is divided by its norm every RESCALE_EVERY steps,
+    the divisors being summed as logarithms, so nothing underflows or overflows however long the
+    sequence.  bptt_window
     truncates like `RecurrentNet`: the state entering step T − window is detached, so inputs before
     it get exactly 0 (−inf here).
     """
@@ -188,29 +193,34 @@ def recurrent_log_gradient_norms(
                               for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
     x = torch.stack([random_sequence(T, width, seed=INPUT_SEED_OFFSET + s) for s in seeds])  # (S, T, w)
     S = len(seeds)
-    log10_norms = np.full((S, T), -np.inf)
     cut = None if bptt_window is None else T - bptt_window
+    first = 0 if cut is None else max(0, cut)
+    grad_norms = torch.zeros(S, T, dtype=torch.float64)  # ‖∂L/∂x_t‖ up to the scale in force at step t
+    log_scales = torch.zeros(S, T, dtype=torch.float64)
     with torch.no_grad():
         steps = _forward(kind, torch.baddbmm(b_ih[:, None], x, w_ih.transpose(1, 2)), w_hh, b_hh)
         d_h = _default_readout(width).expand(S, width).clone()
         d_c = torch.zeros_like(d_h) if kind == "lstm" else None
         log_scale = torch.zeros(S, dtype=torch.float64)  # log10 of what the adjoint was divided by
-        for t in reversed(range(T)):
+        for t in reversed(range(first, T)):
             d_input, d_state, d_c = _backward_step(kind, steps[t], d_h, d_c)
-            grad_x = torch.bmm(d_input[:, None], w_ih)[:, 0]  # ∂L/∂x_t, up to the scale
-            with np.errstate(divide="ignore"):
-                log10_norms[:, t] = np.log10(grad_x.norm(dim=-1).numpy()) + log_scale.numpy()
+            grad_norms[:, t] = torch.bmm(d_input[:, None], w_ih)[:, 0].norm(dim=-1)  # ‖∂L/∂x_t‖, scaled
+            log_scales[:, t] = log_scale
             if t == cut:  # the state entering this step was detached: nothing flows further back
                 break
             through_gates = torch.bmm(d_state[:, None], w_hh)[:, 0]
             # The GRU also passes h_{t−1} straight through, weighted by its update gate z.
             d_h = through_gates + d_h * steps[t]["z"] if kind == "gru" else through_gates
-            adjoints = [d_h] if d_c is None else [d_h, d_c]
-            norm = torch.sqrt(sum(a.pow(2).sum(dim=-1) for a in adjoints))
-            safe = torch.where(norm > 0, norm, torch.ones_like(norm))
-            log_scale = torch.where(norm > 0, log_scale + torch.log10(safe), torch.full_like(log_scale, -math.inf))
-            d_h = d_h / safe[:, None]
-            d_c = None if d_c is None else d_c / safe[:, None]
+            if t % RESCALE_EVERY == 0:
+                adjoints = [d_h] if d_c is None else [d_h, d_c]
+                norm = torch.sqrt(sum(a.pow(2).sum(dim=-1) for a in adjoints))
+                safe = torch.where(norm > 0, norm, torch.ones_like(norm))
+                log_scale = torch.where(norm > 0, log_scale + torch.log10(safe), torch.full_like(log_scale, -math.inf))
+                d_h = d_h / safe[:, None]
+                d_c = None if d_c is None else d_c / safe[:, None]
+    with np.errstate(divide="ignore"):
+        log10_norms = np.log10(grad_norms.numpy()) + log_scales.numpy()
+    log10_norms[:, :first] = -np.inf
     return log10_norms
 
 
@@ -356,15 +366,21 @@ def dependency_views(
     if not 1 <= T <= 128 or not 1 <= width <= 64:
         raise ValueError("the dependency view is bounded to T ≤ 128 and width ≤ 64")
     x = random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed)
-    # Fresh models of our own, so their parameters can be frozen (no graph for the weights).
+    # A fresh model of our own, so its parameters can be frozen (no graph for the weights).
     recurrent = _seeded_model(kind, width, init=init, gain=gain, seed=seed).requires_grad_(False)
+    causal, unmasked = _attention_dependency(T, width, seed)
+    return DependencyViews(kind, _frozen(fast_dependency_matrix(recurrent, x, causal=True)), causal, unmasked)
+
+
+@functools.lru_cache(maxsize=16)
+def _attention_dependency(T: int, width: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The attention layer's two matrices (causal, unmasked), cached on their own: they do not depend
+    on the recurrent network's kind or initialisation, and they are the costlier part (about 0.4 s
+    at T = 64), so changing those settings recomputes only the recurrent matrix."""
+    x = random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed)
     causal = _seeded_model("transformer", width, seed=seed).requires_grad_(False)
-    return DependencyViews(
-        kind,
-        _frozen(fast_dependency_matrix(recurrent, x, causal=True)),
-        _frozen(fast_dependency_matrix(causal, x, causal=True)),
-        _frozen(fast_dependency_matrix(UnmaskedAttentionStack(causal), x)),
-    )
+    return (_frozen(fast_dependency_matrix(causal, x, causal=True)),
+            _frozen(fast_dependency_matrix(UnmaskedAttentionStack(causal), x)))
 
 
 # --- trained models on the recall task -------------------------------------------------------------

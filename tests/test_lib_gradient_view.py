@@ -150,6 +150,17 @@ def test_dependency_views_shapes_triangles_and_fading():
     assert causal_last.max() - causal_last.min() < 2, "attention's dependence should stay within ~1 order"
 
 
+def test_dependency_views_of_other_recurrent_settings_reuse_the_attention_matrices():
+    rnn, gru = gv.dependency_views("rnn", 12, 8), gv.dependency_views("gru", 12, 8, "orthogonal", 2.0)
+    assert gru.causal is rnn.causal and gru.unmasked is rnn.unmasked  # computed once
+    assert not np.allclose(gru.recurrent, rnn.recurrent)
+    model = build_sequence_model("transformer", 8, seed=0).requires_grad_(False)
+    x = random_sequence(12, 8, seed=1000)
+    np.testing.assert_allclose(rnn.causal, gv.fast_dependency_matrix(model, x, causal=True), rtol=1e-12)
+    np.testing.assert_allclose(rnn.unmasked, gv.fast_dependency_matrix(gv.UnmaskedAttentionStack(model), x),
+                               rtol=1e-12)
+
+
 # --- trained models -----------------------------------------------------------------------------------------
 
 
