@@ -16,6 +16,7 @@ from explorer.timing import TIMED_LAYERS, measure_forward_times, slower_from
 from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 
 WIDTHS = [8, 16, 32, 64, 128, 256, 512, 1024]
+DEFAULT_WIDTH = 64
 TIMING_LENGTHS = [256, 512, 1024, 2048, 4096]
 TIMING_BUDGET_S = 1.0
 
@@ -27,6 +28,12 @@ def measured_times(d: int, attempt: int):
     filters them: the measurement runs in ascending T, so the timings up to any T_max are the ones a
     shorter run would have made, and moving that slider never starts the stopwatch again."""
     return measure_forward_times([2**p for p in range(4, 13)], d, budget_s=TIMING_BUDGET_S)
+
+
+@st.cache_resource(show_spinner=False)
+def timed_widths() -> set[int]:
+    """The widths the stopwatch has run at on this server (at most len(WIDTHS)), for every session."""
+    return set()
 
 
 page_header(
@@ -42,7 +49,7 @@ controls = UrlControls()
 side = st.sidebar
 side.header("Sizes")
 T = controls.slider("Sequence length T", 2, 4096, 512, 1, "T", where=side)
-d = controls.select_slider("Width d", WIDTHS, 64, "d", where=side)
+d = controls.select_slider("Width d", WIDTHS, DEFAULT_WIDTH, "d", where=side)
 k = controls.slider("Convolution kernel size k", 2, 9, 3, 1, "k", where=side)
 n_layers = controls.slider("Layers N", 1, 24, 1, 1, "layers", where=side,
                            help="1 reproduces the lecture's per-layer table; more stacks N identical layers.")
@@ -123,9 +130,23 @@ def measure_again() -> None:
     st.session_state["timing_attempt"] += 1
 
 
+def time_this_width(width: int) -> None:
+    st.session_state["timing_widths"] = sorted({*st.session_state.get("timing_widths", []), width})
+
+
+if d != DEFAULT_WIDTH and d not in timed_widths() and d not in st.session_state.get("timing_widths", []):
+    # A measurement holds about a second of the server's CPU, which every user of the server shares:
+    # the default width is timed once for everyone, any other width when someone asks for it.
+    st.markdown(f"The stopwatch has not run at width d = {d} on this server yet. It takes about "
+                f"{TIMING_BUDGET_S:.0f} s of the server's CPU, which everyone using it shares, so it starts "
+                "when you ask; after that the timings are kept for everyone.")
+    st.button(f"Start the stopwatch at d = {d}", icon=":material/timer:", key="time_width", type="primary",
+              on_click=time_this_width, args=(d,))
+    st.stop()
 
 with st.spinner(f"Timing forward passes for T up to {T_max} (at most about {TIMING_BUDGET_S:.0f} s)…"):
     timings = [t for t in measured_times(d, attempt) if T_max >= t.T]
+    timed_widths().add(d)
 times = figures.timing_frame(timings)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:

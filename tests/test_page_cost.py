@@ -112,6 +112,7 @@ def test_moving_the_stopwatch_range_filters_one_measurement():
     """The "up to T" slider shows more or fewer of the same timings: it never starts the stopwatch
     again (one measurement per width, in ascending T)."""
     at = run_page(PAGE, {"time_T": "4096", "d": "16"})
+    at.button(key="time_width").click().run()
     wide = vega_data(at, 1)
     assert max(wide["T"]) == 4096
     at.select_slider(key="time_T").set_value(256).run()
@@ -120,3 +121,17 @@ def test_moving_the_stopwatch_range_filters_one_measurement():
     shared = wide[wide["T"] <= 256].reset_index(drop=True)
     # The same measurement, not a new one: timings are never equal to the last digit by chance.
     np.testing.assert_array_equal(shared["milliseconds"].to_numpy(), narrow["milliseconds"].to_numpy())
+
+
+def test_other_widths_are_timed_on_request_then_for_everyone():
+    """The stopwatch holds ~1 s of the shared server's CPU: the default width is timed for everyone,
+    another width when someone asks, and from then on every session sees it without asking."""
+    at = run_page(PAGE, {"d": "512"})
+    assert len(at.get("vega_lite_chart")) == 1 and not at.exception  # the crossover chart only
+    assert "has not run at width d = 512" in " ".join(m.value for m in at.markdown)
+    at.button(key="time_width").click().run()
+    assert len(at.get("vega_lite_chart")) == 2 and not at.exception
+    assert set(vega_data(at, 1)["layer"]) == set(TIMED_LAYERS.values())
+    other_session = run_page(PAGE, {"d": "512"})
+    assert len(other_session.get("vega_lite_chart")) == 2
+    assert "time_width" not in [button.key for button in other_session.button]
