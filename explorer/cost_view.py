@@ -118,10 +118,15 @@ def build_stack(
     return nn.ModuleList(modules)
 
 
-@functools.lru_cache(maxsize=128)
 def counted_parameters(layer: str, d: int, k: int = 3, n_layers: int = 1) -> int:
-    """count_parameters on the stack built on the meta device (no memory is allocated)."""
-    return count_parameters(build_stack(layer, d, k, n_layers, device="meta"))
+    """count_parameters on the stack built on the meta device (no memory is allocated).  The layers
+    of a stack are identical, so one is built and counted, and that count multiplied by n_layers."""
+    return n_layers * _counted_layer_parameters(layer, d, k)
+
+
+@functools.lru_cache(maxsize=256)
+def _counted_layer_parameters(layer: str, d: int, k: int) -> int:
+    return count_parameters(build_stack(layer, d, k, 1, device="meta"))
 
 
 @dataclass(frozen=True)
