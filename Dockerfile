@@ -30,11 +30,15 @@ RUN cp .streamlit/production.toml .streamlit/config.toml
 USER user
 EXPOSE 8501
 
-# Streamlit answers "ok" on /_stcore/health once it serves; the first page load imports torch and
-# takes a few seconds more, hence the start period.
+# The balancer passes /_stcore/health to a worker, which answers "ok" once it serves (serve.py opens
+# the port only when every worker does); the first page load imports torch and takes a few seconds
+# more, hence the start period.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
     CMD python -c "import os, sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:%s/_stcore/health' % os.environ.get('PORT', '8501'), timeout=4); sys.exit(0 if r.read().strip() == b'ok' else 1)"
 
+# serve.py: one Streamlit worker per core behind a small balancer that keeps each browser on one
+# worker (a single Streamlit process computes on one core; see docs/DEPLOY.md).  EXPLORER_WORKERS sets
+# the number of workers (default: the cores the container may use); each takes ~0.4-0.5 GB.
 # Shell form so that $PORT can be changed at run time (docker run -e PORT=7860 ...); exec replaces
-# the shell, so Streamlit receives the container's stop signal.
-CMD exec streamlit run app.py --server.port="${PORT}" --server.address=0.0.0.0
+# the shell, so serve.py receives the container's stop signal and stops its workers.
+CMD exec python serve.py --port="${PORT}" --address=0.0.0.0

@@ -6,8 +6,9 @@ There is no container engine here, so the image is not built.  What is checked i
 * requirements-cloud.txt pins exactly what requirements.txt pins, with torch from the CPU index;
 * the Dockerfile's build context (the project minus .dockerignore) holds everything the app needs:
   a copy of it, with production.toml as its config.toml as the Dockerfile does, is started with the
-  Dockerfile's command (on 127.0.0.1), answers the Dockerfile's HEALTHCHECK command, serves every
-  page without an exception, and refuses a websocket whose Host is not allowed.
+  Dockerfile's command (serve.py with two workers, on 127.0.0.1), answers the Dockerfile's
+  HEALTHCHECK command, serves every page without an exception, and refuses a websocket whose Host
+  is not allowed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from benchmarks.server import free_port, stop, wait_healthy
+from benchmarks.server import free_port, process_tree, stop, wait_healthy
 from benchmarks.wsclient import Session
 from explorer.catalog import PAGES
 from tests.apptest import run_async
@@ -131,11 +132,10 @@ def healthcheck_command() -> str:
 
 
 def container_command(port: int) -> list[str]:
-    match = re.search(r"^CMD exec (streamlit run .+)$", dockerfile(), re.M)
-    assert match, "no `CMD exec streamlit run ...` line"
-    command = match.group(1).replace('"${PORT}"', str(port)).replace("--server.address=0.0.0.0",
-                                                                       "--server.address=127.0.0.1")
-    return [sys.executable, "-m", *shlex.split(command)]
+    match = re.search(r"^CMD exec python (serve\.py .+)$", dockerfile(), re.M)
+    assert match, "no `CMD exec python serve.py ...` line"
+    command = match.group(1).replace('"${PORT}"', str(port)).replace("--address=0.0.0.0", "--address=127.0.0.1")
+    return [sys.executable, *shlex.split(command)]
 
 
 @pytest.fixture(scope="module")
@@ -144,19 +144,20 @@ def container(tmp_path_factory):
     context = build_context(tmp_path_factory.mktemp("image") / "app")
     port = free_port()
     log = context / "server.log"
-    env = dict(os.environ, PORT=str(port), PYTHONUNBUFFERED="1")
+    # Two workers behind serve.py's balancer, as on a 2-core host: the checks below go through it.
+    env = dict(os.environ, PORT=str(port), PYTHONUNBUFFERED="1", EXPLORER_WORKERS="2")
     with open(log, "w") as out:
         process = subprocess.Popen(container_command(port), cwd=context, stdout=out, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
         wait_healthy(f"http://127.0.0.1:{port}", process, 90, log)
-        yield context, port, env
+        yield context, port, env, process
     finally:
         stop(process)
 
 
 def test_the_image_contents_pass_the_dockerfile_health_check(container):
-    context, _, env = container
+    context, _, env, _ = container
     assert not (context / "tests").exists() and not (context / ".venv").exists()
     command = shlex.split(healthcheck_command())
     result = subprocess.run([sys.executable, *command[1:]], env=env, cwd=context, timeout=30, capture_output=True)
@@ -164,7 +165,8 @@ def test_the_image_contents_pass_the_dockerfile_health_check(container):
 
 
 def test_the_image_contents_serve_every_page_with_the_production_profile(container):
-    _, port, _ = container
+    _, port, _, process = container
+    assert len(process_tree(process.pid)) == 3, "serve.py and its two Streamlit workers"
 
     async def visit():
         problems = []
@@ -200,7 +202,7 @@ async def websocket_with_host(port: int, host: str) -> str:
 
 
 def test_the_production_profile_refuses_a_websocket_from_a_host_not_allowed(container):
-    _, port, _ = container
+    _, port, _, _ = container
     # Streamlit closes before accepting (policy violation), which the handshake reports as HTTP 403.
     assert run_async(websocket_with_host(port, "attacker.example")) in ("refused 403", "closed 1008")
     assert run_async(websocket_with_host(port, "someone-attention-explorer.hf.space")) == "open"
