@@ -264,8 +264,13 @@ async def serve(address: str, port: int, n_workers: int, script: str, extra: lis
     env = dict(os.environ)
     # One secret for all workers, so cookies Streamlit signs (XSRF) are valid on any of them.
     env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
-    # Fewer glibc malloc arenas: lower peak memory under load (benchmarks/RESULTS.md).
+    # glibc malloc, tuned for long-running workers that allocate large temporary arrays from many
+    # threads: fewer arenas, and every block of 128 KB or more mapped on its own, so that it goes
+    # back to the system when freed.  Without the fixed threshold glibc raises it after the first
+    # large free and keeps later blocks in its heap: the same warm-up left 340-550 MB per worker
+    # (three runs) instead of 336-341 MB (benchmarks/RESULTS.md).
     env.setdefault("MALLOC_ARENA_MAX", "2")
+    env.setdefault("MALLOC_MMAP_THRESHOLD_", "131072")
     env.setdefault("PYTHONUNBUFFERED", "1")
     ports = free_loopback_ports(n_workers, avoid=port)
     workers = [Worker(i, p, worker_command(script, p, extra), env,

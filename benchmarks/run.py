@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
                                                    "of the existing results file (e.g. --only soak)")
     parser.add_argument("--soak-seconds", type=float, default=0.0,
-                        help="also run the classroom load this long (phase 'soak'): does memory level off?")
+                        help="also run the classroom load this long against serve.py (phase 'soak'): does "
+                             "memory level off?")
     parser.add_argument("--soak-env", action="append", default=[], metavar="NAME=VALUE",
                         help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
                              "soak[NAME=VALUE]")
@@ -220,8 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     timed("browser", lambda: run_browser(reps=3 if quick else 12))
     soak_env = dict(item.split("=", 1) for item in args.soak_env)
     soak_name = "soak" + ("[" + ",".join(args.soak_env) + "]" if soak_env else "")
-    if "soak" not in skip:
-        timed(soak_name, lambda: load_phase(args.soak_seconds, soak_env))
+    if "soak" not in skip:  # against the production server
+        timed(soak_name, lambda: load_phase(args.soak_seconds, soak_env, workers=SERVE_WORKERS))
     recorder.save()
     log(f"finished in {recorder.data['runtime_s']:.0f} s: {recorder.report_path}")
     return 0
