@@ -9,7 +9,6 @@ browsers are sent to the other one.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import signal
@@ -23,6 +22,7 @@ import pytest
 import serve
 from benchmarks.server import process_tree, streamlit_server
 from benchmarks.wsclient import Session
+from tests.apptest import run_async
 
 WORKER_APP = "tests/fixtures/worker_app.py"
 
@@ -112,7 +112,7 @@ def test_two_workers_sticky_sessions_downloads_and_a_worker_restart(tmp_path):
         url = server.url
         assert len(process_tree(server.process.pid)) >= 3  # the balancer and its two workers
 
-        visits = [asyncio.run(_visit(url)) for _ in range(2)]
+        visits = [run_async(_visit(url)) for _ in range(2)]  # (a thread: the browser tests hold a loop)
         assert {worker for worker, _, _ in visits} == {0, 1}, "two new sessions should get one worker each"
         pids = {worker: pid for worker, pid, _ in visits}
         assert pids[0] != pids[1]
