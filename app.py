@@ -1,16 +1,37 @@
 """Attention Explorer — entry point.  Run with:  streamlit run app.py"""
 
 import gc
+import importlib
 import os
+import threading
 from pathlib import Path
 
-import streamlit as st
-import torch
-
-from explorer.catalog import PAGES
-
 # The models are tiny: extra threads cost more than they save, and sessions already run in parallel.
-torch.set_num_threads(1)
+# Set before torch is first imported (torch reads it then); torch.set_num_threads(1) follows below.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import streamlit as st
+
+from explorer.catalog import PAGES  # loads without torch (explorer/__init__.py)
+
+
+@st.cache_resource(show_spinner=False)
+def _import_in_background() -> threading.Thread:
+    """Import torch and the library in the background after the first run.  The home page needs
+    neither, so a fresh server shows it without waiting for torch's import (about 1.2 s); a lesson
+    page opened meanwhile waits for the rest of the import, as it would have anyway."""
+
+    def work() -> None:
+        import torch
+
+        torch.set_num_threads(1)
+        for module in ("explorer.attention_view", "explorer.gradient_view", "explorer.position_view",
+                       "explorer.cost_view", "explorer.figures", "explorer.sequence_figures"):
+            importlib.import_module(module)
+
+    thread = threading.Thread(target=work, name="import-torch", daemon=True)
+    thread.start()
+    return thread
 
 # A shipped icon: Material icons would be fetched from the internet for the browser tab.
 st.set_page_config(page_title="Attention Explorer", page_icon=Path(__file__).parent / "assets" / "icon.png",
@@ -40,3 +61,6 @@ if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0" and navigation.url_path not 
     _gc_frozen_pages().add(navigation.url_path)
     gc.collect()
     gc.freeze()
+
+# Last, so that the import does not compete with this run for the interpreter.
+_import_in_background()

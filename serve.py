@@ -48,7 +48,10 @@ CHUNK = 64 * 1024
 
 log = logging.getLogger("serve")
 
-_COOKIE_PATTERN = re.compile(rb"(?:^|[;,]\s*)" + COOKIE.encode() + rb"=(\d{1,3})(?:;|,|\s|$)")
+MAX_CONNECTIONS = 2048  # open client connections; more get 503 at once (each holds two sockets)
+UPSTREAM_HEAD_TIMEOUT_S = 60.0  # a worker that accepts but does not answer is given up on
+
+_COOKIE_PATTERN = re.compile(rb"(?:^|[;,])\s*" + COOKIE.encode() + rb"=(\d{1,3})\s*(?=;|,|$)")
 
 
 def worker_from_head(head: bytes, n_workers: int) -> int | None:
@@ -57,33 +60,61 @@ def worker_from_head(head: bytes, n_workers: int) -> int | None:
         name, _, value = line.partition(b":")
         if name.strip().lower() != b"cookie":
             continue
-        match = _COOKIE_PATTERN.search(value.strip())
-        if match and int(match.group(1)) < n_workers:
-            return int(match.group(1))
+        for match in _COOKIE_PATTERN.finditer(value.strip()):
+            if int(match.group(1)) < n_workers:
+                return int(match.group(1))
+    return None
+
+
+def _header(head: bytes, wanted: bytes) -> bytes | None:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == wanted:
+            return value.strip()
     return None
 
 
 def is_websocket(head: bytes) -> bool:
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"upgrade" and value.strip().lower() == b"websocket":
-            return True
-    return False
+    return (_header(head, b"upgrade") or b"").lower() == b"websocket"
 
 
-def with_cookie(response_head: bytes, worker: int) -> bytes:
-    """The response head with a Set-Cookie line pinning the browser to `worker` (a session cookie)."""
+def one_request_per_connection(head: bytes) -> bytes:
+    """The request head asking the worker to close the connection after its response.
+
+    Each request is then routed by its own cookie.  Otherwise a front end that reuses one
+    connection for several browsers (keep-alive pools in reverse proxies) would send them all to
+    the first browser's worker, where their download URLs do not exist."""
+    lines = head[:-4].split(b"\r\n")
+    kept = [line for line in lines[1:]
+            if line.partition(b":")[0].strip().lower() not in (b"connection", b"keep-alive")]
+    return b"\r\n".join([lines[0], *kept, b"Connection: close"]) + b"\r\n\r\n"
+
+
+def with_cookie(response_head: bytes, worker: int, cross_site: bool = False) -> bytes:
+    """The response head with a Set-Cookie line pinning the browser to `worker` (a session cookie).
+
+    cross_site (the app is reached over HTTPS, e.g. inside Hugging Face's page as an iframe):
+    SameSite=None; Secure; Partitioned, since browsers drop a Lax cookie in a cross-site frame."""
     status, sep, rest = response_head.partition(b"\r\n")
-    cookie = f"Set-Cookie: {COOKIE}={worker}; Path=/; HttpOnly; SameSite=Lax".encode()
+    scope = "SameSite=None; Secure; Partitioned" if cross_site else "SameSite=Lax"
+    cookie = f"Set-Cookie: {COOKIE}={worker}; Path=/; HttpOnly; {scope}".encode()
     return status + b"\r\n" + cookie + (b"\r\n" + rest if sep else b"\r\n\r\n")
+
+
+def _status(response_head: bytes) -> int:
+    try:
+        return int(response_head.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return 0
 
 
 @dataclass
 class Balancer:
-    """Routes connections to `backends` (host, port), sticky by cookie, else to the least busy."""
+    """Routes requests to `backends` (host, port), sticky by cookie, else to the least busy."""
 
     backends: list[tuple[str, int]]
     open_websockets: list[int] = field(default_factory=list)
+    open_connections: int = 0
     _turn: itertools.count = field(default_factory=itertools.count)
 
     def __post_init__(self) -> None:
@@ -100,50 +131,65 @@ class Balancer:
     async def handle(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         upstream_writer = None
         counted = None
+        self.open_connections += 1
         try:
+            if self.open_connections > MAX_CONNECTIONS:
+                await _refuse(client_reader, client_writer, b"503 Service Unavailable", b"Too many connections.")
+                return
             try:
                 head = await asyncio.wait_for(client_reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT_S)
             except asyncio.LimitOverrunError:
-                client_writer.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
-                                    b"Connection: close\r\n\r\n")
+                await _refuse(client_reader, client_writer, b"431 Request Header Fields Too Large", b"")
                 return
-            except (asyncio.IncompleteReadError, TimeoutError, ConnectionError):
+            except (asyncio.IncompleteReadError, TimeoutError, OSError):
                 return
             pinned = worker_from_head(head, len(self.backends))
             worker = self.choose() if pinned is None else pinned
             upstream = await self._connect(worker)
             if upstream is None:
-                client_writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
-                                    b"Content-Length: 33\r\nConnection: close\r\n\r\n"
-                                    b"The app is restarting; try again.")
+                await _refuse(client_reader, client_writer, b"503 Service Unavailable",
+                              b"The app is restarting; try again.")
                 return
             (worker_used, upstream_reader, upstream_writer) = upstream
-            if is_websocket(head):
+            websocket = is_websocket(head)
+            if websocket:
                 counted = worker_used
                 self.open_websockets[worker_used] += 1
+            else:
+                head = one_request_per_connection(head)
             upstream_writer.write(head)
             forward = asyncio.create_task(_copy(client_reader, upstream_writer))
             if worker_used != pinned:
-                # A new browser (or one whose worker went away): pin it on the first response.
+                # A new browser (or one whose worker went away): pin it on the response.
+                cross_site = (_header(head, b"x-forwarded-proto") or b"").lower() == b"https"
                 try:
-                    response_head = await upstream_reader.readuntil(b"\r\n\r\n")
-                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                    while True:
+                        response_head = await asyncio.wait_for(upstream_reader.readuntil(b"\r\n\r\n"),
+                                                               UPSTREAM_HEAD_TIMEOUT_S)
+                        if 100 <= _status(response_head) < 200 and _status(response_head) != 101:
+                            client_writer.write(response_head)  # interim (100 Continue): the next one
+                            continue
+                        break
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):
                     forward.cancel()
+                    await asyncio.gather(forward, return_exceptions=True)
                     return
-                client_writer.write(with_cookie(response_head, worker_used))
+                client_writer.write(with_cookie(response_head, worker_used, cross_site))
             backward = asyncio.create_task(_copy(upstream_reader, client_writer))
-            # When either side stops, the exchange is over: close both.
-            done, pending = await asyncio.wait({forward, backward}, return_when=asyncio.FIRST_COMPLETED)
-            if backward in done:
-                await _drain_quietly(client_writer)
-            for task in pending:
+            done, _ = await asyncio.wait({forward, backward}, return_when=asyncio.FIRST_COMPLETED)
+            if forward in done and backward not in done:
+                # The client finished sending (or half-closed): its answer may still be coming.
+                await asyncio.wait({backward}, timeout=UPSTREAM_HEAD_TIMEOUT_S)
+            for task in (forward, backward):
                 task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+            await asyncio.gather(forward, backward, return_exceptions=True)
+            await _drain_quietly(client_writer)
         except asyncio.CancelledError:
             raise
         except Exception as problem:  # never let one connection take the balancer down
             log.warning("connection failed: %s: %s", type(problem).__name__, problem)
         finally:
+            self.open_connections -= 1
             if counted is not None:
                 self.open_websockets[counted] -= 1
             for writer in (upstream_writer, client_writer):
@@ -165,11 +211,32 @@ class Balancer:
         return None
 
 
+async def _refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, status: bytes, text: bytes) -> None:
+    """Answer with an error and close; what the client is still sending is read and dropped first, so
+    that closing with unread data (a TCP reset) does not destroy the answer on its way."""
+    writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\nContent-Length: "
+                 + str(len(text)).encode() + b"\r\nConnection: close\r\n\r\n" + text)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(writer.drain(), 5)
+        if writer.can_write_eof():
+            writer.write_eof()
+
+        async def discard() -> None:
+            received = 0
+            while received < 1024 * 1024 and (data := await reader.read(CHUNK)):
+                received += len(data)
+
+        await asyncio.wait_for(discard(), 2)
+
+
 async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+    """Copy until end of stream, then pass the end on (a half-close) so the other side can answer."""
+    with contextlib.suppress(OSError, asyncio.IncompleteReadError):
         while data := await reader.read(CHUNK):
             writer.write(data)
             await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
 
 
 async def _drain_quietly(writer: asyncio.StreamWriter) -> None:
@@ -244,15 +311,24 @@ async def wait_healthy(worker: Worker, timeout: float = WORKER_START_TIMEOUT_S) 
 
 
 async def supervise(worker: Worker, stopping: asyncio.Event) -> None:
-    """Restart a worker that exits (after a pause), until the server stops."""
+    """Restart a worker that exits (after a pause that grows with quick successive failures), until
+    the server stops.  The balancer sends the worker's browsers elsewhere while it is down."""
     while not stopping.is_set():
+        started = time.monotonic()
         code = await worker.process.wait()
         if stopping.is_set():
             return
-        worker.restarts += 1
-        log.warning("worker %d exited with code %s; restarting (restart %d)", worker.index, code, worker.restarts)
-        await asyncio.sleep(min(10.0, 1.0 * worker.restarts))
-        await worker.start()
+        worker.restarts = 1 if time.monotonic() - started > 60 else worker.restarts + 1
+        log.warning("worker %d exited with code %s; restarting (failure %d in a row)", worker.index, code,
+                    worker.restarts)
+        while not stopping.is_set():
+            await asyncio.sleep(min(10.0, 1.0 * worker.restarts))
+            try:
+                await worker.start()
+                break
+            except OSError as problem:  # e.g. out of file descriptors: try again after a longer pause
+                worker.restarts += 1
+                log.warning("worker %d could not be started: %s", worker.index, problem)
 
 
 def default_workers() -> int:
@@ -279,9 +355,19 @@ async def serve(address: str, port: int, n_workers: int, script: str, extra: lis
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    supervisors: list[asyncio.Task] = []
+    server = None
     try:
         await asyncio.gather(*(w.start() for w in workers))
-        await asyncio.gather(*(wait_healthy(w) for w in workers))
+        starting = asyncio.ensure_future(asyncio.gather(*(wait_healthy(w) for w in workers)))
+        stop_waiter = asyncio.ensure_future(stopping.wait())
+        await asyncio.wait({starting, stop_waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if not starting.done():  # stopped while the workers were starting
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            return
+        stop_waiter.cancel()
+        starting.result()  # a worker that failed to start
         balancer = Balancer([("127.0.0.1", w.port) for w in workers])
         server = await asyncio.start_server(balancer.handle, address, port, limit=HEAD_LIMIT, backlog=512)
         log.warning("Attention Explorer: http://%s:%d (%d workers on ports %s)", address, port, n_workers,
@@ -289,22 +375,24 @@ async def serve(address: str, port: int, n_workers: int, script: str, extra: lis
         if ready is not None:
             ready.set()
         supervisors = [asyncio.create_task(supervise(w, stopping)) for w in workers]
-        async with server:
-            await stopping.wait()
-        for task in supervisors:
-            task.cancel()
+        await stopping.wait()
     finally:
         stopping.set()
+        for task in supervisors:
+            task.cancel()
+        await asyncio.gather(*supervisors, return_exceptions=True)
+        if server is not None:
+            server.close()  # no new connections; open ones end when their worker stops
         for w in workers:
             w.stop()
-        for w in workers:
-            if w.process is None:
-                continue
-            try:
-                await asyncio.wait_for(w.process.wait(), 10)
-            except TimeoutError:
+        # Together, within a container runtime's usual 10 s grace period.
+        running = [w.process for w in workers if w.process is not None]
+        if running:
+            await asyncio.wait([asyncio.ensure_future(p.wait()) for p in running], timeout=8)
+        for process in running:
+            if process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(w.process.pid, signal.SIGKILL)
+                    os.killpg(process.pid, signal.SIGKILL)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -39,6 +39,8 @@ def request_head(*headers: str) -> bytes:
     (("Cookie: ae_worker=abc",), 2, None),
     (("Cookie: not_ae_worker=1",), 2, None),
     (("Cookie: ae_worker=1; ae_worker=0",), 2, 1),
+    (("Cookie: ae_worker=7; ae_worker=1",), 2, 1),  # a stale cookie beside a valid one
+    (("Cookie: ae_worker=1x",), 2, None),
     (("Referer: http://x/?ae_worker=1",), 2, None),
 ])
 def test_the_cookie_names_the_worker(headers, workers, expected):
@@ -55,6 +57,20 @@ def test_the_cookie_is_added_to_the_response_head_and_nothing_else_changes():
     pinned = serve.with_cookie(head, 1)
     assert pinned == (b"HTTP/1.1 101 Switching Protocols\r\nSet-Cookie: ae_worker=1; Path=/; HttpOnly; "
                       b"SameSite=Lax\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+
+
+def test_cross_site_cookies_are_marked_for_a_third_party_frame():
+    head = b"HTTP/1.1 200 OK\r\n\r\n"
+    assert b"SameSite=None; Secure; Partitioned" in serve.with_cookie(head, 0, cross_site=True)
+    assert b"SameSite=Lax" in serve.with_cookie(head, 0)
+
+
+def test_each_plain_request_asks_for_its_own_connection():
+    """So that a front end reusing one connection for several browsers cannot carry one browser's
+    requests to another browser's worker."""
+    head = request_head("Connection: keep-alive", "Keep-Alive: timeout=5", "Cookie: ae_worker=1")
+    rewritten = serve.one_request_per_connection(head)
+    assert rewritten == request_head("Cookie: ae_worker=1", "Connection: close")
 
 
 def test_new_browsers_go_to_the_worker_with_fewest_websockets_ties_in_turn():
@@ -101,10 +117,17 @@ def _get(url: str, cookie: str | None = None) -> tuple[int, str, str | None]:
     return status, body, pinned[0] if pinned else None
 
 
-def _raw_status(port: int, payload: bytes) -> bytes:
+def _raw_response(port: int, payload: bytes, *, half_close: bool = False) -> bytes:
+    """Send `payload` on a fresh connection (then, with half_close, shut the sending side) and read
+    until the balancer closes the connection."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(payload)
-        return sock.recv(200).split(b"\r\n")[0]
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+        return received
 
 
 def test_two_workers_sticky_sessions_downloads_and_a_worker_restart(tmp_path):
@@ -125,8 +148,14 @@ def test_two_workers_sticky_sessions_downloads_and_a_worker_restart(tmp_path):
 
         assert _get(url + "/", "ae_worker=1")[::2] == (200, None)  # already pinned: no new cookie
         assert _get(url + "/")[2] in ("ae_worker=0", "ae_worker=1")  # a new browser is pinned
-        assert _raw_status(server.port, b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 70_000 + b"\r\n\r\n") \
-            == b"HTTP/1.1 431 Request Header Fields Too Large"
+        too_long = _raw_response(server.port, b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 70_000 + b"\r\n\r\n")
+        assert too_long.startswith(b"HTTP/1.1 431 Request Header Fields Too Large")
+        # A keep-alive request is answered and the connection closed (each request routed on its own);
+        # a client that half-closes after its request still gets the whole answer.
+        health = b"GET /_stcore/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n"
+        for half_close in (False, True):
+            answer = _raw_response(server.port, health, half_close=half_close)
+            assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"ok"), answer[-200:]
 
         # Worker 1 dies: its browsers are re-pinned to worker 0 at once, and it is started again.
         os.kill(int(pids[1]), signal.SIGKILL)
