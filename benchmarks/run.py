@@ -65,7 +65,9 @@ def machine() -> dict:
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                                 timeout=10).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
+        # The results files themselves do not count: a run started after another has changed them.
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", ".", ":!benchmarks/results*.json",
+                                     ":!benchmarks/RESULTS*.md"], cwd=ROOT, capture_output=True, text=True,
                                     timeout=10).stdout.strip())
     except (OSError, subprocess.SubprocessError):
         commit, dirty = "unknown", False
