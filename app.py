@@ -28,6 +28,9 @@ def _import_in_background() -> threading.Thread:
         for module in ("explorer.attention_view", "explorer.gradient_view", "explorer.position_view",
                        "explorer.cost_view", "explorer.figures", "explorer.sequence_figures"):
             importlib.import_module(module)
+        if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
+            gc.collect()
+            gc.freeze()
 
     thread = threading.Thread(target=work, name="import-torch", daemon=True)
     thread.start()
