@@ -56,14 +56,14 @@ navigation.run()
 # freeze what is left: later collections skip those objects and take a few ms, and per-run garbage
 # is still collected.  Measured in benchmarks/RESULTS.md; EXPLORER_GC_FREEZE=0 turns it off there.
 @st.cache_resource(show_spinner=False)
-def _gc_frozen_pages() -> set[str]:
+def _pages_run() -> set[str]:
     return set()
 
 
-if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0" and navigation.url_path not in _gc_frozen_pages():
-    _gc_frozen_pages().add(navigation.url_path)
-    gc.collect()
-    gc.freeze()
-
-# Last, so that the import does not compete with this run for the interpreter.
-_import_in_background()
+if navigation.url_path not in _pages_run():  # the first run of this page on this server
+    _pages_run().add(navigation.url_path)
+    if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":
+        gc.collect()
+        gc.freeze()
+    # Last, so that the import does not compete with this run for the interpreter (started once).
+    _import_in_background()
