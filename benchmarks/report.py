@@ -114,7 +114,8 @@ def render(data: dict) -> str:
         f"- **Load average** (1, 5, 15 min) at start {data['load_average'].get('start')}, "
         f"at end {data['load_average'].get('end')}; per phase below.",
         f"- **Server:** `streamlit run app.py` on 127.0.0.1 with the local `.streamlit/config.toml` "
-        f"({_config_text(data.get('server_config', {}))}), file watcher off, headless.",
+        f"({_config_text(data.get('server_config', {}))}), file watcher off, headless; the `load-serve` and "
+        "`soak` phases run `serve.py` (its Streamlit workers with the same flags, behind its balancer).",
         "",
     ]
     if data.get("quick"):

@@ -87,13 +87,13 @@ def read_local_config() -> dict:
 
 
 class Recorder:
-    def __init__(self, results_path: Path, report_path: Path, quick: bool):
+    def __init__(self, results_path: Path, report_path: Path, quick: bool, argv: list[str] | None = None):
         self.results_path = results_path
         self.report_path = report_path
         self.started = time.monotonic()
         self.data: dict = {
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "command": "python -m benchmarks.run" + (" --quick" if quick else ""),
+            "command": " ".join(["python -m benchmarks.run", *(argv if argv is not None else sys.argv[1:])]),
             "quick": quick,
             "machine": machine(),
             "server_config": read_local_config(),
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         skip.add("soak")
     quick = args.quick
     suffix = "-quick" if quick else ""
-    recorder = Recorder(OUT / f"results{suffix}.json", OUT / f"RESULTS{suffix}.md", quick)
+    recorder = Recorder(OUT / f"results{suffix}.json", OUT / f"RESULTS{suffix}.md", quick, argv)
     if only and recorder.results_path.exists():  # keep what the earlier full run measured
         earlier = json.loads(recorder.results_path.read_text())
         recorder.data["phases"] = earlier.get("phases", {})
