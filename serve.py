@@ -151,8 +151,7 @@ class Balancer:
                               b"The app is restarting; try again.")
                 return
             (worker_used, upstream_reader, upstream_writer) = upstream
-            websocket = is_websocket(head)
-            if websocket:
+            if is_websocket(head):
                 counted = worker_used
                 self.open_websockets[worker_used] += 1
             else:
@@ -336,7 +335,7 @@ def default_workers() -> int:
 
 
 async def serve(address: str, port: int, n_workers: int, script: str, extra: list[str],
-                log_dir: Path | None = None, ready: asyncio.Event | None = None) -> None:
+                log_dir: Path | None = None) -> None:
     env = dict(os.environ)
     # One secret for all workers, so cookies Streamlit signs (XSRF) are valid on any of them.
     env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
@@ -372,8 +371,6 @@ async def serve(address: str, port: int, n_workers: int, script: str, extra: lis
         server = await asyncio.start_server(balancer.handle, address, port, limit=HEAD_LIMIT, backlog=512)
         log.warning("Attention Explorer: http://%s:%d (%d workers on ports %s)", address, port, n_workers,
                     ", ".join(str(w.port) for w in workers))
-        if ready is not None:
-            ready.set()
         supervisors = [asyncio.create_task(supervise(w, stopping)) for w in workers]
         await stopping.wait()
     finally:

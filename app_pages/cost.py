@@ -32,7 +32,8 @@ def measured_times(d: int, attempt: int):
 
 @st.cache_resource(show_spinner=False)
 def timed_widths() -> set[int]:
-    """The widths the stopwatch has run at on this server (at most len(WIDTHS)), for every session."""
+    """The widths someone has started the stopwatch at on this server (at most len(WIDTHS)); the
+    default width is always timed.  Shared by every session."""
     return set()
 
 
@@ -131,10 +132,10 @@ def measure_again() -> None:
 
 
 def time_this_width(width: int) -> None:
-    st.session_state["timing_widths"] = sorted({*st.session_state.get("timing_widths", []), width})
+    timed_widths().add(width)
 
 
-if d != DEFAULT_WIDTH and d not in timed_widths() and d not in st.session_state.get("timing_widths", []):
+if d != DEFAULT_WIDTH and d not in timed_widths():
     # A measurement holds about a second of the server's CPU, which every user of the server shares:
     # the default width is timed once for everyone, any other width when someone asks for it.
     st.markdown(f"The stopwatch has not run at width d = {d} on this server yet. It takes about "
@@ -146,7 +147,6 @@ if d != DEFAULT_WIDTH and d not in timed_widths() and d not in st.session_state.
 
 with st.spinner(f"Timing forward passes for T up to {T_max} (at most about {TIMING_BUDGET_S:.0f} s)…"):
     timings = [t for t in measured_times(d, attempt) if T_max >= t.T]
-    timed_widths().add(d)
 times = figures.timing_frame(timings)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:

@@ -61,15 +61,19 @@ class Server:
         return rss_mb(self.process.pid)
 
 
-def rss_mb(pid: int) -> float:
+def _proc_kb_as_mb(path: str, field: str) -> float:
+    """The `field:` line (in kB) of a /proc file, in MB; NaN when the process is gone."""
     try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(field):
+                return int(line.split()[1]) / 1024.0
     except OSError:
         pass
     return float("nan")
+
+
+def rss_mb(pid: int) -> float:
+    return _proc_kb_as_mb(f"/proc/{pid}/status", "VmRSS:")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -99,13 +103,7 @@ def process_tree(pid: int) -> list[int]:
 def pss_mb(pid: int) -> float:
     """Proportional set size, MB: resident memory with pages shared between processes divided among
     them, so that the sum over several processes is the memory they take together."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return float("nan")
+    return _proc_kb_as_mb(f"/proc/{pid}/smaps_rollup", "Pss:")
 
 
 def tree_memory_mb(pid: int) -> dict:

@@ -310,14 +310,12 @@ class _ViewCache:
                 view, label, _ = self._views[key]
                 return view, label
         view, label = compute()  # outside the lock: other sessions need not wait for this one
-        size = sum(getattr(block, f.name).nbytes for block in view.blocks for f in fields(block)
-                   if isinstance(getattr(block, f.name), np.ndarray))
+        arrays = [value for block in view.blocks for f in fields(block)
+                  if isinstance(value := getattr(block, f.name), np.ndarray)]
+        size = sum(a.nbytes for a in arrays)
         if size <= self.max_bytes // 4:
-            for block in view.blocks:
-                for f in fields(block):
-                    value = getattr(block, f.name)
-                    if isinstance(value, np.ndarray):
-                        value.setflags(write=False)  # shared by every session from now on
+            for array in arrays:
+                array.setflags(write=False)  # shared by every session from now on
             with self._lock:
                 self._views[key] = (view, label, size)
                 self._views.move_to_end(key)

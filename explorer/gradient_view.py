@@ -74,12 +74,13 @@ RECALL_MODELS = {
 }
 # Seeded construction goes through torch's global generator; explorer.seeding serialises it for all
 # modules (sessions run in threads of one process and share the caches).
+INPUT_SEED_OFFSET = 1000  # seed s uses model seed s and input seed 1000 + s (independent streams)
+READOUT_SEED = 1234  # the same fixed read-out vector as explorer.gradients.input_gradient_norms
+
 # The backward pass rescales its adjoint every this many steps.  One step changes the adjoint's norm
 # by a bounded factor (the recurrent weights' norm, at most the page's largest gain of 8, times gate
 # derivatives of at most 1), so in between float64 (1e±308) stays far from under- or overflow.
 RESCALE_EVERY = 8
-INPUT_SEED_OFFSET = 1000  # seed s uses model seed s and input seed 1000 + s (independent streams)
-READOUT_SEED = 1234  # the same fixed read-out vector as explorer.gradients.input_gradient_norms
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -180,9 +181,8 @@ def recurrent_log_gradient_norms(
     out step by step (the cells' own derivatives, batched over seeds), and after every step the
     adjoint ∂L/∂h_t (with ∂L/∂c_t for the LSTM) is divided by its norm every RESCALE_EVERY steps,
     the divisors being summed as logarithms, so nothing underflows or overflows however long the
-    sequence.  bptt_window
-    truncates like `RecurrentNet`: the state entering step T − window is detached, so inputs before
-    it get exactly 0 (−inf here).
+    sequence.  bptt_window truncates like `RecurrentNet`: the state entering step T − window is
+    detached, so inputs before it get exactly 0 (−inf here).
     """
     if kind not in RECURRENT_KINDS:
         raise ValueError(f"unknown recurrent kind {kind!r}; expected one of {RECURRENT_KINDS}")
