@@ -17,9 +17,9 @@ import tempfile
 import time
 
 from explorer.catalog import PAGES
+from tests.support.server import streamlit_server
 
 from .latency import page_label
-from .server import streamlit_server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -13,10 +13,10 @@ import statistics
 import time
 
 from explorer.catalog import PAGES
+from tests.support.server import streamlit_server
+from tests.support.wsclient import Session
 
 from .latency import page_label
-from .server import streamlit_server
-from .wsclient import Session
 
 
 async def _visit(url: str, url_path: str) -> tuple[float, bool, str]:

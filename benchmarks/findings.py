@@ -20,11 +20,11 @@ import socket
 import time
 
 from explorer.catalog import PAGES
+from tests.support.server import streamlit_server
+from tests.support.wsclient import Session
 
 from .latency import page_label
-from .server import streamlit_server
 from .stats import summary_ms
-from .wsclient import Session
 
 SYS_PIDFD_GETFD = 438  # x86-64 and arm64
 
@@ -73,7 +73,7 @@ async def _interleaved_reruns(urls: list[str], url_path: str, reps: int, warmup:
 async def _memory_workload(url: str, max_options: int = 6) -> int:
     """A fixed sequence of visits, the same on every server: every page, every URL-bound control
     set in turn to each of (at most `max_options` of) its values.  Returns the number of reruns."""
-    from .latency import settable
+    from tests.support.wsclient import settable
 
     count = 0
     for info in PAGES:

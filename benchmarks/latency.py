@@ -23,19 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.catalog import PAGES
+from tests.support.wsclient import RunResult, Session, settable
 
 from .profiles import profile_summary, record_profile, save_profile
 from .stats import summary_ms
-from .wsclient import RunResult, Session, WidgetInfo
 
 SEARCH_OPTIONS_PER_WIDGET = 12
 SEARCH_REPS = 2
-
-
-def settable(session: Session) -> list[WidgetInfo]:
-    """URL-bound widgets a user can change (not buttons, not text, not disabled), in page order."""
-    return [w for w in session.widgets.values()
-            if w.key and not w.disabled and w.kind in ("slider", "selectbox", "radio", "checkbox")]
 
 
 def page_label(url_path: str) -> str:

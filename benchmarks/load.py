@@ -23,11 +23,11 @@ import random
 import time
 
 from explorer.catalog import PAGES
+from tests.support.server import tree_cpu_seconds, tree_memory_mb
+from tests.support.wsclient import Session, settable
 
-from .latency import page_label, settable
-from .server import tree_cpu_seconds, tree_memory_mb
+from .latency import page_label
 from .stats import percentile, slope_per_minute, summary_ms
-from .wsclient import Session
 
 RERUN_TIMEOUT_S = 30.0
 HARD_LIMIT_EXTRA_S = 60.0

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .server import ROOT, streamlit_server
+from tests.support.server import ROOT, streamlit_server
 
 OUT = ROOT / "benchmarks"
 SERVE_WORKERS = 2  # serve.py's default on this 2-core machine (one per core)
@@ -154,12 +154,13 @@ def main(argv: list[str] | None = None) -> int:
         recorder.started -= earlier.get("runtime_s", 0)
     log(f"load average {loadavg()}; writing {recorder.results_path.name} and {recorder.report_path.name}")
 
+    from tests.support.wsclient import Session
+
     from .browser import run_browser
     from .coldstart import run_cold_start
     from .findings import gc_variants, nodelay_comparison, server_socket_nodelay
     from .latency import run_latency
     from .load import run_load
-    from .wsclient import Session
 
     def timed(name: str, function):
         if name in skip:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.server import streamlit_server, tail
+from tests.support.server import streamlit_server, tail
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
@@ -97,7 +97,7 @@ def screenshot_dir() -> Path:
 @pytest.fixture(scope="session")
 def app_url(chromium_path) -> Iterator[str]:
     """Base URL (no trailing slash) of a `streamlit run app.py` server started for this session
-    (benchmarks.server, as for the session tests); its log goes to test-artifacts/."""
+    (tests/support/server.py, as for the session tests); its log goes to test-artifacts/."""
     global SERVER_LOG
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.server import streamlit_server
 from tests.browser.conftest import ARTIFACTS, require_chromium
 from tests.browser.test_browser import assert_no_exception, full_page_screenshot, open_page
+from tests.support.server import streamlit_server
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import torch
 from explorer.gradient_view import RECALL_MODELS, dependency_views
 from explorer.pretrained import forward, load_model
 from explorer.tasks import Batch
-from tests.apptest import assert_no_exception, info_text, plotly_array, plotly_figures, run_page, vega_data
+from tests.support.apptest import assert_no_exception, info_text, plotly_array, plotly_figures, run_page, vega_data
 
 PAGE = "app_pages/gradients.py"
 LOOPS = ("tanh RNN", "LSTM", "GRU")

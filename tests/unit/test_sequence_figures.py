@@ -9,7 +9,7 @@ from explorer import gradient_view as gv
 from explorer import sequence_figures as sf
 from explorer.cost_view import complexity_rows, operations_curves, operations_lengths
 from explorer.timing import Timing
-from tests.apptest import plotly_array
+from tests.support.apptest import plotly_array
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 

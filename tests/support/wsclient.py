@@ -279,3 +279,9 @@ async def open_session(base_url: str, page: str, query: str = "", **kwargs) -> t
     await session.connect()
     first = await session.rerun()
     return session, first
+
+
+def settable(session: Session) -> list[WidgetInfo]:
+    """URL-bound widgets a user can change (not buttons, not text, not disabled), in page order."""
+    return [w for w in session.widgets.values()
+            if w.key and not w.disabled and w.kind in ("slider", "selectbox", "radio", "checkbox")]

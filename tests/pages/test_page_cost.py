@@ -9,7 +9,7 @@ from explorer.cost import attention_cost, conv1d_cost, count_parameters, encoder
 from explorer.rnn import RecurrentNet
 from explorer.timing import TIMED_LAYERS
 from explorer.transformer import EncoderLayer
-from tests.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
+from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
 
 PAGE = "app_pages/cost.py"
 UP_TO_256 = {"time_T": "256"}  # the stopwatch shown up to T = 256

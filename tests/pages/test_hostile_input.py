@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from explorer.catalog import PAGES
 from explorer.ui import _same_value
-from tests.apptest import ROOT, info_text, page_test
+from tests.support.apptest import ROOT, info_text, page_test
 
 CHOICE_KINDS = ("selectbox", "radio")
 TEXT_KINDS = ("text_area", "text_input")

@@ -29,10 +29,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from benchmarks.server import free_port, process_tree, stop, wait_healthy
-from benchmarks.wsclient import Session
 from explorer.catalog import PAGES
-from tests.apptest import run_async
+from tests.support.apptest import run_async
+from tests.support.server import free_port, process_tree, stop, wait_healthy
+from tests.support.wsclient import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION = ROOT / ".streamlit" / "production.toml"

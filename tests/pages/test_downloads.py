@@ -8,7 +8,7 @@ import pytest
 
 from explorer.attention_view import PRESETS
 from explorer.catalog import LESSONS
-from tests.apptest import downloaded_text, run_page_with_downloads
+from tests.support.apptest import downloaded_text, run_page_with_downloads
 
 PAGES = [lesson.path for lesson in LESSONS]
 

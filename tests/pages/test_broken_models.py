@@ -18,7 +18,7 @@ import streamlit as st
 
 import explorer.pretrained as pretrained
 from explorer.catalog import PAGES
-from tests.test_hostile_input import run as run_page
+from tests.pages.test_hostile_input import run as run_page
 
 REGENERATE = "python -m explorer.train"
 

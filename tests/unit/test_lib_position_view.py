@@ -40,7 +40,7 @@ from explorer.position_view import (
 from explorer.positional import alibi_slopes, t5_relative_buckets
 from explorer.pretrained import load_model
 from explorer.tasks import get_task
-from tests.apptest import plotly_array
+from tests.support.apptest import plotly_array
 
 
 def sinusoid(n, d, base):

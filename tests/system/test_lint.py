@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from tests.apptest import ROOT
+from tests.support.apptest import ROOT
 
 
 def test_ruff_finds_nothing():

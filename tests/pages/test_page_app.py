@@ -2,7 +2,7 @@
 st.page_link only resolves pages registered with st.navigation)."""
 
 from explorer.catalog import LESSONS, PAGES
-from tests.apptest import ROOT, assert_no_exception, page_test
+from tests.support.apptest import ROOT, assert_no_exception, page_test
 
 
 def open_app():

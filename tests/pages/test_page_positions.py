@@ -9,7 +9,7 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from explorer.positional import alibi_slopes
 from explorer.pretrained import load_model
-from tests.apptest import info_text, plotly_array, run_page
+from tests.support.apptest import info_text, plotly_array, run_page
 
 PAGE = "app_pages/positions.py"
 LECTURE_TABLE = [[0.00, 1.00, 0.00, 1.00], [0.84, 0.54, 0.10, 1.00], [0.91, -0.42, 0.20, 0.98],

@@ -20,11 +20,11 @@ import urllib.request
 import pytest
 
 import serve
-from benchmarks.server import process_tree, streamlit_server
-from benchmarks.wsclient import Session
-from tests.apptest import run_async
+from tests.support.apptest import run_async
+from tests.support.server import process_tree, streamlit_server
+from tests.support.wsclient import Session
 
-WORKER_APP = "tests/fixtures/worker_app.py"
+WORKER_APP = "tests/support/worker_app.py"
 
 
 def request_head(*headers: str) -> bytes:
