@@ -12,7 +12,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import streamlit as st
 
-from explorer.catalog import PAGES  # loads without torch (explorer/__init__.py)
+from explorer.ui.catalog import PAGES  # loads without torch (explorer/__init__.py)
 
 
 @st.cache_resource(show_spinner=False)
@@ -25,8 +25,8 @@ def _import_in_background() -> threading.Thread:
         import torch
 
         torch.set_num_threads(1)
-        for module in ("explorer.attention_view", "explorer.gradient_view", "explorer.position_view",
-                       "explorer.cost_view", "explorer.figures", "explorer.sequence_figures"):
+        for module in ("explorer.views.attention", "explorer.views.gradients", "explorer.views.positions",
+                       "explorer.views.cost", "explorer.figures.attention", "explorer.figures.sequences"):
             importlib.import_module(module)
         if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
             gc.collect()

@@ -3,8 +3,11 @@
 import numpy as np
 import streamlit as st
 
-from explorer import figures
-from explorer.attention_view import (
+from explorer.figures import attention as figures
+from explorer.model.positional import ENCODINGS
+from explorer.training.tasks import get_task
+from explorer.ui import UrlControls, download_csv, page_header, sequence_input
+from explorer.views.attention import (
     MASKS,
     PRESETS,
     TRANSFORMER_TASKS,
@@ -16,9 +19,6 @@ from explorer.attention_view import (
     shipped_variants,
     view_for,
 )
-from explorer.positional import ENCODINGS
-from explorer.tasks import get_task
-from explorer.ui import UrlControls, download_csv, page_header, sequence_input
 
 RIGHT, WRONG = ":green[:material/check_circle: correct]", ":red[:material/cancel: wrong]"
 BLOCKS = {"encoder": 0, "decoder": 1, "cross": 2}

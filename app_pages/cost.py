@@ -3,17 +3,17 @@
 import streamlit as st
 import torch
 
-from explorer import sequence_figures as figures
-from explorer.cost import attention_cost, recurrent_cost
-from explorer.cost_view import (
+from explorer.analysis.cost import attention_cost, recurrent_cost
+from explorer.analysis.timing import TIMED_LAYERS, measure_forward_times, slower_from
+from explorer.figures import sequences as figures
+from explorer.ui import UrlControls, altair_chart, download_csv, page_header
+from explorer.views.cost import (
     COST_LAYER_DETAILS,
     complexity_rows,
     layers_to_connect,
     operations_curves,
     operations_lengths,
 )
-from explorer.timing import TIMED_LAYERS, measure_forward_times, slower_from
-from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 
 WIDTHS = [8, 16, 32, 64, 128, 256, 512, 1024]
 DEFAULT_WIDTH = 64

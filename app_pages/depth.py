@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from explorer import sequence_figures as figures
-from explorer.gradient_view import depth_curves
+from explorer.figures import sequences as figures
 from explorer.ui import UrlControls, altair_chart, download_csv, page_header
+from explorer.views.gradients import depth_curves
 
 WIDTHS = [16, 32, 64]
 LENGTHS = [4, 8, 16, 32]

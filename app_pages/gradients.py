@@ -2,18 +2,18 @@
 
 import streamlit as st
 
-from explorer import sequence_figures as figures
-from explorer.gradient_view import (
+from explorer.figures import sequences as figures
+from explorer.model.rnn import RECURRENT_KINDS
+from explorer.training.pretrained import PretrainedModelError
+from explorer.training.tasks import RecallTask
+from explorer.ui import UrlControls, altair_chart, download_csv, page_header
+from explorer.views.gradients import (
     KIND_LABELS,
     RECALL_MODELS,
     dependency_views,
     gradient_curves,
     recall_accuracy,
 )
-from explorer.pretrained import PretrainedModelError
-from explorer.rnn import RECURRENT_KINDS
-from explorer.tasks import RecallTask
-from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 
 LENGTHS = [8, 16, 32, 64, 128, 256, 512]
 WIDTHS = [8, 16, 32, 64]

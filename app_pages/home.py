@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from explorer.catalog import LESSONS
 from explorer.ui import UrlControls
+from explorer.ui.catalog import LESSONS
 
 st.title("Attention Explorer")
 UrlControls().report()  # the home page has no settings: a link that brings some gets a note

@@ -4,8 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import figures
-from explorer.lookup import (
+from explorer.analysis.lookup import (
     EXAMPLE_KEYS,
     EXAMPLE_QUERY,
     EXAMPLE_VALUES,
@@ -14,6 +13,7 @@ from explorer.lookup import (
     parse_vectors,
     soft_lookup,
 )
+from explorer.figures import attention as figures
 from explorer.ui import UrlControls, download_csv, page_header
 
 DIM = EXAMPLE_KEYS.shape[1]

@@ -4,9 +4,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import figures
-from explorer.position_figures import line_chart, matrix_heatmap, panel_grid
-from explorer.position_view import (
+from explorer.figures import attention as figures
+from explorer.figures.positions import line_chart, matrix_heatmap, panel_grid
+from explorer.model.positional import ABSOLUTE_ENCODINGS, alibi_slopes, t5_relative_buckets
+from explorer.training.tasks import get_task
+from explorer.ui import UrlControls, altair_chart, page_header, sequence_input
+from explorer.views.positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,
     MAX_DIMS,
@@ -25,9 +28,6 @@ from explorer.position_view import (
     t5_exact_buckets,
     t5_offset_buckets,
 )
-from explorer.positional import ABSOLUTE_ENCODINGS, alibi_slopes, t5_relative_buckets
-from explorer.tasks import get_task
-from explorer.ui import UrlControls, altair_chart, page_header, sequence_input
 
 BASES = [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000]
 LECTURE = {"kind": "sinusoidal", "positions": 4, "d_model": 4, "base": 100}

@@ -12,7 +12,7 @@ import asyncio
 import statistics
 import time
 
-from explorer.catalog import PAGES
+from explorer.ui.catalog import PAGES
 from tests.support.server import streamlit_server
 from tests.support.wsclient import Session
 

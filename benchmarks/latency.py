@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.catalog import PAGES
+from explorer.ui.catalog import PAGES
 from tests.support.wsclient import RunResult, Session, settable
 
 from .profiles import profile_summary, record_profile, save_profile

@@ -22,7 +22,7 @@ import contextlib
 import random
 import time
 
-from explorer.catalog import PAGES
+from explorer.ui.catalog import PAGES
 from tests.support.server import tree_cpu_seconds, tree_memory_mb
 from tests.support.wsclient import Session, settable
 

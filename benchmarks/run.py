@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     def load_phase(duration_s: float, env: dict | None = None, workers: int = 0):
         with streamlit_server(name="load", env=env, workers=workers) as app:
             async def warm():
-                from explorer.catalog import PAGES
+                from explorer.ui.catalog import PAGES
 
                 for info in PAGES:  # the teacher opened every page before class (on every worker)
                     sessions = [Session(app.url, info.url_path) for _ in range(max(1, workers))]

@@ -1,53 +1,60 @@
-"""Attention Explorer's library: models, encodings, analyses and figure builders.
+"""Attention Explorer's library, in layers that import one way only:
 
-Pure Python + torch + numpy; only `explorer.ui` imports streamlit.  The names below are the public
-API for notebook users (see the README, "Use it from Python").
+    model      attention, positional encodings, the transformer, recurrent networks
+    training   tasks, the shipped models (loading, cards, evaluation), the training command, seeding
+    analysis   lookup, gradients (with back-propagation through time), depth, cost, timing
+    views      what each lesson page shows, computed and cached, read-only (no Streamlit)
+    figures    Plotly/Altair builders: handed arrays, they return figures (import no other layer)
+    ui         the only Streamlit code: URL-bound controls, downloads, the page catalog
 
-They are imported on first use (PEP 562), so that `explorer.catalog` and `explorer.ui` load without
-torch: the app's home page then renders without waiting for torch's import (about 1.2 s), which
-happens in the background meanwhile (app.py).
+model ← training ← analysis ← views; tests/system/test_layers.py keeps it so.
+
+The names below are the public API for notebook users (see the README, "Use it from Python").  They
+are imported on first use (PEP 562), so that `explorer.ui` loads without torch: the app's home page
+renders without waiting for torch's import (about 1.2 s), which happens in the background (app.py).
 """
 
 import importlib
 
+# name -> the module that defines it
 _PUBLIC = {
-    "AbsolutePositionalEncoding": "positional",
-    "AttentionTrace": "attention",
-    "Cost": "cost",
-    "DecoderLayer": "transformer",
-    "EncoderLayer": "transformer",
-    "ModelTrace": "transformer",
-    "MultiHeadAttention": "attention",
-    "RecurrentNet": "rnn",
-    "RecurrentTrace": "rnn",
-    "RotaryEmbedding": "positional",
-    "T5RelativeBias": "positional",
-    "Transformer": "transformer",
-    "TransformerConfig": "transformer",
-    "alibi_bias": "positional",
-    "alibi_slopes": "positional",
-    "attention_cost": "cost",
-    "attention_pipeline": "attention",
-    "build_sequence_model": "gradients",
-    "causal_mask": "attention",
-    "combine_masks": "attention",
-    "conv1d_cost": "cost",
-    "count_parameters": "cost",
-    "decoder_layer_cost": "cost",
-    "dependency_matrix": "gradients",
-    "encoder_layer_cost": "cost",
-    "ffn_cost": "cost",
-    "index_encoding": "positional",
-    "input_gradient_norms": "gradients",
-    "key_padding_mask": "attention",
-    "random_sequence": "gradients",
-    "recurrent_cost": "cost",
-    "rope_angles": "positional",
-    "scaled_dot_product_attention": "attention",
-    "sinusoidal_encoding": "positional",
-    "sinusoidal_wavelengths": "positional",
-    "soft_lookup": "lookup",
-    "t5_relative_buckets": "positional",
+    "AbsolutePositionalEncoding": "model.positional",
+    "AttentionTrace": "model.attention",
+    "Cost": "analysis.cost",
+    "DecoderLayer": "model.transformer",
+    "EncoderLayer": "model.transformer",
+    "ModelTrace": "model.transformer",
+    "MultiHeadAttention": "model.attention",
+    "RecurrentNet": "model.rnn",
+    "RecurrentTrace": "model.rnn",
+    "RotaryEmbedding": "model.positional",
+    "T5RelativeBias": "model.positional",
+    "Transformer": "model.transformer",
+    "TransformerConfig": "model.transformer",
+    "alibi_bias": "model.positional",
+    "alibi_slopes": "model.positional",
+    "attention_cost": "analysis.cost",
+    "attention_pipeline": "model.attention",
+    "build_sequence_model": "analysis.gradients",
+    "causal_mask": "model.attention",
+    "combine_masks": "model.attention",
+    "conv1d_cost": "analysis.cost",
+    "count_parameters": "analysis.cost",
+    "decoder_layer_cost": "analysis.cost",
+    "dependency_matrix": "analysis.gradients",
+    "encoder_layer_cost": "analysis.cost",
+    "ffn_cost": "analysis.cost",
+    "index_encoding": "model.positional",
+    "input_gradient_norms": "analysis.gradients",
+    "key_padding_mask": "model.attention",
+    "random_sequence": "analysis.gradients",
+    "recurrent_cost": "analysis.cost",
+    "rope_angles": "model.positional",
+    "scaled_dot_product_attention": "model.attention",
+    "sinusoidal_encoding": "model.positional",
+    "sinusoidal_wavelengths": "model.positional",
+    "soft_lookup": "analysis.lookup",
+    "t5_relative_buckets": "model.positional",
 }
 
 
@@ -64,42 +71,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_PUBLIC})
 
 
-__all__ = [
-    "AbsolutePositionalEncoding",
-    "AttentionTrace",
-    "Cost",
-    "DecoderLayer",
-    "EncoderLayer",
-    "ModelTrace",
-    "MultiHeadAttention",
-    "RecurrentNet",
-    "RecurrentTrace",
-    "RotaryEmbedding",
-    "T5RelativeBias",
-    "Transformer",
-    "TransformerConfig",
-    "alibi_bias",
-    "alibi_slopes",
-    "attention_cost",
-    "attention_pipeline",
-    "build_sequence_model",
-    "causal_mask",
-    "combine_masks",
-    "conv1d_cost",
-    "count_parameters",
-    "decoder_layer_cost",
-    "dependency_matrix",
-    "encoder_layer_cost",
-    "ffn_cost",
-    "index_encoding",
-    "input_gradient_norms",
-    "key_padding_mask",
-    "random_sequence",
-    "recurrent_cost",
-    "rope_angles",
-    "scaled_dot_product_attention",
-    "sinusoidal_encoding",
-    "sinusoidal_wavelengths",
-    "soft_lookup",
-    "t5_relative_buckets",
-]
+__all__ = sorted(_PUBLIC)

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from explorer.catalog import LESSONS, PAGES
+from explorer.ui.catalog import LESSONS, PAGES
 from tests.browser.conftest import _log_tail, require_chromium
 
 IDLE_TIMEOUT_MS = 30_000  # one script run, first load included (imports torch, builds figures)

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-import explorer.pretrained as pretrained
-from explorer.catalog import PAGES
+import explorer.training.pretrained as pretrained
+from explorer.ui.catalog import PAGES
 from tests.pages.test_hostile_input import run as run_page
 
-REGENERATE = "python -m explorer.train"
+REGENERATE = "python -m explorer.training.train"
 
 
 def clear_caches() -> None:

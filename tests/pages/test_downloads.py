@@ -6,8 +6,8 @@ import io
 import numpy as np
 import pytest
 
-from explorer.attention_view import PRESETS
-from explorer.catalog import LESSONS
+from explorer.ui.catalog import LESSONS
+from explorer.views.attention import PRESETS
 from tests.support.apptest import downloaded_text, run_page_with_downloads
 
 PAGES = [lesson.path for lesson in LESSONS]

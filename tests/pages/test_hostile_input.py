@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.catalog import PAGES
-from explorer.ui import _same_value
+from explorer.ui.catalog import PAGES
+from explorer.ui.controls import _same_value
 from tests.support.apptest import ROOT, info_text, page_test
 
 CHOICE_KINDS = ("selectbox", "radio")

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from torch import nn
 
-from explorer.attention import MultiHeadAttention
-from explorer.cost import attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
-from explorer.rnn import RecurrentNet
-from explorer.timing import TIMED_LAYERS
-from explorer.transformer import EncoderLayer
+from explorer.analysis.cost import attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
+from explorer.analysis.timing import TIMED_LAYERS
+from explorer.model.attention import MultiHeadAttention
+from explorer.model.rnn import RecurrentNet
+from explorer.model.transformer import EncoderLayer
 from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
 
 PAGE = "app_pages/cost.py"

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.gradient_view import RECALL_MODELS, dependency_views
-from explorer.pretrained import forward, load_model
-from explorer.tasks import Batch
+from explorer.training.pretrained import forward, load_model
+from explorer.training.tasks import Batch
+from explorer.views.gradients import RECALL_MODELS, dependency_views
 from tests.support.apptest import assert_no_exception, info_text, plotly_array, plotly_figures, run_page, vega_data
 
 PAGE = "app_pages/gradients.py"

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from explorer.lookup import EXAMPLE_KEYS
+from explorer.analysis.lookup import EXAMPLE_KEYS
 from tests.support.apptest import heatmap_z, info_text, plotly_array_1d, plotly_figures, run_page
 
 PAGE = "app_pages/lookup.py"

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from explorer.positional import alibi_slopes
-from explorer.pretrained import load_model
+from explorer.model.positional import alibi_slopes
+from explorer.training.pretrained import load_model
 from tests.support.apptest import info_text, plotly_array, run_page
 
 PAGE = "app_pages/positions.py"

@@ -29,7 +29,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from explorer.catalog import PAGES
+from explorer.ui.catalog import PAGES
 from tests.support.apptest import run_async
 from tests.support.server import free_port, process_tree, stop, wait_healthy
 from tests.support.wsclient import Session

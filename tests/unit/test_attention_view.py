@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from explorer.attention_view import (
+from explorer.views.attention import (
     PRESETS,
     AttentionBlock,
     AttentionView,
@@ -65,7 +65,7 @@ def test_errors_are_not_cached():
 
 
 def test_view_for_matches_a_fresh_computation():
-    from explorer.attention_view import choose_model, compute_view
+    from explorer.views.attention import choose_model, compute_view
 
     choice = ModelChoice("coreference", "sinusoidal", 4, 2, True)
     tokens = tuple(PRESETS["coreference"][2].split())

@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer import figures
+from explorer.figures import attention as figures
 from tests.support.apptest import plotly_array
 
 TOKENS = ["<s>", "the", "cat", "the", "</s>"]

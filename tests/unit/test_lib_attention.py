@@ -1,4 +1,4 @@
-"""explorer.attention against torch's own attention implementations."""
+"""explorer.model.attention against torch's own attention implementations."""
 
 import math
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.attention import (
+from explorer.model.attention import (
     MultiHeadAttention,
     attention_pipeline,
     causal_mask,

@@ -1,11 +1,10 @@
-"""explorer.cost: parameter counts against real modules, multiplications against torch's FLOP counter."""
+"""explorer.analysis.cost: parameter counts against real modules, multiplications against torch's FLOP counter."""
 
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from explorer.attention import MultiHeadAttention
-from explorer.cost import (
+from explorer.analysis.cost import (
     Cost,
     attention_cost,
     conv1d_cost,
@@ -15,8 +14,9 @@ from explorer.cost import (
     ffn_cost,
     recurrent_cost,
 )
-from explorer.rnn import RecurrentNet
-from explorer.transformer import DecoderLayer, EncoderLayer, FeedForward
+from explorer.model.attention import MultiHeadAttention
+from explorer.model.rnn import RecurrentNet
+from explorer.model.transformer import DecoderLayer, EncoderLayer, FeedForward
 
 
 def _numel(module):

@@ -1,13 +1,19 @@
-"""explorer.gradient_view, cost_view and timing against independent references: plain autograd
-(explorer.gradients), torch.autograd.functional.jacobian, finite differences, real modules."""
+"""explorer.views.gradients, cost_view and timing against independent references: plain autograd
+(explorer.analysis.gradients), torch.autograd.functional.jacobian, finite differences, real modules."""
 
 import numpy as np
 import pytest
 import torch
 
-from explorer import gradient_view as gv
-from explorer.cost import attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
-from explorer.cost_view import (
+from explorer.analysis.cost import attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
+from explorer.analysis.gradients import build_sequence_model, dependency_matrix, input_gradient_norms, random_sequence
+from explorer.analysis.timing import TIMED_LAYERS, Timing, measure_forward_times, slower_from
+from explorer.model.rnn import RecurrentTagger
+from explorer.model.transformer import Transformer, TransformerConfig
+from explorer.training.pretrained import LoadedModel, PretrainedModelError, accuracy_by_distance
+from explorer.training.tasks import RecallTask
+from explorer.views import gradients as gv
+from explorer.views.cost import (
     build_stack,
     complexity_rows,
     layers_to_connect,
@@ -15,12 +21,6 @@ from explorer.cost_view import (
     operations_lengths,
     stack_cost,
 )
-from explorer.gradients import build_sequence_model, dependency_matrix, input_gradient_norms, random_sequence
-from explorer.pretrained import LoadedModel, PretrainedModelError, accuracy_by_distance
-from explorer.rnn import RecurrentTagger
-from explorer.tasks import RecallTask
-from explorer.timing import TIMED_LAYERS, Timing, measure_forward_times, slower_from
-from explorer.transformer import Transformer, TransformerConfig
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 

@@ -1,10 +1,10 @@
-"""explorer.gradients: vanishing RNN gradients vs attention, checked against independent autograd."""
+"""explorer.analysis.gradients: vanishing RNN gradients vs attention, checked against independent autograd."""
 
 import numpy as np
 import pytest
 import torch
 
-from explorer.gradients import build_sequence_model, dependency_matrix, input_gradient_norms, random_sequence
+from explorer.analysis.gradients import build_sequence_model, dependency_matrix, input_gradient_norms, random_sequence
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""explorer.lookup: the lecture's worked example and the user-input parser."""
+"""explorer.analysis.lookup: the lecture's worked example and the user-input parser."""
 
 import math
 import re
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.lookup import (
+from explorer.analysis.lookup import (
     EXAMPLE_KEYS,
     EXAMPLE_QUERY,
     EXAMPLE_VALUES,

@@ -1,4 +1,4 @@
-"""explorer.position_view against closed forms written out here, and the shuffle demo's claims."""
+"""explorer.views.positions against closed forms written out here, and the shuffle demo's claims."""
 
 import math
 
@@ -9,8 +9,11 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from explorer.position_figures import colorscale, line_chart, matrix_heatmap, panel_grid
-from explorer.position_view import (
+from explorer.figures.positions import colorscale, line_chart, matrix_heatmap, panel_grid
+from explorer.model.positional import alibi_slopes, t5_relative_buckets
+from explorer.training.pretrained import load_model
+from explorer.training.tasks import get_task
+from explorer.views.positions import (
     DRAW_BUDGET,
     LEARNED_MODEL,
     SHIPPED_ENCODINGS,
@@ -37,9 +40,6 @@ from explorer.position_view import (
     toeplitz_projection,
     wrapped_degrees,
 )
-from explorer.positional import alibi_slopes, t5_relative_buckets
-from explorer.pretrained import load_model
-from explorer.tasks import get_task
 from tests.support.apptest import plotly_array
 
 

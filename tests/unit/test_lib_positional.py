@@ -1,4 +1,4 @@
-"""explorer.positional against closed forms and reference definitions written out here."""
+"""explorer.model.positional against closed forms and reference definitions written out here."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.positional import (
+from explorer.model.positional import (
     ENCODINGS,
     AbsolutePositionalEncoding,
     RotaryEmbedding,

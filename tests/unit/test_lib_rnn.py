@@ -1,9 +1,9 @@
-"""explorer.rnn against torch.nn.RNN / LSTM / GRU with the same weights."""
+"""explorer.model.rnn against torch.nn.RNN / LSTM / GRU with the same weights."""
 
 import pytest
 import torch
 
-from explorer.rnn import RecurrentNet
+from explorer.model.rnn import RecurrentNet
 
 TORCH_CLASSES = {"rnn": torch.nn.RNN, "lstm": torch.nn.LSTM, "gru": torch.nn.GRU}
 B, T, D_IN, D_H = 2, 7, 3, 5

@@ -1,4 +1,4 @@
-"""explorer.transformer against torch.nn.Transformer*Layer and model-level properties."""
+"""explorer.model.transformer against torch.nn.Transformer*Layer and model-level properties."""
 
 import math
 
@@ -6,9 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.attention import causal_mask
-from explorer.positional import ENCODINGS
-from explorer.transformer import (
+from explorer.model.attention import causal_mask
+from explorer.model.positional import ENCODINGS
+from explorer.model.transformer import (
     ARCHITECTURES,
     DecoderLayer,
     EncoderLayer,

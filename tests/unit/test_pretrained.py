@@ -6,7 +6,7 @@ import shutil
 import pytest
 import torch
 
-from explorer.pretrained import (
+from explorer.training.pretrained import (
     MODEL_SPECS,
     PRETRAINED_DIR,
     PretrainedModelError,
@@ -16,8 +16,8 @@ from explorer.pretrained import (
     load_model_uncached,
     sha256_of,
 )
-from explorer.train import main as train_main
-from explorer.train import train
+from explorer.training.train import main as train_main
+from explorer.training.train import train
 
 NAMES = [spec.name for spec in MODEL_SPECS]
 DEFAULT = "reverse-sinusoidal-h4-l2"
@@ -72,7 +72,7 @@ def expect_error(tmp_path, fragment, name=DEFAULT):
         load_model_uncached(name, tmp_path)
     message = str(error.value)
     assert fragment in message
-    assert f"python -m explorer.train {name}" in message
+    assert f"python -m explorer.training.train {name}" in message
     return message
 
 

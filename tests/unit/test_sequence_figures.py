@@ -1,14 +1,14 @@
-"""explorer.sequence_figures: every Plotly spec passes full validation (the app skips it per rerun),
+"""explorer.figures.sequences: every Plotly spec passes full validation (the app skips it per rerun),
 every Altair chart validates against the Vega-Lite schema, and the data drawn is the data given."""
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer import gradient_view as gv
-from explorer import sequence_figures as sf
-from explorer.cost_view import complexity_rows, operations_curves, operations_lengths
-from explorer.timing import Timing
+from explorer.analysis.timing import Timing
+from explorer.figures import sequences as sf
+from explorer.views import gradients as gv
+from explorer.views.cost import complexity_rows, operations_curves, operations_lengths
 from tests.support.apptest import plotly_array
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread

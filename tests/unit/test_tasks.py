@@ -2,7 +2,7 @@
 
 import torch
 
-from explorer.tasks import (
+from explorer.training.tasks import (
     AGENT_ADJECTIVES,
     ANIMATES,
     PLACE_ADJECTIVES,

@@ -1,4 +1,4 @@
-"""Figure builders for the positional-encodings page (plain specs, see explorer.figures).
+"""Figure builders for the positional-encodings page (plain specs, see explorer.figures.attention).
 
 Matrices here can be large (up to 1024 × 1024 before the page downsamples them), so the heatmap
 sends its values as float32 on numeric axes — no per-cell label grid — and keeps labels and per-cell
@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.colors
 import plotly.graph_objects as go
 
-from .figures import DIVERGING, FONT_SIZE, _grid_domains, _panel_title, figure_from_spec, plotly_text
+from .attention import DIVERGING, FONT_SIZE, _grid_domains, _panel_title, figure_from_spec, plotly_text
 
 __all__ = ["colorscale", "line_chart", "matrix_heatmap", "panel_grid"]
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from .pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
-from .seeding import seeded
-from .tasks import EOS, PAD, Task, get_task
-from .transformer import Transformer, TransformerConfig
+from ..model.transformer import Transformer, TransformerConfig
+from ..training.pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
+from ..training.seeding import seeded
+from ..training.tasks import EOS, PAD, Task, get_task
 
 __all__ = [
     "DEFAULT_TASK",

@@ -20,9 +20,9 @@ import torch
 from safetensors.torch import load as load_safetensors
 from torch import nn
 
-from .rnn import RECURRENT_KINDS, RecurrentTagger
+from ..model.rnn import RECURRENT_KINDS, RecurrentTagger
+from ..model.transformer import Transformer, TransformerConfig
 from .tasks import Batch, SequenceToSequenceTask, Task, get_task
-from .transformer import Transformer, TransformerConfig
 
 __all__ = [
     "DEFAULT_TASK",
@@ -40,7 +40,7 @@ __all__ = [
     "model_name",
 ]
 
-PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
+PRETRAINED_DIR = Path(__file__).resolve().parents[2] / "pretrained"
 DEFAULT_TASK = "reverse"
 
 
@@ -228,7 +228,7 @@ class LoadedModel:
 
 def _fail(name: str, path: Path, problem: str):
     raise PretrainedModelError(
-        f"{path.name}: {problem}. Regenerate it with: python -m explorer.train {name}"
+        f"{path.name}: {problem}. Regenerate it with: python -m explorer.training.train {name}"
     )
 
 

@@ -111,7 +111,7 @@ def sequence_input(controls: UrlControls, task, presets: Sequence[str], key: str
     Unknown or surplus tokens become notes; fewer than two usable tokens fall back to the first
     preset, with a note, so the page always has a sequence to show.
     """
-    from .attention_view import parse_input  # the parser lives with the models' vocabularies
+    from ..views.attention import parse_input  # the parser lives with the models' vocabularies
 
     picked = controls.selectbox(label, [*presets, OWN_TEXT], 0, key, where=where)
     text = picked

@@ -12,11 +12,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attention import causal_mask
-from .positional import sinusoidal_encoding
-from .rnn import RECURRENT_KINDS, RecurrentNet
-from .seeding import seeded
-from .transformer import EncoderLayer
+from ..model.attention import causal_mask
+from ..model.positional import sinusoidal_encoding
+from ..model.rnn import RECURRENT_KINDS, RecurrentNet
+from ..model.transformer import EncoderLayer
+from ..training.seeding import seeded
 
 __all__ = [
     "SEQUENCE_MODEL_KINDS",

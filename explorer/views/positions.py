@@ -25,8 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .attention_view import AttentionView, compute_view, expected_output
-from .positional import (
+from ..model.positional import (
     ABSOLUTE_ENCODINGS,
     RotaryEmbedding,
     alibi_bias,
@@ -36,8 +35,9 @@ from .positional import (
     sinusoidal_wavelengths,
     t5_relative_buckets,
 )
-from .pretrained import PretrainedModelError, load_model, model_name
-from .tasks import get_task
+from ..training.pretrained import PretrainedModelError, load_model, model_name
+from ..training.tasks import get_task
+from .attention import AttentionView, compute_view, expected_output
 
 __all__ = [
     "DRAW_BUDGET",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .attention import attention_pipeline
+from ..model.attention import attention_pipeline
 
 __all__ = [
     "EXAMPLE_KEYS",

@@ -1,6 +1,6 @@
 """Figure builders for the gradient-flow, depth and cost lessons: data in, Altair or Plotly out.
 
-Same rules as `explorer.figures`: 16 px fonts, labelled axes, colour bars with titles,
+Same rules as `explorer.figures.attention`: 16 px fonts, labelled axes, colour bars with titles,
 colour-blind-safe colours (Okabe–Ito for lines, Viridis for magnitudes), Plotly figures built from
 plain specs without per-rerun validation (the unit tests validate them).
 
@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .figures import FONT_SIZE, SEQUENTIAL, figure_from_spec, plotly_text
-from .gradient_view import (
+from ..analysis.timing import TIMED_LAYERS, Timing
+from ..views.gradients import (
     DEPTH_CONFIGS,
     KIND_LABELS,
     GradientCurves,
@@ -30,7 +30,7 @@ from .gradient_view import (
     binned_accuracy,
     path_lengths,
 )
-from .timing import TIMED_LAYERS, Timing
+from .attention import FONT_SIZE, SEQUENTIAL, figure_from_spec, plotly_text
 
 __all__ = [
     "OKABE_ITO",

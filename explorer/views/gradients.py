@@ -8,7 +8,7 @@
   and the entries themselves underflow below about 1e-308 (a tanh RNN with orthogonal gain 0.5
   gets there in ~800 steps) or overflow to inf when they explode.
 * `fast_dependency_matrix`: ‖∂y_t/∂x_s‖ for every pair from a few batched backward passes instead
-  of `explorer.gradients.dependency_matrix`'s torch.autograd.functional.jacobian — the same
+  of `explorer.analysis.gradients.dependency_matrix`'s torch.autograd.functional.jacobian — the same
   numbers, several times faster.
 * `recall_accuracy`: the shipped recall models' accuracy per distance, evaluated once per process.
 * `layer_gradient_norms`: the gradient reaching each layer's input in a deep stack, with or without
@@ -29,13 +29,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from .gradients import CausalAttentionStack, build_sequence_model, input_gradient_norms, random_sequence
-from .positional import sinusoidal_encoding
-from .pretrained import forward, load_model
-from .rnn import RECURRENT_KINDS
-from .seeding import SEEDING_LOCK, seeded
-from .tasks import Batch
-from .transformer import EncoderLayer
+from ..analysis.gradients import CausalAttentionStack, build_sequence_model, input_gradient_norms, random_sequence
+from ..model.positional import sinusoidal_encoding
+from ..model.rnn import RECURRENT_KINDS
+from ..model.transformer import EncoderLayer
+from ..training.pretrained import forward, load_model
+from ..training.seeding import SEEDING_LOCK, seeded
+from ..training.tasks import Batch
 
 __all__ = [
     "DEPTH_CONFIGS",
@@ -72,10 +72,10 @@ RECALL_MODELS = {
     "recall-gru": "GRU",
     "recall-sinusoidal-h4-l2": "causal transformer",
 }
-# Seeded construction goes through torch's global generator; explorer.seeding serialises it for all
+# Seeded construction goes through torch's global generator; explorer.training.seeding serialises it for all
 # modules (sessions run in threads of one process and share the caches).
 INPUT_SEED_OFFSET = 1000  # seed s uses model seed s and input seed 1000 + s (independent streams)
-READOUT_SEED = 1234  # the same fixed read-out vector as explorer.gradients.input_gradient_norms
+READOUT_SEED = 1234  # the same fixed read-out vector as explorer.analysis.gradients.input_gradient_norms
 
 # The backward pass rescales its adjoint every this many steps.  One step changes the adjoint's norm
 # by a bounded factor (the recurrent weights' norm, at most the page's largest gain of 8, times gate
@@ -324,7 +324,7 @@ def fast_dependency_matrix(
 ) -> np.ndarray:
     """(T, T) matrix of ‖∂y_t/∂x_s‖ (Frobenius norm of each Jacobian block), float64.
 
-    The same numbers as `explorer.gradients.dependency_matrix`, several times faster and with
+    The same numbers as `explorer.analysis.gradients.dependency_matrix`, several times faster and with
     plain autograd (torch.func would pull in torch._dynamo, seconds of imports on first use).
     Rows are computed in chunks of output positions: for a chunk of n positions the sequence is
     repeated n·width times as a batch, batch element (t, i) back-propagates y_t[i] alone, and one
@@ -401,7 +401,7 @@ class RecallAccuracy:
 def recall_correct(model: nn.Module, task, chunk: int = 128) -> tuple[np.ndarray, np.ndarray]:
     """(distance, right) for every example of the recall task's evaluation set.
 
-    The same answers as `explorer.pretrained.accuracy_by_distance`, in bounded memory: examples are
+    The same answers as `explorer.training.pretrained.accuracy_by_distance`, in bounded memory: examples are
     sorted by distance and run in chunks cut to the chunk's longest gap (the answer at '?' does not
     depend on the padding after it: the models are causal), instead of one (2048 × 129) batch whose
     attention traces alone take gigabytes.
@@ -498,7 +498,7 @@ def build_layer_stack(
     n_layers: int, width: int, *, residual: bool, norm: str, seed: int = 0, n_heads: int = 4
 ) -> nn.ModuleList:
     """n_layers EncoderLayers (unmasked self-attention + FFN with d_ff = 4·width) and a last module
-    that is a final LayerNorm for pre-norm (as in `explorer.transformer`) or an Identity; float64,
+    that is a final LayerNorm for pre-norm (as in `explorer.model.transformer`) or an Identity; float64,
     seeded without touching the global random state.
 
     norm: "post" (the paper: LayerNorm after each residual add), "pre" (LayerNorm before each

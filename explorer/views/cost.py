@@ -1,6 +1,6 @@
 """The lecture's complexity table for a stack of layers, with exact counts.  Pure torch; no Streamlit.
 
-Per layer, every count comes from `explorer.cost` (parameters, multiplications, sequential steps,
+Per layer, every count comes from `explorer.analysis.cost` (parameters, multiplications, sequential steps,
 path length).  For a stack of N layers of the same kind:
 
 * parameters and multiplications: N times one layer's;
@@ -12,7 +12,7 @@ path length).  For a stack of N layers of the same kind:
   CNN max(N, ⌈(T − 1)/(k − 1)⌉) — a stack of N convolutions only sees 1 + N·(k − 1) positions, so
   reaching the first input takes at least ⌈(T − 1)/(k − 1)⌉ layers (the lecture's O(T/k)).
 
-With N = 1 these are exactly `explorer.cost`'s numbers.  Parameters are also counted with
+With N = 1 these are exactly `explorer.analysis.cost`'s numbers.  Parameters are also counted with
 `count_parameters` on the real PyTorch modules, built on the "meta" device (shapes only, no memory),
 so the table can check the formulas at any size.
 """
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .attention import MultiHeadAttention
-from .cost import Cost, attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
-from .rnn import RecurrentNet
-from .transformer import EncoderLayer
+from ..analysis.cost import Cost, attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
+from ..model.attention import MultiHeadAttention
+from ..model.rnn import RecurrentNet
+from ..model.transformer import EncoderLayer
 
 __all__ = [
     "BIG_O",

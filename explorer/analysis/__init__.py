@@ -1,0 +1,3 @@
+"""Measurements on models: the soft lookup, gradient norms (including back-propagation through time
+written out), dependency matrices, gradients through deep stacks, exact costs and wall-clock timing.
+Imports `explorer.model` and `explorer.training`."""
