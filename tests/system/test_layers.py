@@ -1,0 +1,113 @@
+"""The library's layers import one way, and no file or function outgrows one idea.
+
+    model ← training ← analysis ← views      (each may import the layers to its left)
+    figures                                  handed data: imports no other layer
+    ui                                       the only Streamlit code; may use every layer
+
+Pages (app_pages/) and app.py may import anything; only they and explorer/ui import streamlit.
+Every import counts, also one inside a function.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.support.apptest import ROOT
+
+LAYERS = ("model", "training", "analysis", "views", "figures", "ui")
+ALLOWED = {
+    "model": set(),
+    "training": {"model"},
+    "analysis": {"model", "training"},
+    "views": {"model", "training", "analysis"},
+    "figures": set(),
+    "ui": {"model", "training", "analysis", "views", "figures"},
+}
+STREAMLIT_ALLOWED = {"ui"}
+PLOTTING = ("plotly", "altair")
+PLOTTING_ALLOWED = {"figures", "ui"}
+MAX_LIBRARY_LINES = 400
+MAX_PAGE_LINES = 300
+MAX_FUNCTION_LINES = 80
+
+LIBRARY = sorted((ROOT / "explorer").rglob("*.py"))
+PAGES = sorted((ROOT / "app_pages").glob("*.py"))
+
+
+def layer_of(path: Path) -> str | None:
+    parts = path.relative_to(ROOT / "explorer").parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module name) for every import in the file, relative ones resolved."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            found.append((node.lineno, module))
+            if module in ("explorer", *(f"explorer.{layer}" for layer in LAYERS)):
+                found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def test_the_rules_see_every_layer():
+    layers = {layer_of(path) for path in LIBRARY} - {None}
+    assert layers == set(LAYERS), "a new layer needs its rule here"
+    assert all(len(path.relative_to(ROOT / "explorer").parts) <= 2 for path in LIBRARY), "one level of packages"
+    # The resolver itself: a relative import two levels up names the right layer.
+    model = ROOT / "explorer" / "views" / "attention.py"
+    assert any(name.startswith("explorer.training") for _, name in imported_modules(model))
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_run_one_way(path: Path):
+    layer = layer_of(path)
+    if layer is None:  # explorer/__init__.py: the public API, loaded lazily
+        return
+    wrong = []
+    for line, module in imported_modules(path):
+        parts = module.split(".")
+        if parts[0] == "explorer" and len(parts) > 1 and parts[1] in LAYERS:
+            if parts[1] != layer and parts[1] not in ALLOWED[layer]:
+                wrong.append(f"line {line}: {module} (a {layer} module may import {sorted(ALLOWED[layer])})")
+        elif parts[0] == "explorer" and len(parts) > 1:
+            wrong.append(f"line {line}: {module} is not a layer of explorer")
+        if parts[0] == "streamlit" and layer not in STREAMLIT_ALLOWED:
+            wrong.append(f"line {line}: streamlit outside explorer/ui")
+        if parts[0] in PLOTTING and layer not in PLOTTING_ALLOWED:
+            wrong.append(f"line {line}: {parts[0]} outside explorer/figures")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("path", [*LIBRARY, *PAGES], ids=lambda p: str(p.relative_to(ROOT)))
+def test_sizes(path: Path):
+    limit = MAX_PAGE_LINES if path.parent.name == "app_pages" else MAX_LIBRARY_LINES
+    lines = len(path.read_text().splitlines())
+    assert lines <= limit, f"{lines} lines (at most {limit}): split it by idea"
+    long = [f"{node.name} (line {node.lineno}): {node.end_lineno - node.lineno + 1} lines"
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def test_rules_catch_a_violation(tmp_path):
+    """The checker is not vacuous: a figures module importing a view is reported."""
+    bad = ROOT / "explorer" / "figures" / "_probe_for_test.py"
+    bad.write_text("from ..views import attention\nimport streamlit\n")
+    try:
+        with pytest.raises(AssertionError, match=r"views\.attention"):
+            test_imports_run_one_way(bad)
+    finally:
+        bad.unlink()
