@@ -14,7 +14,6 @@ from explorer.views.attention import (
     ModelChoice,
     PretrainedModelError,
     default_shape,
-    expected_output,
     referent_head_note,
     shipped_variants,
     view_for,
@@ -104,7 +103,7 @@ st.markdown(f"Running {label}.")
 
 answer_left, answer_right = st.columns(2)
 answer_left.markdown(f"**Input** &nbsp; `{' '.join(view.input_tokens)}`")
-expected = expected_output(task, tokens)
+expected = task.expected_output(tokens)
 if task.architecture == "encoder-decoder":
     shown = " ".join(view.output_tokens)
     verdict = "" if expected is None else (f" {RIGHT}" if view.output_tokens == expected else f" {WRONG}")

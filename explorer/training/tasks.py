@@ -13,6 +13,7 @@ set generated from a fixed seed so that a model's card accuracy can be reproduce
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ __all__ = [
     "Batch",
     "CoreferenceTask",
     "InductionTask",
+    "ParsedInput",
     "RecallTask",
     "SequenceToSequenceTask",
     "Task",
@@ -46,8 +48,30 @@ class Batch:
     distance: torch.Tensor | None = None
 
 
+@dataclass(frozen=True)
+class ParsedInput:
+    """What the user typed, as the task's tokens.  `unknown` were dropped; `cut` beyond max."""
+
+    tokens: tuple[str, ...]
+    unknown: tuple[str, ...]
+    cut: int
+
+    @property
+    def problems(self) -> list[str]:
+        notes = []
+        if self.unknown:
+            shown = ", ".join(f"'{u[:15]}'" for u in self.unknown[:8])
+            more = f" and {len(self.unknown) - 8} more" if len(self.unknown) > 8 else ""
+            notes.append(f"not in this model's vocabulary, so left out: {shown}{more}")
+        if self.cut:
+            notes.append(f"the input was longer than this model allows; the last {self.cut} tokens were left out")
+        return notes
+
+
 class Task(ABC):
-    """Common interface: vocabulary, batches, a fixed evaluation set and token ↔ text helpers."""
+    """Common interface: vocabulary, batches, a fixed evaluation set, token ↔ text helpers, and what
+    a page needs to know about user text: how to read it (`parse`) and the right answer to it
+    (`expected_output`)."""
 
     name: str = ""
     architecture: str = ""  # "encoder", "decoder", "encoder-decoder" — what a transformer for it is
@@ -55,6 +79,7 @@ class Task(ABC):
     max_len: int = 0
     eval_seed: int = 12345
     eval_size: int = 1000
+    spells_words: bool = False  # may a typed word stand for its letters ('HELLO' for H E L L O)?
 
     def __init__(self, vocab: list[str]):
         self.vocab = vocab
@@ -70,6 +95,33 @@ class Task(ABC):
     def decode(self, ids) -> list[str]:
         return [self.vocab[int(i)] for i in ids]
 
+    @property
+    def max_input_tokens(self) -> int:
+        """How many tokens a user may give: what the model was built for."""
+        return self.max_len
+
+    def words(self, text: str) -> list[str]:
+        """Text split into candidate tokens (before the vocabulary check)."""
+        return text.split()
+
+    def parse(self, text: str, max_tokens: int | None = None) -> ParsedInput:
+        """User text as this task's tokens; unknown words and the surplus are reported, never raised."""
+        max_tokens = self.max_input_tokens if max_tokens is None else max_tokens
+        tokens, unknown = [], []
+        for word in self.words(text[:2000]):
+            if word in self.index and word != PAD:
+                tokens.append(word)
+            elif self.spells_words and len(word) > 1 and all(ch in self.index for ch in word):
+                tokens.extend(word)  # "HELLO" → H E L L O
+            else:
+                unknown.append(word)
+        cut = max(0, len(tokens) - max_tokens)
+        return ParsedInput(tuple(tokens[:max_tokens]), tuple(unknown), cut)
+
+    def expected_output(self, tokens: list[str]) -> list[str] | None:
+        """The right answer to the input, where the task defines one (shown beside the model's)."""
+        return None
+
     @abstractmethod
     def batch(self, n: int, generator: torch.Generator) -> Batch:
         """n random examples drawn with `generator`."""
@@ -84,6 +136,7 @@ class SequenceToSequenceTask(Task):
 
     architecture = "encoder-decoder"
     symbols = tuple("ABCDEFGHIJKLMNOP")
+    spells_words = True
 
     def __init__(self, name: str, min_len: int = 2, max_seq: int = 10):
         super().__init__([PAD, BOS, EOS, *self.symbols])
@@ -98,6 +151,13 @@ class SequenceToSequenceTask(Task):
 
     def answer(self, symbols: list[str]) -> list[str]:
         return symbols[::-1] if self.name == "reverse" else sorted(symbols)
+
+    @property
+    def max_input_tokens(self) -> int:
+        return self.max_seq
+
+    def expected_output(self, tokens: list[str]) -> list[str] | None:
+        return [*self.answer(list(tokens)), EOS]
 
     def batch(self, n: int, generator: torch.Generator) -> Batch:
         first = self.index[self.symbols[0]]
@@ -198,6 +258,14 @@ class CoreferenceTask(Task):
         negation, conjunction = FRAMES[frame]
         return ["the", subject, negation, verb, "the", obj, conjunction, "it", "was", "too", adjective]
 
+    def words(self, text: str) -> list[str]:
+        """Case and punctuation are ignored: "The animal didn't cross." reads as five words."""
+        return re.findall(r"[a-z']+", text.lower())
+
+    def expected_output(self, tokens: list[str]) -> list[str] | None:
+        referent = self.referent(tokens)
+        return None if referent is None else [referent]
+
     def referent(self, tokens: list[str]) -> str | None:
         """The noun that 'it' refers to, or None when the sentence is not one this task defines
         (two nouns, an animal first, a last-word adjective that fits the second noun's kind)."""
@@ -260,6 +328,7 @@ class RecallTask(Task):
     description = "Remember the first letter across a gap of other letters."
     keys = tuple("ABCDEFGH")
     eval_size = 2048
+    spells_words = True
 
     def __init__(self, max_distance: int = 128):
         super().__init__([PAD, "?", *self.keys])
@@ -276,6 +345,9 @@ class RecallTask(Task):
         tokens = torch.where(valid, tokens, 0)
         targets = torch.where(positions == distance[:, None], letters[:, :1], -100)
         return Batch(tokens, targets, valid, distance=distance)
+
+    def expected_output(self, tokens: list[str]) -> list[str] | None:
+        return [tokens[0]] if tokens and tokens[-1] == "?" else None
 
 
 TASKS = {

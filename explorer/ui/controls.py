@@ -111,18 +111,16 @@ def sequence_input(controls: UrlControls, task, presets: Sequence[str], key: str
     Unknown or surplus tokens become notes; fewer than two usable tokens fall back to the first
     preset, with a note, so the page always has a sequence to show.
     """
-    from ..views.attention import parse_input  # the parser lives with the models' vocabularies
-
     picked = controls.selectbox(label, [*presets, OWN_TEXT], 0, key, where=where)
     text = picked
     if picked == OWN_TEXT:
         text = controls.text_area(text_label, presets[0], text_key, max_chars, where=where, help=help)
-    parsed = parse_input(task, text)
+    parsed = task.parse(text)
     for problem in parsed.problems:
         controls.note(f"**{label}**: {problem}.")
     if len(parsed.tokens) < 2:
         controls.note(f"**{label}**: fewer than two {unit}, so the first example is shown instead.")
-        return list(parse_input(task, presets[0]).tokens)
+        return list(task.parse(presets[0]).tokens)
     return list(parsed.tokens)
 
 

@@ -9,7 +9,6 @@ weights when none is shipped), runs it, and returns plain numpy arrays per atten
 from __future__ import annotations
 
 import functools
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, fields
@@ -30,14 +29,11 @@ __all__ = [
     "AttentionBlock",
     "AttentionView",
     "ModelChoice",
-    "ParsedInput",
     "PretrainedModelError",
+    "ViewCache",
     "choose_model",
     "compute_view",
     "default_shape",
-    "expected_output",
-    "max_input_tokens",
-    "parse_input",
     "referent_head_note",
     "shipped_variants",
     "view_for",
@@ -58,49 +54,6 @@ PRESETS: dict[str, list[str]] = {
     "induction": ["t3 t7 t1 t9 t4 t3 t7 t1 t9 t4", "t12 t5 t20 t8 t1 t16 t12 t5 t20 t8 t1 t16"],
     "recall": ["C A F B H D E G ?", "F A B E D C H G A B H C E D A G F B C H A E D B G ?"],
 }
-
-
-@dataclass(frozen=True)
-class ParsedInput:
-    """What the user typed, as the task's tokens.  `unknown` were dropped; `cut` beyond max."""
-
-    tokens: tuple[str, ...]
-    unknown: tuple[str, ...]
-    cut: int
-
-    @property
-    def problems(self) -> list[str]:
-        notes = []
-        if self.unknown:
-            shown = ", ".join(f"'{u[:15]}'" for u in self.unknown[:8])
-            more = f" and {len(self.unknown) - 8} more" if len(self.unknown) > 8 else ""
-            notes.append(f"not in this model's vocabulary, so left out: {shown}{more}")
-        if self.cut:
-            notes.append(f"the input was longer than this model allows; the last {self.cut} tokens were left out")
-        return notes
-
-
-def max_input_tokens(task: Task) -> int:
-    """How many tokens the user may give: what the model was built for."""
-    return task.max_seq if hasattr(task, "max_seq") else task.max_len
-
-
-def parse_input(task: Task, text: str, max_tokens: int | None = None) -> ParsedInput:
-    """Split text into the task's tokens.  Letter tasks accept 'HELLO' as well as 'H E L L O';
-    the word task ignores case and punctuation.  Never raises on user text."""
-    max_tokens = max_input_tokens(task) if max_tokens is None else max_tokens
-    text = text[:2000]
-    words = re.findall(r"[a-z']+", text.lower()) if task.name == "coreference" else text.split()
-    tokens, unknown = [], []
-    for word in words:
-        if word in task.index and word != PAD:
-            tokens.append(word)
-        elif len(word) > 1 and all(ch in task.index for ch in word) and task.name in ("reverse", "sort", "recall"):
-            tokens.extend(word)  # "HELLO" → H E L L O
-        else:
-            unknown.append(word)
-    cut = max(0, len(tokens) - max_tokens)
-    return ParsedInput(tuple(tokens[:max_tokens]), tuple(unknown), cut)
 
 
 @dataclass(frozen=True)
@@ -269,19 +222,7 @@ def compute_view(model: Transformer, task: Task, tokens: list[str], mask: str, p
     return AttentionView([block], words, predicted, "Predicted token at each position", head_dim)
 
 
-def expected_output(task: Task, tokens: list[str]) -> list[str] | None:
-    """The right answer for the input, where the task defines one (shown beside the model's)."""
-    if task.name in ("reverse", "sort"):
-        return [*task.answer(tokens), EOS]
-    if task.name == "coreference":
-        referent = task.referent(tokens)
-        return None if referent is None else [referent]
-    if task.name == "recall" and tokens and tokens[-1] == "?":
-        return [tokens[0]]
-    return None
-
-
-class _ViewCache:
+class ViewCache:
     """Least-recently-used computed views, bounded by count and by the bytes of their arrays: a
     view of 4 layers × 8 heads over 129 tokens holds ~17 MB, a typical one a few hundred KB.
     Views larger than a quarter of the byte budget are computed every time, never kept."""
@@ -325,7 +266,7 @@ class _ViewCache:
         return view, label
 
 
-VIEW_CACHE = _ViewCache()
+VIEW_CACHE = ViewCache()
 
 
 def view_for(choice: ModelChoice, tokens: tuple[str, ...], mask: str, padded_length: int) -> tuple[AttentionView, str]:
@@ -338,5 +279,3 @@ def view_for(choice: ModelChoice, tokens: tuple[str, ...], mask: str, padded_len
 
     return VIEW_CACHE.get((choice, tuple(tokens), mask, padded_length), compute)
 
-
-view_for.cache_clear = VIEW_CACHE.clear  # the functools.lru_cache interface, for code that clears caches

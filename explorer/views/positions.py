@@ -37,7 +37,7 @@ from ..model.positional import (
 )
 from ..training.pretrained import PretrainedModelError, load_model, model_name
 from ..training.tasks import get_task
-from .attention import AttentionView, compute_view, expected_output
+from .attention import AttentionView, compute_view
 
 __all__ = [
     "DRAW_BUDGET",
@@ -442,7 +442,7 @@ def reversal_run(encoding: str, tokens: tuple[str, ...]) -> ReversalRun:
     name = model_name(REVERSE_TASK, encoding)
     loaded = load_model(name)
     view = compute_view(loaded.model, loaded.task, list(tokens), "causal", len(tokens))
-    expected = expected_output(loaded.task, list(tokens))
+    expected = loaded.task.expected_output(list(tokens))
     accuracy = loaded.card.get("heldout_accuracy")
     return ReversalRun(encoding, name, view, view.output_tokens, view.output_tokens == expected,
                        None if accuracy is None else float(accuracy))

@@ -18,19 +18,22 @@ import streamlit as st
 
 import explorer.training.pretrained as pretrained
 from explorer.ui.catalog import PAGES
+from explorer.views.attention import ViewCache
 from tests.pages.test_hostile_input import run as run_page
 
 REGENERATE = "python -m explorer.training.train"
 
 
 def clear_caches() -> None:
-    """Every lru_cache of every loaded explorer module, and Streamlit's caches."""
+    """Every cache of every loaded explorer module (lru_caches and view caches), and Streamlit's."""
     pretrained.load_model.cache_clear()
     for name, module in list(sys.modules.items()):
         if name == "explorer" or name.startswith("explorer."):
             for value in list(vars(module).values()):
                 if callable(value) and hasattr(value, "cache_clear"):
                     value.cache_clear()
+                elif isinstance(value, ViewCache):
+                    value.clear()
     st.cache_data.clear()
     st.cache_resource.clear()
 

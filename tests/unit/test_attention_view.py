@@ -5,11 +5,12 @@ import pytest
 
 from explorer.views.attention import (
     PRESETS,
+    VIEW_CACHE,
     AttentionBlock,
     AttentionView,
     ModelChoice,
     PretrainedModelError,
-    _ViewCache,
+    ViewCache,
     view_for,
 )
 
@@ -21,7 +22,7 @@ def fake_view(n_bytes: int) -> AttentionView:
 
 
 def test_a_hit_returns_the_same_view_without_computing_again():
-    cache, calls = _ViewCache(), []
+    cache, calls = ViewCache(), []
 
     def compute():
         calls.append(1)
@@ -35,24 +36,24 @@ def test_a_hit_returns_the_same_view_without_computing_again():
 
 
 def test_the_cache_is_bounded_by_entries_and_by_bytes():
-    cache = _ViewCache(max_entries=3, max_bytes=40_000)
+    cache = ViewCache(max_entries=3, max_bytes=40_000)
     for i in range(10):
         cache.get((i,), lambda: (fake_view(8_000), ""))
     assert len(cache) == 3
-    cache = _ViewCache(max_entries=100, max_bytes=40_000)
+    cache = ViewCache(max_entries=100, max_bytes=40_000)
     for i in range(10):
         cache.get((i,), lambda: (fake_view(8_000), ""))
     assert cache.bytes <= 40_000 and len(cache) == 5
 
 
 def test_a_view_bigger_than_a_quarter_of_the_budget_is_not_kept():
-    cache = _ViewCache(max_entries=10, max_bytes=40_000)
+    cache = ViewCache(max_entries=10, max_bytes=40_000)
     view, _ = cache.get(("big",), lambda: (fake_view(20_000), ""))
     assert len(cache) == 0 and view.blocks[0].weights.flags.writeable
 
 
 def test_errors_are_not_cached():
-    cache, calls = _ViewCache(), []
+    cache, calls = ViewCache(), []
 
     def broken():
         calls.append(1)
@@ -77,9 +78,9 @@ def test_view_for_matches_a_fresh_computation():
     assert view_for(choice, tokens, "none", len(tokens))[0] is cached
 
 
-def test_view_for_can_be_cleared_like_an_lru_cache():
+def test_the_view_cache_can_be_cleared():
     choice = ModelChoice("coreference", "sinusoidal", 4, 2, False)
     tokens = tuple(PRESETS["coreference"][0].split())
     first, _ = view_for(choice, tokens, "none", len(tokens))
-    view_for.cache_clear()
+    VIEW_CACHE.clear()
     assert view_for(choice, tokens, "none", len(tokens))[0] is not first

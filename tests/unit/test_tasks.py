@@ -98,3 +98,46 @@ def test_evaluation_sets_are_fixed_and_differ_from_training_batches():
         first, second = task.evaluation(), task.evaluation()
         assert torch.equal(first.inputs, second.inputs)
         assert not torch.equal(first.inputs[:8], task.batch(8, gen(0)).inputs)
+
+
+# --- what a task reads from user text, and the answer it expects ------------------------------------
+
+
+def test_letter_tasks_read_spelled_words_and_report_the_rest():
+    task = get_task("reverse")
+    parsed = task.parse("HELLO x Q 😀 A")
+    assert parsed.tokens == ("H", "E", "L", "L", "O", "A")
+    assert parsed.unknown == ("x", "Q", "😀")
+    assert "not in this model's vocabulary" in parsed.problems[0]
+
+
+def test_input_beyond_the_models_length_is_cut_and_said():
+    task = get_task("sort")
+    parsed = task.parse("A B C D E F G H I J K L")
+    assert len(parsed.tokens) == task.max_input_tokens == 10
+    assert parsed.cut == 2 and "the last 2 tokens were left out" in parsed.problems[-1]
+
+
+def test_coreference_ignores_case_and_punctuation():
+    task = get_task("coreference")
+    parsed = task.parse("The animal didn't cross the street, because it was too TIRED!")
+    assert " ".join(parsed.tokens) == "the animal didn't cross the street because it was too tired"
+    assert parsed.unknown == () and parsed.cut == 0
+
+
+def test_padding_token_is_never_read_from_text():
+    assert get_task("reverse").parse("<pad> A B").tokens == ("A", "B")
+
+
+def test_expected_outputs():
+    assert get_task("reverse").expected_output(["A", "B", "C"]) == ["C", "B", "A", "</s>"]
+    assert get_task("sort").expected_output(["C", "A", "B"]) == ["A", "B", "C", "</s>"]
+    coreference = get_task("coreference")
+    tired = ["the", "animal", "didn't", "cross", "the", "street", "because", "it", "was", "too", "tired"]
+    wide = ["the", "animal", "didn't", "cross", "the", "street", "because", "it", "was", "too", "wide"]
+    assert coreference.expected_output(tired) == ["animal"]
+    assert coreference.expected_output(wide) == ["street"]
+    assert coreference.expected_output(["the", "animal"]) is None
+    assert get_task("recall").expected_output(["C", "A", "F", "?"]) == ["C"]
+    assert get_task("recall").expected_output(["C", "A", "F"]) is None
+    assert get_task("induction").expected_output(["t1", "t2"]) is None
