@@ -14,7 +14,7 @@ from explorer.analysis.lookup import (
     soft_lookup,
 )
 from explorer.figures import attention as figures
-from explorer.ui import UrlControls, download_csv, page_header
+from explorer.ui import UrlControls, download_csv, escape_markdown, page_header
 
 DIM = EXAMPLE_KEYS.shape[1]
 QUERY_KEYS = [f"q{i + 1}" for i in range(DIM)]
@@ -63,14 +63,14 @@ with left:
 try:
     keys = parse_vectors(keys_text, dim=DIM)
 except ValueError as problem:
-    controls.note(f"**Keys**: {problem}. Showing the lecture's keys instead.")
+    controls.note(f"{escape_markdown(problem)}. Showing the lecture's keys instead.", about="Keys")
     keys = EXAMPLE_KEYS
 try:
     values = parse_vectors(values_text, rows=len(keys))
 except ValueError as problem:
     values = EXAMPLE_VALUES if len(keys) == len(EXAMPLE_VALUES) else np.eye(len(keys))
-    controls.note(f"**Values**: {problem}. Showing {'the lecture' if values is EXAMPLE_VALUES else 'one-hot'}"
-                  " values instead.")
+    shown = "the lecture" if values is EXAMPLE_VALUES else "one-hot"
+    controls.note(f"{escape_markdown(problem)}. Showing {shown} values instead.", about="Values")
 
 with left:
     st.button("Lecture example query", on_click=set_query, args=(EXAMPLE_QUERY,), icon=":material/school:")

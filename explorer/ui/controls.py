@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from .text import escape_markdown, quoted
+
 __all__ = ["OWN_TEXT", "UrlControls", "altair_chart", "download_csv", "page_header", "sequence_input"]
 
 
@@ -51,9 +53,12 @@ class UrlControls:
         self._controls[key] = (label, value, allowed)
         return value
 
-    def note(self, message: str) -> None:
-        """Add a message to the note shown by `report()` (e.g. a typed value the page rejected)."""
-        self._notes.append(message)
+    def note(self, message: str, *, about: str | None = None) -> None:
+        """Add a message to the note shown by `report()` (e.g. a typed value the page rejected).
+
+        `message` is Markdown written by the page; text that came from the user or a link must be
+        passed through `escape_markdown` first.  `about` names the control, shown in bold."""
+        self._notes.append(message if about is None else f"**{escape_markdown(about)}**: {message}")
 
     def slider(self, label, min_value, max_value, value, step, key, *, where=st, **kwargs):
         chosen = where.slider(label, min_value=min_value, max_value=max_value, value=value, step=step,
@@ -88,13 +93,12 @@ class UrlControls:
         lines = []
         for key, raw in self._requested.items():
             if key not in self._controls:
-                lines.append(f"`{key[:40]}` is not a setting of this page, so it was ignored.")
+                lines.append(f"{quoted(key)} is not a setting of this page, so it was ignored.")
                 continue
             label, value, allowed = self._controls[key]
             if not _same_value(raw, value):
-                shown = ", ".join(raw)[:40]
-                lines.append(f"**{label}**: `{shown}` is not valid here ({allowed}); "
-                             f"showing `{str(value)[:40]}` instead.")
+                lines.append(f"**{escape_markdown(label)}**: {quoted(', '.join(raw))} is not valid here "
+                             f"({escape_markdown(allowed)}); showing {quoted(value)} instead.")
         lines += self._notes
         if lines:
             st.info("Some settings could not be used:\n\n" + "\n".join(f"- {line}" for line in lines),
@@ -116,8 +120,8 @@ def sequence_input(controls: UrlControls, task, presets: Sequence[str], key: str
     if picked == OWN_TEXT:
         text = controls.text_area(text_label, presets[0], text_key, max_chars, where=where, help=help)
     parsed = task.parse(text)
-    for problem in parsed.problems:
-        controls.note(f"**{label}**: {problem}.")
+    for problem in parsed.problems:  # they quote what the user typed: shown as literal text
+        controls.note(f"{escape_markdown(problem)}.", about=label)
     if len(parsed.tokens) < 2:
         controls.note(f"**{label}**: fewer than two {unit}, so the first example is shown instead.")
         return list(task.parse(presets[0]).tokens)

@@ -1,0 +1,33 @@
+"""Text from users and links, made safe to show in Streamlit's Markdown.
+
+Anything a user typed or a link carried is shown as literal text: every character that Markdown
+(or Streamlit's own extensions: `:red[…]` colours, `:material/…:` icons, `$…$` maths) could read as
+syntax is backslash-escaped, and line breaks become spaces, so a value can neither break out of the
+sentence it is quoted in nor become a link, emphasis, a heading or a code span.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["escape_markdown", "quoted"]
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark; these are the ones that
+# mean something in Markdown, HTML or Streamlit's extensions.
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&\"'=])")
+
+
+def escape_markdown(text: object, limit: int | None = None) -> str:
+    """`text` as literal Markdown (at most `limit` characters of it, with … when cut)."""
+    text = str(text)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "…"
+    text = re.sub(r"\s+", " ", text)
+    # Icons (:material/name:) and emoji shortcodes (:smile:) are replaced in the parsed text, after
+    # backslash escapes are gone: a zero-width space after each colon keeps them from matching.
+    return _SPECIAL.sub(r"\\\1", text).replace(":", ":\u200b")
+
+
+def quoted(text: object, limit: int = 40) -> str:
+    """A user's value inside typographic quotes, escaped: “like this”."""
+    return f"“{escape_markdown(text, limit)}”"
