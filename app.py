@@ -13,6 +13,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import streamlit as st
 
 from explorer.ui.catalog import PAGES  # loads without torch (explorer/__init__.py)
+from explorer.ui.present import presenting_from_link
 
 
 @st.cache_resource(show_spinner=False)
@@ -37,8 +38,9 @@ def _import_in_background() -> threading.Thread:
     return thread
 
 # A shipped icon: Material icons would be fetched from the internet for the browser tab.
+# A projected link (?present=1) opens with the sidebar folded away, so the figure has the screen.
 st.set_page_config(page_title="Attention Explorer", page_icon=Path(__file__).parent / "assets" / "icon.png",
-                   layout="wide")
+                   layout="wide", initial_sidebar_state="collapsed" if presenting_from_link() else "auto")
 
 navigation = st.navigation(
     [

@@ -2,7 +2,10 @@
 catalog.  Loads without torch, so the home page renders before torch is imported."""
 
 from .controls import OWN_TEXT, UrlControls, altair_chart, download_csv, page_header, sequence_input
+from .lesson import Lesson
+from .page import lesson_page, next_lesson
+from .present import plotly_chart, presenting
 from .text import escape_markdown, quoted
 
-__all__ = ["OWN_TEXT", "UrlControls", "altair_chart", "download_csv", "escape_markdown", "page_header", "quoted",
-           "sequence_input"]
+__all__ = ["OWN_TEXT", "Lesson", "UrlControls", "altair_chart", "download_csv", "escape_markdown", "lesson_page",
+           "next_lesson", "page_header", "plotly_chart", "presenting", "quoted", "sequence_input"]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from .present import presenting
 from .text import escape_markdown, quoted
 
 __all__ = ["OWN_TEXT", "UrlControls", "altair_chart", "download_csv", "page_header", "sequence_input"]
@@ -40,12 +41,21 @@ def _same_value(raw: list[str], value) -> bool:
 class UrlControls:
     """Creates URL-bound widgets and reports link parameters that could not be used.
 
-    Create one per page run, make every control through it, then call `report()` once.
+    Create one per page run, make every control through it, then call `report()` once.  With a
+    `page` name the link is checked only on the page's first run in a session, when the address
+    really came from outside: later runs' addresses are written by the page's own widgets (a
+    control that a task switch removes leaves nothing to complain about).
     """
 
-    def __init__(self):
+    _OPENED = "_url_controls_page"  # session-state key: the page whose link was last checked
+
+    def __init__(self, page: str | None = None):
         # What the link asked for, read before any widget consumes or clears it.
         self._requested = {key: st.query_params.get_all(key) for key in st.query_params}
+        if page is not None:
+            if st.session_state.get(self._OPENED) == page:
+                self._requested = {}
+            st.session_state[self._OPENED] = page
         self._controls: dict[str, tuple[str, object, str]] = {}  # key -> (label, value, allowed)
         self._notes: list[str] = []
 
@@ -77,6 +87,11 @@ class UrlControls:
 
     def radio(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
         chosen = where.radio(label, options=list(options), index=index, key=key, bind="query-params", **kwargs)
+        return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+
+    def segmented_control(self, label, options: Sequence, default, key, *, where=st, **kwargs):
+        chosen = where.segmented_control(label, list(options), default=default, required=True, key=key,
+                                         bind="query-params", **kwargs)
         return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
 
     def toggle(self, label, value: bool, key, *, where=st, **kwargs):
@@ -146,6 +161,10 @@ def altair_chart(build, *args, where=st, key: str | None = None, **kwargs) -> No
     st.altair_chart's schema validation, which costs 40–70 ms a chart on every rerun, is skipped:
     the builders are validated once, by the unit tests."""
     spec = build if isinstance(build, dict) else _vega_lite_spec(build.__module__, build.__name__, args, kwargs)
+    if presenting():
+        from ..figures.presentation import enlarge_vega_lite
+
+        spec = enlarge_vega_lite(spec)
     where.vega_lite_chart(spec, width="stretch", key=key)
 
 

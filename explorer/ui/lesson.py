@@ -1,0 +1,138 @@
+"""Lesson steps: a lecturer clicks through a page's short sequence of views — predict, then reveal.
+
+Each lesson page has its steps as data beside it, `app_pages/steps/<page>.toml`:
+
+    [[steps]]
+    title = "Where does “it” look?"
+    settings = { task = "coreference", layer = 2, head = 1 }   # control key → value (typed)
+    predict = "Which noun will the word “it” attend to most?"  # asked before the figure shows
+    reveal = "It picks the animal when the adjective describes an agent…"  # shown with the figure
+
+The step is in the URL (`step=3`), so a step is a link.  Choosing a step sets the page's controls to
+its settings (a value the link itself sets wins, the first time a link is opened); then the page
+shows the question and hides its figures until "Reveal".  Step 0 is free exploration.  Next and Back
+answer a presentation clicker too (PageDown / PageUp): PageDown reveals first, then moves on.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from .text import escape_markdown
+
+__all__ = ["STEPS_DIR", "STEP_KEY", "Lesson", "Step", "load_steps"]
+
+STEPS_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "steps"
+STEP_KEY = "step"
+_APPLIED = "_lesson_applied"  # session-state key: the (page, step) whose settings were last applied
+_REVEALED = "_lesson_revealed"  # session-state key: (page, step) pairs revealed in this session
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    predict: str
+    reveal: str
+    settings: Mapping[str, object]
+
+
+@functools.lru_cache(maxsize=32)
+def load_steps(page: str, directory: Path = STEPS_DIR) -> tuple[Step, ...]:
+    """The steps of a page (its url_path), checked: every step has a title, a question to predict,
+    what to reveal, and a table of settings.  A page without a file has no steps."""
+    path = directory / f"{page}.toml"
+    if not path.exists():
+        return ()
+    data = tomllib.loads(path.read_text())
+    steps = []
+    for number, raw in enumerate(data.get("steps", []), start=1):
+        missing = [field for field in ("title", "predict", "reveal") if not str(raw.get(field, "")).strip()]
+        if missing or not isinstance(raw.get("settings", {}), dict):
+            raise ValueError(f"{path.name}, step {number}: needs {', '.join(missing) or 'a settings table'}")
+        steps.append(Step(raw["title"].strip(), raw["predict"].strip(), raw["reveal"].strip(),
+                          dict(raw.get("settings", {}))))
+    return tuple(steps)
+
+
+class Lesson:
+    """The step bar of one page.  Create it before the page's controls (it may set their values),
+    then draw the figures only `if lesson.revealed`, and call `explain()` under the key figure."""
+
+    def __init__(self, page: str, controls, *, where=st):
+        self.page = page
+        self.steps = load_steps(page)
+        self.number = 0
+        if not self.steps:
+            return
+        options = list(range(len(self.steps) + 1))
+        if st.session_state.get(STEP_KEY) not in (None, *options):
+            st.session_state.pop(STEP_KEY)
+        self.number = controls.segmented_control(
+            "Lesson step", options, 0, STEP_KEY, where=where, format_func=lambda n: "Explore" if n == 0 else str(n),
+            on_change=self._apply, args=(True,), label_visibility="collapsed",
+            help="Step through the lesson: each step sets the controls, asks you to predict, then reveals.",
+        )
+        if st.session_state.get(_APPLIED) != (page, self.number):  # opened from a link
+            self._apply(from_widget=False)
+        self._bar(where)
+
+    @property
+    def step(self) -> Step | None:
+        return self.steps[self.number - 1] if self.number else None
+
+    @property
+    def revealed(self) -> bool:
+        """Whether figures may show: always outside a step; inside one, after "Reveal"."""
+        return self.step is None or (self.page, self.number) in st.session_state.get(_REVEALED, set())
+
+    def _apply(self, from_widget: bool) -> None:
+        """Set the controls to the current step's settings (in a callback, or before the widgets exist)."""
+        number = st.session_state.get(STEP_KEY, 0) or 0
+        st.session_state[_APPLIED] = (self.page, number)
+        if not number:
+            return
+        linked = set() if from_widget else set(st.query_params)
+        for key, value in self.steps[number - 1].settings.items():
+            if key not in linked:
+                st.session_state[key] = value
+
+    def _go(self, number: int) -> None:
+        st.session_state[STEP_KEY] = max(0, min(len(self.steps), number))
+        self._apply(from_widget=True)
+
+    def _reveal(self) -> None:
+        st.session_state.setdefault(_REVEALED, set()).add((self.page, self.number))
+
+    def _forward(self) -> None:
+        """Next on a clicker: reveal the current step first, then move on."""
+        if not self.revealed:
+            self._reveal()
+        else:
+            self._go(self.number + 1)
+
+    def _bar(self, where) -> None:
+        step = self.step
+        back, title, forward = where.columns([1, 6, 1], vertical_alignment="center")
+        back.button("Back", icon=":material/arrow_back:", on_click=self._go, args=(self.number - 1,),
+                    disabled=self.number == 0, key="lesson_back", shortcut="PageUp", width="stretch")
+        label = "Reveal" if step and not self.revealed else "Next"
+        forward.button(label, icon=":material/arrow_forward:", on_click=self._forward, key="lesson_next",
+                       disabled=self.number == len(self.steps) and self.revealed, shortcut="PageDown",
+                       width="stretch", type="primary" if step else "secondary")
+        if step is None:
+            title.caption(f"{len(self.steps)} lesson steps: press Next (or PageDown) to start.")
+            return
+        title.markdown(f"**Step {self.number} of {len(self.steps)} · {escape_markdown(step.title)}**")
+        if not self.revealed:
+            where.info(f"**Predict first.** {step.predict}", icon=":material/psychology_alt:")
+
+    def explain(self, where=st) -> None:
+        """What to see in the revealed figure (nothing outside a step)."""
+        if self.step is not None and self.revealed:
+            where.success(self.step.reveal, icon=":material/visibility:")

@@ -1,0 +1,41 @@
+"""The frame every lesson page shares: title and lead, presentation mode, lesson steps, and the
+link to the next lesson."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .catalog import LESSONS, PAGES
+from .controls import UrlControls
+from .lesson import Lesson
+from .present import PRESENT_KEY, presenting, style_page
+
+__all__ = ["lesson_page", "next_lesson"]
+
+
+def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
+    """Start a lesson page (its url_path): returns the page's URL controls and its lesson steps.
+
+    Presenting, the lead folds into an expander so that the key figure is on the first screen."""
+    style_page()
+    controls = UrlControls(page)
+    st.title(title)
+    if presenting():
+        with st.expander("About this lesson"):
+            st.markdown(lead)
+    else:
+        st.markdown(lead)
+    lesson = Lesson(page, controls)
+    controls.toggle("Presentation mode", False, PRESENT_KEY, where=st.sidebar,
+                    help="For projecting: larger text and figures, the sidebar folded away, the lead "
+                         "folded. The setting is in the link, like every other.")
+    return controls, lesson
+
+
+def next_lesson(page: str) -> None:
+    """A link to the lesson after this one (the home page after the last)."""
+    index = next(i for i, p in enumerate(LESSONS) if p.url_path == page)
+    following = LESSONS[index + 1] if index + 1 < len(LESSONS) else PAGES[0]
+    st.divider()
+    label = f"Next lesson: {following.title}" if following.url_path else "Back to the start"
+    st.page_link(following.path, label=label, icon=":material/arrow_forward:")

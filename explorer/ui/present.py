@@ -1,0 +1,58 @@
+"""Presentation mode (`?present=1`): a page a lecturer can project.
+
+The sidebar starts collapsed (app.py reads the link before the page is configured), body text is
+larger, the page's padding and title are compact so the lesson's key figure is on the first screen,
+and every figure's text is raised to at least 18 px (explorer.figures.presentation).  The mode is a
+URL-bound toggle like every other control, so a projected view is a link too.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+__all__ = ["PRESENT_KEY", "plotly_chart", "presenting", "presenting_from_link", "style_page"]
+
+PRESENT_KEY = "present"
+
+_CSS = """
+<style>
+html { font-size: 20px; }
+.block-container, [data-testid="stMainBlockContainer"] { padding-top: 2.2rem !important;
+  padding-bottom: 1rem !important; max-width: 100% !important; }
+h1 { font-size: 1.6rem !important; padding: 0 0 0.2rem 0 !important; }
+h2, h3 { font-size: 1.25rem !important; padding: 0.2rem 0 !important; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1rem; }
+[data-testid="stCaptionContainer"] { font-size: 0.85rem !important; color: #31333f !important; }
+</style>
+"""
+
+
+def presenting_from_link() -> bool:
+    """Whether the link asks for presentation mode (readable before any widget exists)."""
+    return st.query_params.get(PRESENT_KEY, "").strip().lower() in ("1", "true")
+
+
+def presenting() -> bool:
+    """Whether this run is in presentation mode: the toggle's value once it exists, else the link."""
+    value = st.session_state.get(PRESENT_KEY)
+    return presenting_from_link() if value is None else bool(value)
+
+
+def style_page() -> None:
+    """The presentation stylesheet, when presenting (call once per run, early)."""
+    if presenting():
+        st.html(_CSS)
+
+
+def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
+    """st.plotly_chart, with every font raised to the presentation minimum when presenting.  The
+    figure is sent without Plotly's validation (the builders are validated by the unit tests)."""
+    if presenting():
+        import plotly.graph_objects as go
+
+        from ..figures.presentation import enlarge_plotly
+
+        spec = figure if isinstance(figure, dict) else figure.to_plotly_json()
+        figure = go.Figure(enlarge_plotly(spec), _validate=False)
+    kwargs.setdefault("width", "stretch")
+    where.plotly_chart(figure, key=key, **kwargs)
