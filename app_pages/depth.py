@@ -3,13 +3,14 @@
 import streamlit as st
 
 from explorer.figures import sequences as figures
-from explorer.ui import UrlControls, altair_chart, download_csv, page_header
+from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
 from explorer.views.gradients import depth_curves
 
 WIDTHS = [16, 32, 64]
 LENGTHS = [4, 8, 16, 32]
 
-page_header(
+controls, lesson = lesson_page(
+    "depth",
     "Depth: residuals and Add & Norm",
     "A deep stack has the same weakness as a long loop: the gradient that reaches the first layer is "
     "a product of one Jacobian per layer above it. Transformers stack many layers anyway, because every "
@@ -18,8 +19,6 @@ page_header(
     "stack of encoder layers is built with and without those pieces, and we measure the gradient that "
     "arrives at each layer.",
 )
-
-controls = UrlControls()
 side = st.sidebar
 side.header("Stack")
 n_layers = controls.slider("Layers", 1, 24, 12, 1, "layers", where=side)
@@ -30,6 +29,8 @@ n_seeds = controls.slider("Random seeds", 1, 5, 3, 1, "seeds", where=side,
                           help="Each seed draws new weights and a new input; the line is the mean of "
                                "log10 of the norm, the band ± one standard deviation.")
 controls.report()
+if not lesson.revealed:
+    st.stop()
 
 with st.spinner(f"Building 6 stacks of {n_layers} layers × {n_seeds} seed(s) and back-propagating…"):
     curves = depth_curves(n_layers, width, T, n_seeds)
@@ -37,8 +38,9 @@ frame = figures.depth_frame(curves)
 
 st.subheader("Gradient reaching each layer")
 altair_chart(figures.depth_chart, frame, key="depth_chart")
+lesson.explain()
 st.caption("The same numbers as colour, one row per wiring:")
-st.plotly_chart(figures.depth_heatmap(frame), width="stretch", key="depth_map")
+plotly_chart(figures.depth_heatmap(frame), key="depth_map")
 download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", figures.frame_csv, frame,
              key="depth_csv")
 
@@ -88,3 +90,5 @@ length and see how little the per-layer factor moves: the loss compounds layer b
 it compounds step by step in the loop.
 """
 )
+
+next_lesson("depth")

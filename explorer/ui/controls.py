@@ -59,7 +59,8 @@ class UrlControls:
         self._controls: dict[str, tuple[str, object, str]] = {}  # key -> (label, value, allowed)
         self._notes: list[str] = []
 
-    def _record(self, key: str, label: str, value, allowed: str):
+    def record(self, key: str, label: str, value, allowed: str):
+        """Count a control made elsewhere as a setting of this page (the link may carry it)."""
         self._controls[key] = (label, value, allowed)
         return value
 
@@ -73,35 +74,35 @@ class UrlControls:
     def slider(self, label, min_value, max_value, value, step, key, *, where=st, **kwargs):
         chosen = where.slider(label, min_value=min_value, max_value=max_value, value=value, step=step,
                               key=key, bind="query-params", **kwargs)
-        return self._record(key, label, chosen, f"a number from {min_value} to {max_value}")
+        return self.record(key, label, chosen, f"a number from {min_value} to {max_value}")
 
     def select_slider(self, label, options: Sequence, value, key, *, where=st, **kwargs):
         chosen = where.select_slider(label, options=list(options), value=value, key=key,
                                      bind="query-params", **kwargs)
-        return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+        return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
 
     def selectbox(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
         chosen = where.selectbox(label, options=list(options), index=index, key=key,
                                  bind="query-params", **kwargs)
-        return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+        return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
 
     def radio(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
         chosen = where.radio(label, options=list(options), index=index, key=key, bind="query-params", **kwargs)
-        return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+        return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
 
     def segmented_control(self, label, options: Sequence, default, key, *, where=st, **kwargs):
         chosen = where.segmented_control(label, list(options), default=default, required=True, key=key,
                                          bind="query-params", **kwargs)
-        return self._record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+        return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
 
     def toggle(self, label, value: bool, key, *, where=st, **kwargs):
         chosen = where.toggle(label, value=value, key=key, bind="query-params", **kwargs)
-        return self._record(key, label, chosen, "true or false")
+        return self.record(key, label, chosen, "true or false")
 
     def text_area(self, label, value: str, key, max_chars: int, *, where=st, **kwargs):
         chosen = where.text_area(label, value=value, key=key, max_chars=max_chars,
                                  bind="query-params", **kwargs)
-        return self._record(key, label, chosen, f"text of at most {max_chars} characters")
+        return self.record(key, label, chosen, f"text of at most {max_chars} characters")
 
     def report(self) -> None:
         """Show one note listing every link value that was ignored, if any."""

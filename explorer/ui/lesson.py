@@ -73,14 +73,15 @@ class Lesson:
         options = list(range(len(self.steps) + 1))
         if st.session_state.get(STEP_KEY) not in (None, *options):
             st.session_state.pop(STEP_KEY)
+        chooser, back, forward = where.columns([6, 2, 2], vertical_alignment="center")
         self.number = controls.segmented_control(
-            "Lesson step", options, 0, STEP_KEY, where=where, format_func=lambda n: "Explore" if n == 0 else str(n),
+            "Lesson step", options, 0, STEP_KEY, where=chooser, format_func=lambda n: "Explore" if n == 0 else str(n),
             on_change=self._apply, args=(True,), label_visibility="collapsed",
             help="Step through the lesson: each step sets the controls, asks you to predict, then reveals.",
         )
         if st.session_state.get(_APPLIED) != (page, self.number):  # opened from a link
             self._apply(from_widget=False)
-        self._bar(where)
+        self._bar(back, forward, where)
 
     @property
     def step(self) -> Step | None:
@@ -116,9 +117,8 @@ class Lesson:
         else:
             self._go(self.number + 1)
 
-    def _bar(self, where) -> None:
+    def _bar(self, back, forward, where) -> None:
         step = self.step
-        back, title, forward = where.columns([1, 6, 1], vertical_alignment="center")
         back.button("Back", icon=":material/arrow_back:", on_click=self._go, args=(self.number - 1,),
                     disabled=self.number == 0, key="lesson_back", shortcut="PageUp", width="stretch")
         label = "Reveal" if step and not self.revealed else "Next"
@@ -126,11 +126,12 @@ class Lesson:
                        disabled=self.number == len(self.steps) and self.revealed, shortcut="PageDown",
                        width="stretch", type="primary" if step else "secondary")
         if step is None:
-            title.caption(f"{len(self.steps)} lesson steps: press Next (or PageDown) to start.")
             return
-        title.markdown(f"**Step {self.number} of {len(self.steps)} · {escape_markdown(step.title)}**")
+        heading = f"**Step {self.number} of {len(self.steps)} · {escape_markdown(step.title)}.**"
         if not self.revealed:
-            where.info(f"**Predict first.** {step.predict}", icon=":material/psychology_alt:")
+            where.info(f"{heading} {step.predict}", icon=":material/psychology_alt:")
+        else:
+            where.markdown(heading)
 
     def explain(self, where=st) -> None:
         """What to see in the revealed figure (nothing outside a step)."""

@@ -4,11 +4,12 @@ link to the next lesson."""
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from .catalog import LESSONS, PAGES
 from .controls import UrlControls
 from .lesson import Lesson
-from .present import PRESENT_KEY, presenting, style_page
+from .present import PRESENT_KEY, present_toggle, presenting, style_page
 
 __all__ = ["lesson_page", "next_lesson"]
 
@@ -26,9 +27,9 @@ def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
     else:
         st.markdown(lead)
     lesson = Lesson(page, controls)
-    controls.toggle("Presentation mode", False, PRESENT_KEY, where=st.sidebar,
-                    help="For projecting: larger text and figures, the sidebar folded away, the lead "
-                         "folded. The setting is in the link, like every other.")
+    shown = present_toggle(st.sidebar)
+    linked = st.query_params.get(PRESENT_KEY, "").strip().lower()
+    controls.record(PRESENT_KEY, "Presentation mode", linked if linked in ("1", "true") else int(shown), "1 or 0")
     return controls, lesson
 
 
@@ -38,4 +39,7 @@ def next_lesson(page: str) -> None:
     following = LESSONS[index + 1] if index + 1 < len(LESSONS) else PAGES[0]
     st.divider()
     label = f"Next lesson: {following.title}" if following.url_path else "Back to the start"
-    st.page_link(following.path, label=label, icon=":material/arrow_forward:")
+    try:
+        st.page_link(following.path, label=label, icon=":material/arrow_forward:")
+    except StreamlitPageNotFoundError:  # the page runs on its own (a test), without app.py's navigation
+        st.markdown(f":material/arrow_forward: [{label}](/{following.url_path})")

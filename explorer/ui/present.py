@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["PRESENT_KEY", "plotly_chart", "presenting", "presenting_from_link", "style_page"]
+__all__ = ["PRESENT_KEY", "plotly_chart", "present_toggle", "presenting", "presenting_from_link", "style_page"]
 
 PRESENT_KEY = "present"
 
 _CSS = """
 <style>
 html { font-size: 20px; }
-.block-container, [data-testid="stMainBlockContainer"] { padding-top: 2.2rem !important;
+header[data-testid="stHeader"] { height: 2.4rem !important; min-height: 2.4rem !important; }
+.block-container, [data-testid="stMainBlockContainer"] { padding-top: 2.6rem !important;
   padding-bottom: 1rem !important; max-width: 100% !important; }
 h1 { font-size: 1.6rem !important; padding: 0 0 0.2rem 0 !important; }
 h2, h3 { font-size: 1.25rem !important; padding: 0.2rem 0 !important; }
@@ -27,6 +28,9 @@ h2, h3 { font-size: 1.25rem !important; padding: 0.2rem 0 !important; }
 """
 
 
+_TOGGLE = "_present_toggle"  # the toggle's session-state key; the URL's `present` is written by hand
+
+
 def presenting_from_link() -> bool:
     """Whether the link asks for presentation mode (readable before any widget exists)."""
     return st.query_params.get(PRESENT_KEY, "").strip().lower() in ("1", "true")
@@ -34,8 +38,25 @@ def presenting_from_link() -> bool:
 
 def presenting() -> bool:
     """Whether this run is in presentation mode: the toggle's value once it exists, else the link."""
-    value = st.session_state.get(PRESENT_KEY)
+    value = st.session_state.get(_TOGGLE)
     return presenting_from_link() if value is None else bool(value)
+
+
+def _write_link() -> None:
+    if st.session_state.get(_TOGGLE):
+        st.query_params[PRESENT_KEY] = "1"
+    else:
+        st.query_params.pop(PRESENT_KEY, None)
+
+
+def present_toggle(where=st) -> bool:
+    """The presentation-mode toggle, kept in the link as `present=1` (a bound toggle would want
+    `present=true`; `1` is what people type)."""
+    if _TOGGLE not in st.session_state:
+        st.session_state[_TOGGLE] = presenting_from_link()
+    return where.toggle("Presentation mode", key=_TOGGLE, on_change=_write_link,
+                        help="For projecting: larger text and figures, the sidebar folded away, the lead "
+                             "folded. The setting is in the link (present=1), like every other.")
 
 
 def style_page() -> None:

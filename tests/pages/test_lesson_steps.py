@@ -1,0 +1,66 @@
+"""Lesson steps (app_pages/steps/*.toml): every step of every page opens from its link with the
+controls it names, hides the figures until Reveal, then shows them with its explanation; Next and
+Back move between steps."""
+
+import pytest
+
+from explorer.ui.catalog import LESSONS
+from explorer.ui.lesson import STEPS_DIR, load_steps
+from tests.support.apptest import assert_no_exception, page_test
+
+STEPPED = [p for p in LESSONS if (STEPS_DIR / f"{p.url_path}.toml").exists()]
+CASES = [(p, n) for p in STEPPED for n in range(1, len(load_steps(p.url_path)) + 1)]
+
+
+def charts(at) -> int:
+    return len(at.get("plotly_chart")) + len(at.get("vega_lite_chart"))
+
+
+def test_every_lesson_has_four_to_eight_steps():
+    assert STEPPED, "no lesson has steps"
+    for page in STEPPED:
+        assert 4 <= len(load_steps(page.url_path)) <= 8, page.url_path
+
+
+@pytest.mark.parametrize(("page", "number"), CASES, ids=[f"{p.url_path}-{n}" for p, n in CASES])
+def test_a_step_link_sets_its_controls_and_reveals_on_request(page, number):
+    step = load_steps(page.url_path)[number - 1]
+    at = page_test(page.path, {"step": str(number)}).run()
+    assert_no_exception(at)
+    for key, value in step.settings.items():
+        assert at.session_state[key] == value, f"step {number} sets {key} = {value!r}"
+    assert charts(at) == 0, "figures stay hidden until the class has predicted"
+    assert any(step.predict in el.value for el in at.info)
+    assert not any("not valid here" in el.value or "not a setting" in el.value for el in at.info)
+
+    at.button(key="lesson_next").click().run()  # Reveal
+    assert_no_exception(at)
+    assert charts(at) > 0
+    assert any(el.value == step.reveal for el in at.success)
+    for key, value in step.settings.items():
+        assert at.session_state[key] == value, f"after Reveal, {key} is still the step's {value!r}"
+
+
+def test_next_and_back_move_between_steps_and_set_controls():
+    page = STEPPED[0]
+    steps = load_steps(page.url_path)
+    at = page_test(page.path).run()
+    assert charts(at) > 0, "step 0 is free exploration: figures show"
+    at.button(key="lesson_next").click().run()
+    assert at.session_state["step"] == 1 and charts(at) == 0
+    at.button(key="lesson_next").click().run()  # reveal
+    at.button(key="lesson_next").click().run()  # next
+    assert at.session_state["step"] == 2
+    for key, value in steps[1].settings.items():
+        assert at.session_state[key] == value
+    at.button(key="lesson_back").click().run()
+    assert at.session_state["step"] == 1
+    assert charts(at) > 0, "a step revealed once stays revealed"
+
+
+def test_a_setting_in_the_link_wins_over_the_step():
+    page = STEPPED[0]
+    key, value = next(iter(load_steps(page.url_path)[0].settings.items()))
+    other = {"layers": 5}.get(key, value)
+    at = page_test(page.path, {"step": "1", key: str(other)}).run()
+    assert at.session_state[key] == other
