@@ -9,6 +9,7 @@ in `#Label` presses the button with that label first (e.g. `depth?step=2#Reveal`
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -39,7 +40,7 @@ def shoot(base: str, out: Path, paths: list[str]) -> None:
                     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']",
                                            timeout=60_000)
                 page.wait_for_timeout(1500)  # charts finish drawing after the script run
-                name = (path + ("_" + press if press else "")).replace("/", "_").replace("?", "__").replace("&", "_").replace("=", "-") or "home"
+                name = re.sub(r"[/?&=#]", "_", path + ("#" + press if press else "")) or "home"
                 page.screenshot(path=str(out / f"{name}@{size}.png"))
                 page.close()
                 print(out / f"{name}@{size}.png")

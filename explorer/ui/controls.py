@@ -18,7 +18,7 @@ import streamlit as st
 from .present import presenting
 from .text import escape_markdown, quoted
 
-__all__ = ["OWN_TEXT", "UrlControls", "altair_chart", "download_csv", "page_header", "sequence_input"]
+__all__ = ["OWN_TEXT", "SequenceInput", "UrlControls", "altair_chart", "download_csv", "page_header", "sequence_input"]
 
 
 def _same_value(raw: list[str], value) -> bool:
@@ -124,24 +124,39 @@ class UrlControls:
 OWN_TEXT = "your own text…"
 
 
+class SequenceInput(list):
+    """The tokens a page runs on (a list), and what was dropped, cut or replaced on the way from the
+    user's text (`problems`, plain text).  A verdict on the model's answer is only honest when
+    `complete`: the model read everything the user wrote."""
+
+    def __init__(self, tokens, problems=()):
+        super().__init__(tokens)
+        self.problems = tuple(problems)
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems
+
+
 def sequence_input(controls: UrlControls, task, presets: Sequence[str], key: str, text_key: str, *, label: str,
-                   text_label: str, unit: str, help: str, max_chars: int, where=st) -> list[str]:
+                   text_label: str, unit: str, help: str, max_chars: int, where=st) -> SequenceInput:
     """A preset picker with an "own text" option, parsed into the task's tokens.
 
-    Unknown or surplus tokens become notes; fewer than two usable tokens fall back to the first
-    preset, with a note, so the page always has a sequence to show.
+    Unknown or surplus tokens are said right under the input; fewer than two usable tokens fall
+    back to the first preset, so the page always has a sequence to show.
     """
     picked = controls.selectbox(label, [*presets, OWN_TEXT], 0, key, where=where)
     text = picked
     if picked == OWN_TEXT:
         text = controls.text_area(text_label, presets[0], text_key, max_chars, where=where, help=help)
     parsed = task.parse(text)
-    for problem in parsed.problems:  # they quote what the user typed: shown as literal text
-        controls.note(f"{escape_markdown(problem)}.", about=label)
-    if len(parsed.tokens) < 2:
-        controls.note(f"**{label}**: fewer than two {unit}, so the first example is shown instead.")
-        return list(task.parse(presets[0]).tokens)
-    return list(parsed.tokens)
+    problems, tokens = list(parsed.problems), list(parsed.tokens)
+    if len(tokens) < 2:
+        problems.append(f"fewer than two {unit}, so the first example is shown instead")
+        tokens = list(task.parse(presets[0]).tokens)
+    if problems:  # they quote what the user typed: shown as literal text
+        where.warning("\n".join(f"- {escape_markdown(problem)}." for problem in problems), icon=":material/warning:")
+    return SequenceInput(tokens, problems)
 
 
 @st.cache_data(max_entries=96, show_spinner=False)

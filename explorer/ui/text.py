@@ -13,8 +13,9 @@ import re
 __all__ = ["escape_markdown", "quoted"]
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; these are the ones that
-# mean something in Markdown, HTML or Streamlit's extensions.
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$&\"'=])")
+# mean something inside a line in Markdown, HTML or Streamlit's extensions (a user's text never starts
+# a line here: line breaks are folded, so list and heading markers need no escape).
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|~$&])")
 
 
 def escape_markdown(text: object, limit: int | None = None) -> str:
@@ -25,7 +26,7 @@ def escape_markdown(text: object, limit: int | None = None) -> str:
     text = re.sub(r"\s+", " ", text)
     # Icons (:material/name:) and emoji shortcodes (:smile:) are replaced in the parsed text, after
     # backslash escapes are gone: a zero-width space after each colon keeps them from matching.
-    return _SPECIAL.sub(r"\\\1", text).replace(":", ":\u200b")
+    return re.sub(r":(?=\S)", "\\:\u200b", _SPECIAL.sub(r"\\\1", text))
 
 
 def quoted(text: object, limit: int = 40) -> str:

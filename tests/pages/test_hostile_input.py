@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from explorer.ui.catalog import PAGES
 from explorer.ui.controls import _same_value
+from explorer.ui.text import escape_markdown, quoted
 from tests.support.apptest import ROOT, info_text, page_test
 
 CHOICE_KINDS = ("selectbox", "radio")
@@ -79,11 +80,12 @@ class PageParams:
 
 
 def keyed_widgets(at) -> dict[str, tuple[str, object]]:
-    """key -> (kind, widget) for every widget with a key in the last run."""
+    """key -> (kind, widget) for every widget with a key in the last run, except session-only ones
+    (keys starting with "_", such as the presentation toggle, which the link carries as `present`)."""
     found = {}
     for kind in WIDGET_KINDS:
         for widget in getattr(at, kind):
-            if widget.key:
+            if widget.key and not widget.key.startswith("_"):
                 found[widget.key] = (kind, widget)
     return found
 
@@ -170,12 +172,12 @@ def check_view(at, link: dict, page: PageParams, typed: dict[str, str] | None = 
         if key in (typed or {}):
             continue
         if key not in widgets:
-            assert f"`{key[:40]}" in notes, f"{page.path}: unknown parameter {key!r} not named in the note:\n{notes}"
+            assert quoted(key) in notes, f"{page.path}: unknown parameter {key!r} not named in the note:\n{notes}"
             continue
         kind, widget = widgets[key]
         if not _same_value(_raw(value), widget.value):
             label = widget.proto.label
-            assert f"**{label}**" in notes, (
+            assert f"**{escape_markdown(label)}**" in notes, (
                 f"{page.path}: {key}={value!r} was not used (widget shows {widget.value!r}) but the note does not "
                 f"name {label!r}:\n{notes}")
 

@@ -76,7 +76,9 @@ def vega_data(at: AppTest, index: int = 0):
 
 
 def info_text(at: AppTest) -> str:
-    return "\n".join(el.value for el in at.info)
+    """Every note the page shows: its info boxes (settings that could not be used) and warnings
+    (text it could not read)."""
+    return "\n".join(el.value for el in (*at.info, *at.warning))
 
 
 def run_async(coroutine):
