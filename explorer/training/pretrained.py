@@ -226,6 +226,27 @@ class LoadedModel:
     card: dict
 
 
+# Parameters renamed since the shipped weights were saved (old → new): a layer's LayerNorms were
+# the `norm` of a wrapper module per sublayer, and are now the layer's own `attn_norm`, `cross_norm`
+# and `ffn_norm`.  The weight files stay as they are (their cards hold the files' SHA-256).
+RENAMED_PARAMETERS = {
+    ".attn_block.norm.": ".attn_norm.",
+    ".self_block.norm.": ".attn_norm.",
+    ".cross_block.norm.": ".cross_norm.",
+    ".ffn_block.norm.": ".ffn_norm.",
+}
+
+
+def current_names(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A state dict saved under the old parameter names, under today's (others are kept)."""
+    renamed = {}
+    for name, tensor in tensors.items():
+        for old, new in RENAMED_PARAMETERS.items():
+            name = name.replace(old, new)
+        renamed[name] = tensor
+    return renamed
+
+
 def _fail(name: str, path: Path, problem: str):
     raise PretrainedModelError(
         f"{path.name}: {problem}. Regenerate it with: python -m explorer.training.train {name}"
@@ -264,7 +285,7 @@ def load_model_uncached(name: str, directory: Path = PRETRAINED_DIR) -> LoadedMo
         tensors = load_safetensors(data)
         task = get_task(card["task"])
         model = build_model(card["kind"], task, card["config"])
-        model.load_state_dict(tensors, strict=True)
+        model.load_state_dict(current_names(tensors), strict=True)
     except Exception as problem:  # any parse or shape problem means the files do not fit together
         _fail(name, weights_path, f"the weights do not fit the model card ({type(problem).__name__}: "
                                   f"{str(problem).splitlines()[0][:200]})")

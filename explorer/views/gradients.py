@@ -474,24 +474,12 @@ DEPTH_NORMS = ("post", "pre", "none")
 DEPTH_CONFIGS = tuple((norm, residual) for norm in DEPTH_NORMS for residual in (True, False))
 
 
-def _wire(stack: nn.ModuleList, norm: str, residual: bool, norms: list[nn.Module]) -> None:
-    """Set how each sublayer is wrapped, keeping the weights: `norms` holds the stack's LayerNorms
-    (two per layer, in order, then the final one) so that "none" can take them out and another
-    wiring put them back."""
-    for i, layer in enumerate(stack[:-1]):
-        for j, block in enumerate((layer.attn_block, layer.ffn_block)):
-            block.pre_norm = norm != "post"
-            block.residual = residual
-            block.norm = nn.Identity() if norm == "none" else norms[2 * i + j]
-    stack[-1] = norms[-1] if norm == "pre" else nn.Identity()
-
-
-def _seeded_stack(n_layers: int, width: int, seed: int, n_heads: int) -> tuple[nn.ModuleList, list[nn.Module]]:
+def _seeded_stack(n_layers: int, width: int, seed: int, n_heads: int) -> nn.ModuleList:
+    """n_layers post-norm EncoderLayers and a final LayerNorm, float64, drawn from the seed (other
+    wirings are these layers `rewired`)."""
     with seeded(seed):
         layers = [EncoderLayer(width, n_heads, 4 * width) for _ in range(n_layers)]
-    stack = nn.ModuleList([*layers, nn.LayerNorm(width)]).double().eval().requires_grad_(False)
-    norms = [block.norm for layer in layers for block in (layer.attn_block, layer.ffn_block)]
-    return stack, [*norms, stack[-1]]
+    return nn.ModuleList([*layers, nn.LayerNorm(width)]).double().eval().requires_grad_(False)
 
 
 def build_layer_stack(
@@ -508,9 +496,9 @@ def build_layer_stack(
     """
     if norm not in DEPTH_NORMS:
         raise ValueError(f"norm must be one of {DEPTH_NORMS}")
-    stack, norms = _seeded_stack(n_layers, width, seed, n_heads)
-    _wire(stack, norm, residual, norms)
-    return stack
+    stack = _seeded_stack(n_layers, width, seed, n_heads)
+    layers = [layer.rewired(norm, residual) for layer in stack[:-1]]  # the same weights, wired as asked
+    return nn.ModuleList([*layers, stack[-1] if norm == "pre" else nn.Identity()])
 
 
 def _depth_readout(T: int, width: int) -> torch.Tensor:
@@ -554,7 +542,7 @@ def _seed_weights(width: int, seed: int, n_layers: int) -> tuple[dict[str, torch
     final LayerNorm's.  Layers are drawn in order from the seed, so the first L layers of a deeper
     stack are the L-layer stack: one draw up to DEPTH_CACHED_LAYERS serves every depth below it.
     Linear maps are transposed for x @ W."""
-    stack, _ = _seeded_stack(n_layers, width, seed, 4)
+    stack = _seeded_stack(n_layers, width, seed, 4)
     layers = []
     for layer in stack[:-1]:
         attn, ffn = layer.self_attn, layer.ffn
@@ -564,8 +552,8 @@ def _seed_weights(width: int, seed: int, n_layers: int) -> tuple[dict[str, torch
             "out_w": attn.out_proj.weight.t().contiguous(), "out_b": attn.out_proj.bias,
             "ff1_w": ffn.linear1.weight.t().contiguous(), "ff1_b": ffn.linear1.bias,
             "ff2_w": ffn.linear2.weight.t().contiguous(), "ff2_b": ffn.linear2.bias,
-            "attn_norm_w": layer.attn_block.norm.weight, "attn_norm_b": layer.attn_block.norm.bias,
-            "ffn_norm_w": layer.ffn_block.norm.weight, "ffn_norm_b": layer.ffn_block.norm.bias,
+            "attn_norm_w": layer.attn_norm.weight, "attn_norm_b": layer.attn_norm.bias,
+            "ffn_norm_w": layer.ffn_norm.weight, "ffn_norm_b": layer.ffn_norm.bias,
         })
     layers.append({"norm_w": stack[-1].weight, "norm_b": stack[-1].bias})
     # Kept in float32, which holds them exactly, at half the memory (~30 MB for every width and seed).
@@ -597,7 +585,7 @@ def _seed_batched_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Ten
                         n_heads: int = 4) -> torch.Tensor:
     """`_stack_gradient_norms` of every seed's stack under one wiring, the seeds as one batch.
 
-    The same computation as `EncoderLayer` wired by `_wire` — sublayer h = LN(x) for pre-norm,
+    The same computation as `EncoderLayer.forward` (wired by `EncoderLayer.rewired`) — sublayer h = LN(x) for pre-norm,
     x + F(h) with a residual, LN of that for post-norm, a final LayerNorm for pre-norm only — written
     with batched matrix products over per-seed weights (`_stacked_seed_weights`), so S seeds cost one
     pass of small operations instead of S (checked against `layer_gradient_norms` in the tests).

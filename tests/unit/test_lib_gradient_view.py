@@ -263,7 +263,7 @@ def test_layer_stacks_share_weights_across_wirings_and_leave_the_global_rng_alon
                 assert torch.equal(p, first[name])
     post, pre, none = (gv.build_layer_stack(1, 8, residual=True, norm=n) for n in gv.DEPTH_NORMS)
     assert isinstance(pre[-1], torch.nn.LayerNorm) and isinstance(post[-1], torch.nn.Identity)
-    assert isinstance(none[0].attn_block.norm, torch.nn.Identity)
+    assert isinstance(none[0].attn_norm, torch.nn.Identity)
     with pytest.raises(ValueError):
         gv.build_layer_stack(2, 8, residual=True, norm="batch")
 
@@ -285,7 +285,7 @@ def test_depth_curves_equal_layer_gradient_norms_and_show_the_short_cut():
 @pytest.mark.parametrize("n_layers, width, T, n_seeds", [(1, 16, 4, 1), (5, 16, 8, 3), (24, 32, 4, 2), (26, 16, 4, 2)])
 def test_seed_batched_depth_curves_equal_each_plain_stack(n_layers, width, T, n_seeds):
     """The seed-batched pass on cached weights (a prefix of a 24-layer draw, or a deeper draw above it)
-    gives every seed's and wiring's norms as the plain module stack wired by `_wire` does."""
+    gives every seed's and wiring's norms as the plain module stack of rewired layers does."""
     gv.depth_curves.cache_clear()
     curves = gv.depth_curves(n_layers, width, T, n_seeds)
     for (norm, residual), values in curves.items():
@@ -297,7 +297,7 @@ def test_seed_batched_depth_curves_equal_each_plain_stack(n_layers, width, T, n_
 
 def test_deeper_draws_start_with_the_shallower_stack():
     """What lets one draw of 24 layers serve every depth: the seeded layers come out in order."""
-    shallow, deep = gv._seeded_stack(3, 16, 2, 4)[0], gv._seeded_stack(24, 16, 2, 4)[0]
+    shallow, deep = gv._seeded_stack(3, 16, 2, 4), gv._seeded_stack(24, 16, 2, 4)
     for a, b in zip(shallow[:-1], deep[:3], strict=True):
         for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters(), strict=True):
             assert torch.equal(p, q), name
