@@ -39,7 +39,7 @@ _PUBLIC = {
     "causal_mask": "model.attention",
     "combine_masks": "model.attention",
     "conv1d_cost": "analysis.cost",
-    "count_parameters": "analysis.cost",
+    "count_parameters": "model.parameters",
     "decoder_layer_cost": "analysis.cost",
     "dependency_matrix": "analysis.gradients",
     "encoder_layer_cost": "analysis.cost",

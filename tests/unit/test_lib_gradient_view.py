@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis.cost import attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
+from explorer.analysis.cost import attention_cost, conv1d_cost, encoder_layer_cost, recurrent_cost
 from explorer.analysis.gradients import build_sequence_model, dependency_matrix, input_gradient_norms, random_sequence
 from explorer.analysis.timing import TIMED_LAYERS, Timing, measure_forward_times, slower_from
+from explorer.model.parameters import count_parameters
 from explorer.model.rnn import RecurrentTagger
 from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.training.pretrained import LoadedModel, PretrainedModelError, accuracy_by_distance
