@@ -26,8 +26,9 @@ def _import_in_background() -> threading.Thread:
         import torch
 
         torch.set_num_threads(1)
-        for module in ("explorer.views.attention", "explorer.views.gradients", "explorer.views.positions",
-                       "explorer.views.cost", "explorer.figures.attention", "explorer.figures.sequences"):
+        for module in ("explorer.views.attention", "explorer.views.gradients", "explorer.views.depth",
+                       "explorer.views.positions", "explorer.views.cost", "explorer.figures.attention",
+                       "explorer.figures.sequences"):
             importlib.import_module(module)
         if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
             gc.collect()

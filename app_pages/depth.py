@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer.figures import sequences as figures
 from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
-from explorer.views.gradients import depth_curves
+from explorer.views.depth import depth_curves
 
 WIDTHS = [16, 32, 64]
 LENGTHS = [4, 8, 16, 32]

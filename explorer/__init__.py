@@ -2,7 +2,7 @@
 
     model      attention, positional encodings, the transformer, recurrent networks
     training   tasks, the shipped models (loading, cards, evaluation), the training command, seeding
-    analysis   lookup, gradients (with back-propagation through time), depth, cost, timing
+    analysis   lookup, gradients, back-propagation through time, dependency, depth, cost, timing
     views      what each lesson page shows, computed and cached, read-only (no Streamlit)
     figures    Plotly/Altair builders: handed arrays, they return figures (import no other layer)
     ui         the only Streamlit code: URL-bound controls, downloads, the page catalog
@@ -39,9 +39,9 @@ _PUBLIC = {
     "causal_mask": "model.attention",
     "combine_masks": "model.attention",
     "conv1d_cost": "analysis.cost",
-    "count_parameters": "analysis.cost",
+    "count_parameters": "model.parameters",
     "decoder_layer_cost": "analysis.cost",
-    "dependency_matrix": "analysis.gradients",
+    "dependency_matrix": "analysis.dependency",
     "encoder_layer_cost": "analysis.cost",
     "ffn_cost": "analysis.cost",
     "index_encoding": "model.positional",

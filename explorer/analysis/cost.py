@@ -2,7 +2,7 @@
 
 Multiplications are those of the matrix products (the dominant cost, and what the big-O table
 counts); element-wise work such as softmax, activations and normalisation is left out.  Parameter
-counts include biases and LayerNorm scales, and match `count_parameters` on the built modules.
+counts include biases and LayerNorm scales, and match `explorer.model.parameters.count_parameters` on the built modules.
 
 Big-O per layer for sequence length T, width d, kernel k:
 
@@ -19,18 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torch import nn
-
 __all__ = [
     "Cost",
     "attention_cost",
     "conv1d_cost",
-    "count_parameters",
     "decoder_layer_cost",
     "encoder_layer_cost",
     "ffn_cost",
     "recurrent_cost",
-    "self_attention_crossover",
 ]
 
 _GATES = {"rnn": 1, "gru": 3, "lstm": 4}
@@ -52,11 +48,6 @@ class Cost:
             self.sequential_steps + other.sequential_steps,
             self.path_length + other.path_length,
         )
-
-
-def count_parameters(module: nn.Module) -> int:
-    """Number of scalars in the module's parameters (trainable or not)."""
-    return sum(p.numel() for p in module.parameters())
 
 
 def attention_cost(T_q: int, d: int, T_k: int | None = None) -> Cost:
@@ -124,8 +115,3 @@ def conv1d_cost(T: int, d: int, k: int) -> Cost:
         raise ValueError("kernel size must be >= 2: a width-1 convolution never connects two positions")
     path = max(1, -(-(T - 1) // (k - 1)))
     return Cost(k * d * d + d, T * k * d * d, sequential_steps=T, path_length=path)
-
-
-def self_attention_crossover(d: int) -> int:
-    """Sequence length where attention's T²·d equals the RNN's T·d² multiplications: T = d."""
-    return d

@@ -1,9 +1,12 @@
-"""How far back does the gradient reach?  ‖∂L/∂x_t‖ and ‖∂y_t/∂x_s‖ for the loop and for attention.
+"""How far back does the gradient reach?  ‖∂L/∂x_t‖ for the loop and for attention, by autograd.
 
 An RNN's gradient to an early input is a product of T Jacobians and shrinks (or grows)
 geometrically with the distance; a causal attention layer reaches every earlier input in one step.
 Everything here runs in float64: in float32 the RNN's norms underflow to exactly 0 for long
-sequences, which would hide how small they really are.
+sequences, which would hide how small they really are.  The models and inputs of the gradient
+lessons come from here (seed s: model seed s, input seed INPUT_SEED_OFFSET + s, the read-out
+`default_readout`); `explorer.analysis.bptt` computes the same norms where autograd loses them,
+`explorer.analysis.dependency` the matrix ‖∂y_t/∂x_s‖, `explorer.analysis.depth` depth instead of time.
 """
 
 from __future__ import annotations
@@ -19,14 +22,19 @@ from ..model.transformer import EncoderLayer
 from ..training.seeding import seeded
 
 __all__ = [
+    "INPUT_SEED_OFFSET",
+    "READOUT_SEED",
     "SEQUENCE_MODEL_KINDS",
     "CausalAttentionStack",
     "build_sequence_model",
-    "dependency_matrix",
+    "default_readout",
     "input_gradient_norms",
+    "random_sequence",
 ]
 
 SEQUENCE_MODEL_KINDS = (*RECURRENT_KINDS, "transformer")
+INPUT_SEED_OFFSET = 1000  # seed s uses model seed s and input seed 1000 + s (independent streams)
+READOUT_SEED = 1234  # the fixed random read-out through which every gradient here is measured
 
 
 class CausalAttentionStack(nn.Module):
@@ -104,36 +112,27 @@ def _seeded_normal(shape, seed: int) -> torch.Tensor:
     return torch.randn(*shape, generator=gen, dtype=torch.float64)
 
 
+def default_readout(*shape: int) -> torch.Tensor:
+    """The fixed random read-out of unit norm (float64, seeded by READOUT_SEED) that turns an output
+    into the scalar loss L = readout · y: shaped (width,) for one output, (T, width) for all."""
+    readout = _seeded_normal(shape, READOUT_SEED)
+    return readout / readout.norm()
+
+
 def input_gradient_norms(
     model: nn.Module, x: torch.Tensor, readout: torch.Tensor | None = None, bptt_window: int | None = None
 ) -> np.ndarray:
     """‖∂L/∂x_t‖ for every t, with L = readout · y_{T−1} (a fixed linear read-out of the last output).
 
-    x: (T, width) one sequence.  readout defaults to a fixed random unit vector.
+    x: (T, width) one sequence.  readout defaults to `default_readout(width)`.
     """
     x = x.detach().to(torch.float64).clone().requires_grad_(True)
     y = model(x[None], bptt_window=bptt_window)[0]
     if readout is None:
-        readout = _seeded_normal((y.shape[-1],), seed=1234)
-        readout = readout / readout.norm()
+        readout = default_readout(y.shape[-1])
     loss = (y[-1] * readout.to(y.dtype)).sum()
     (grad,) = torch.autograd.grad(loss, x)
     return grad.norm(dim=-1).numpy()
-
-
-def dependency_matrix(model: nn.Module, x: torch.Tensor) -> np.ndarray:
-    """(T, T) matrix of ‖∂y_t/∂x_s‖ (Frobenius norm of each Jacobian block).
-
-    Row t says how strongly output t depends on each input s: a fading lower triangle for an RNN,
-    a flat lower triangle for causal attention, a full square without a mask.
-    """
-    x = x.detach().to(torch.float64)
-
-    def run(inputs: torch.Tensor) -> torch.Tensor:
-        return model(inputs[None])[0]
-
-    jac = torch.autograd.functional.jacobian(run, x, vectorize=True)  # (T, d_out, T, d_in)
-    return jac.pow(2).sum(dim=(1, 3)).sqrt().numpy()
 
 
 def random_sequence(T: int, width: int, seed: int = 0) -> torch.Tensor:

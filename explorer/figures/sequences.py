@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..analysis.depth import DEPTH_CONFIGS
 from ..analysis.timing import TIMED_LAYERS, Timing
 from ..views.gradients import (
-    DEPTH_CONFIGS,
     KIND_LABELS,
     GradientCurves,
     RecallAccuracy,

@@ -102,8 +102,8 @@ def scaled_dot_product_attention(
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with separate Q, K, V and output projections.
 
-    Self-attention passes the same sequence as `query` and `key_value`; cross-attention passes the
-    decoder states as `query` and the encoder output as `key_value`.  An optional `rotary`
+    Self-attention passes one sequence (`key_value` defaults to the `query`); cross-attention passes
+    the decoder states as `query` and the encoder output as `key_value`.  An optional `rotary`
     callable (RoPE) rotates queries and keys per head before the dot product.
     """
 
@@ -120,13 +120,14 @@ class MultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
 
     def _split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, d_model) → (B, heads, T, head_dim): each head attends with its own slice."""
         batch, T, _ = x.shape
-        return x.view(batch, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, dh)
+        return x.view(batch, T, self.n_heads, self.head_dim).transpose(1, 2)
 
     def forward(
         self,
         query: torch.Tensor,
-        key_value: torch.Tensor,
+        key_value: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
         bias: torch.Tensor | None = None,
         rotary=None,
@@ -136,12 +137,13 @@ class MultiHeadAttention(nn.Module):
         The trace's tensors are shaped (B, heads, T_q, T_k); its `output` is the per-head
         (B, heads, T_q, head_dim) mix before the heads are concatenated and projected.
         """
-        q = self._split_heads(self.q_proj(query))
-        k = self._split_heads(self.k_proj(key_value))
-        v = self._split_heads(self.v_proj(key_value))
+        key_value = query if key_value is None else key_value
+        q = self._split_heads(self.q_proj(query))  # (B, heads, T_q, head_dim)
+        k = self._split_heads(self.k_proj(key_value))  # (B, heads, T_k, head_dim)
+        v = self._split_heads(self.v_proj(key_value))  # (B, heads, T_k, head_dim)
         if rotary is not None:
-            q, k = rotary(q), rotary(k)
-        trace = attention_pipeline(q, k, v, mask=mask, bias=bias)
-        batch, _, T_q, _ = trace.output.shape
-        merged = trace.output.transpose(1, 2).reshape(batch, T_q, self.d_model)
-        return self.out_proj(merged), trace
+            q, k = rotary(q), rotary(k)  # RoPE: rotate each pair of dimensions by position × frequency
+        trace = attention_pipeline(q, k, v, mask=mask, bias=bias)  # weights (B, heads, T_q, T_k)
+        batch, _, T_q, _ = trace.output.shape  # output (B, heads, T_q, head_dim)
+        merged = trace.output.transpose(1, 2).reshape(batch, T_q, self.d_model)  # heads side by side (B, T_q, d)
+        return self.out_proj(merged), trace  # (B, T_q, d)

@@ -1,8 +1,17 @@
 """A small, readable transformer: encoder-only, decoder-only or encoder–decoder from one config.
 
-`forward` returns the logits together with a trace of everything the lesson pages draw: per layer
-and head the self- and cross-attention scores and weights, and every layer's hidden states.
-Nothing is stored on the module, so one cached model can serve every user at once.
+Read it top-down, following one forward pass:
+
+    Transformer.forward      picks the stacks the architecture has and ends in the output projection
+    Stack.forward            token embedding (+ absolute positions), the mask, N layers, final LayerNorm
+    EncoderLayer.forward     self-attention, then feed-forward, each with its residual and LayerNorm
+    DecoderLayer.forward     the same with cross-attention to the encoder's output in between
+    FeedForward              expand, ReLU, project back
+
+Shapes: B batch, T sequence length, d d_model, heads × head_dim = d.  `forward` returns the logits
+together with a trace of everything the lesson pages draw: per layer and head the self- and
+cross-attention scores and weights, and every layer's hidden states.  Nothing is stored on the
+module, so one cached model can serve every user at once.
 """
 
 from __future__ import annotations
@@ -26,16 +35,22 @@ from .positional import (
 
 __all__ = [
     "ARCHITECTURES",
+    "NORM_PLACEMENTS",
     "DecoderLayer",
     "EncoderLayer",
     "FeedForward",
     "LayerTrace",
     "ModelTrace",
+    "Stack",
     "Transformer",
     "TransformerConfig",
+    "attention_mask",
 ]
 
 ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
+# Where a layer puts its LayerNorms: "post" (the paper: Add & Norm after each sublayer), "pre"
+# (before each sublayer, GPT-2 onwards) or "none" (no LayerNorm at all, for the depth lesson).
+NORM_PLACEMENTS = ("post", "pre", "none")
 
 
 @dataclass(frozen=True)
@@ -84,7 +99,10 @@ class TransformerConfig:
 
     @property
     def output_vocab_size(self) -> int:
-        return self.vocab_size if self.target_vocab_size is None else self.target_vocab_size
+        """The vocabulary the model predicts: target_vocab_size for an encoder–decoder (if set)."""
+        if self.architecture == "encoder-decoder" and self.target_vocab_size is not None:
+            return self.target_vocab_size
+        return self.vocab_size
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -96,18 +114,6 @@ class TransformerConfig:
         if unknown:
             raise ValueError(f"unknown TransformerConfig fields: {sorted(unknown)}")
         return cls(**data)
-
-
-class FeedForward(nn.Module):
-    """Position-wise two-layer network: expand to d_ff, ReLU, project back to d_model."""
-
-    def __init__(self, d_model: int, d_ff: int):
-        super().__init__()
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.linear2 = nn.Linear(d_ff, d_model)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(torch.relu(self.linear1(x)))
 
 
 @dataclass
@@ -134,99 +140,6 @@ class ModelTrace:
         return self.decoder_layers or self.encoder_layers
 
 
-class _Sublayer(nn.Module):
-    """One "Add & Norm" around a sublayer, in post-norm or pre-norm placement, residual optional."""
-
-    def __init__(self, d_model: int, norm: str, residual: bool):
-        super().__init__()
-        self.norm = nn.LayerNorm(d_model)
-        self.pre_norm = norm == "pre"
-        self.residual = residual
-
-    def forward(self, x: torch.Tensor, sublayer) -> tuple[torch.Tensor, object]:
-        """sublayer(h) returns (value, extra); the extra (an attention trace) is passed through."""
-        h = self.norm(x) if self.pre_norm else x
-        value, extra = sublayer(h)
-        out = x + value if self.residual else value
-        return (out if self.pre_norm else self.norm(out)), extra
-
-
-class EncoderLayer(nn.Module):
-    """Self-attention then feed-forward, each wrapped in Add & Norm.
-
-    Unmasked in an encoder; give it a causal mask and it is a decoder-only ("GPT-style") layer.
-    """
-
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True):
-        super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, n_heads)
-        self.ffn = FeedForward(d_model, d_ff)
-        self.attn_block = _Sublayer(d_model, norm, residual)
-        self.ffn_block = _Sublayer(d_model, norm, residual)
-
-    def forward(self, x, mask=None, bias=None, rotary=None) -> tuple[torch.Tensor, LayerTrace]:
-        x, attn = self.attn_block(x, lambda h: self.self_attn(h, h, mask=mask, bias=bias, rotary=rotary))
-        x, _ = self.ffn_block(x, lambda h: (self.ffn(h), None))
-        return x, LayerTrace(self_attention=attn, cross_attention=None, hidden=x)
-
-
-class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention to the encoder output, then feed-forward."""
-
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True):
-        super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, n_heads)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads)
-        self.ffn = FeedForward(d_model, d_ff)
-        self.self_block = _Sublayer(d_model, norm, residual)
-        self.cross_block = _Sublayer(d_model, norm, residual)
-        self.ffn_block = _Sublayer(d_model, norm, residual)
-
-    def forward(
-        self, x, memory, self_mask=None, memory_mask=None, bias=None, rotary=None
-    ) -> tuple[torch.Tensor, LayerTrace]:
-        x, self_attn = self.self_block(
-            x, lambda h: self.self_attn(h, h, mask=self_mask, bias=bias, rotary=rotary)
-        )
-        # Queries come from the decoder, keys and values from the encoder output ("memory").
-        x, cross_attn = self.cross_block(x, lambda h: self.cross_attn(h, memory, mask=memory_mask))
-        x, _ = self.ffn_block(x, lambda h: (self.ffn(h), None))
-        return x, LayerTrace(self_attention=self_attn, cross_attention=cross_attn, hidden=x)
-
-
-class _Stack(nn.Module):
-    """Token embedding, positional information, N layers and (pre-norm only) a final LayerNorm."""
-
-    def __init__(self, config: TransformerConfig, vocab_size: int, layer_cls, bidirectional: bool):
-        super().__init__()
-        c = config
-        self.config = c
-        self.embed = nn.Embedding(vocab_size, c.d_model)
-        self.position = AbsolutePositionalEncoding(
-            c.encoding if c.encoding in ABSOLUTE_ENCODINGS else "none", c.max_len, c.d_model, c.base
-        )
-        self.layers = nn.ModuleList(
-            layer_cls(c.d_model, c.n_heads, c.ff_dim, c.norm, c.residual) for _ in range(c.n_layers)
-        )
-        self.final_norm = nn.LayerNorm(c.d_model) if c.norm == "pre" else nn.Identity()
-        self.t5_bias = T5RelativeBias(c.n_heads, bidirectional) if c.encoding == "t5" else None
-        self.rotary = RotaryEmbedding(c.d_model // c.n_heads, c.base) if c.encoding == "rope" else None
-
-    def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
-        T = tokens.shape[1]
-        if self.config.max_len < T:
-            raise ValueError(f"sequence length {T} exceeds the model's max_len {self.config.max_len}")
-        # Scaled by √d as in the paper so the embedding is not drowned by the position vector.
-        return self.embed(tokens) * math.sqrt(self.config.d_model) + self.position(T)
-
-    def score_bias(self, T: int, device) -> torch.Tensor | None:
-        if self.config.encoding == "alibi":
-            return torch.from_numpy(alibi_bias(self.config.n_heads, T)).float().to(device)[None]
-        if self.t5_bias is not None:
-            return self.t5_bias(T)
-        return None
-
-
 class Transformer(nn.Module):
     """Encoder-only, decoder-only or encoder–decoder transformer built from a TransformerConfig.
 
@@ -238,33 +151,12 @@ class Transformer(nn.Module):
         super().__init__()
         self.config = config
         arch = config.architecture
-        self.encoder = (
-            _Stack(config, config.vocab_size, EncoderLayer, bidirectional=True)
-            if arch in ("encoder", "encoder-decoder")
-            else None
-        )
-        self.decoder = (
-            _Stack(config, config.output_vocab_size if arch == "encoder-decoder" else config.vocab_size,
-                   DecoderLayer if arch == "encoder-decoder" else EncoderLayer, bidirectional=False)
-            if arch in ("decoder", "encoder-decoder")
-            else None
-        )
-        out_vocab = config.output_vocab_size if arch == "encoder-decoder" else config.vocab_size
-        self.lm_head = nn.Linear(config.d_model, out_vocab)
-
-    def _run_self_stack(self, stack: _Stack, tokens, causal: bool, valid, layer_traces: list):
-        x = stack.embed_tokens(tokens)
-        T = tokens.shape[1]
-        mask = combine_masks(
-            causal_mask(T, tokens.device) if causal else None,
-            key_padding_mask(valid) if valid is not None else None,
-        )
-        bias = stack.score_bias(T, tokens.device)
-        stack_input = x
-        for layer in stack.layers:
-            x, trace = layer(x, mask=mask, bias=bias, rotary=stack.rotary)
-            layer_traces.append(trace)
-        return stack.final_norm(x), stack_input
+        # An encoder reads the input; a decoder writes the output (decoder-only: reads and writes).
+        self.encoder = Stack(config, config.vocab_size, EncoderLayer, bidirectional=True) if arch != "decoder" else None
+        decoder_layer = DecoderLayer if arch == "encoder-decoder" else EncoderLayer  # GPT: causal EncoderLayers
+        self.decoder = (Stack(config, config.output_vocab_size, decoder_layer, bidirectional=False)
+                        if arch != "encoder" else None)
+        self.lm_head = nn.Linear(config.d_model, config.output_vocab_size)  # hidden state → one logit per token
 
     def forward(
         self,
@@ -286,34 +178,19 @@ class Transformer(nn.Module):
         arch = self.config.architecture
         trace = ModelTrace()
         if arch == "encoder":
-            x, trace.encoder_input = self._run_self_stack(
-                self.encoder, tokens, bool(causal), valid, trace.encoder_layers
-            )
-            return self.lm_head(x), trace
+            x, trace.encoder_input, trace.encoder_layers = self.encoder(tokens, causal=bool(causal), valid=valid)
+            return self.lm_head(x), trace  # (B, T, vocab)
+        causal = True if causal is None else causal  # a decoder sees only what it has written so far
         if arch == "decoder":
-            x, trace.decoder_input = self._run_self_stack(
-                self.decoder, tokens, True if causal is None else causal, valid, trace.decoder_layers
-            )
-            return self.lm_head(x), trace
+            x, trace.decoder_input, trace.decoder_layers = self.decoder(tokens, causal=causal, valid=valid)
+            return self.lm_head(x), trace  # (B, T, vocab)
         if target is None:
             raise ValueError("an encoder–decoder model needs a target sequence (teacher forcing)")
-        memory, trace.encoder_input = self._run_self_stack(
-            self.encoder, tokens, False, valid, trace.encoder_layers
+        memory, trace.encoder_input, trace.encoder_layers = self.encoder(tokens, causal=False, valid=valid)
+        y, trace.decoder_input, trace.decoder_layers = self.decoder(
+            target, causal=causal, valid=target_valid, memory=memory, memory_valid=valid
         )
-        dec = self.decoder
-        y = trace.decoder_input = dec.embed_tokens(target)
-        T_out = target.shape[1]
-        self_mask = combine_masks(
-            causal_mask(T_out, target.device) if (True if causal is None else causal) else None,
-            key_padding_mask(target_valid) if target_valid is not None else None,
-        )
-        memory_mask = key_padding_mask(valid) if valid is not None else None
-        bias = dec.score_bias(T_out, target.device)
-        for layer in dec.layers:
-            y, layer_trace = layer(y, memory, self_mask=self_mask, memory_mask=memory_mask,
-                                   bias=bias, rotary=dec.rotary)
-            trace.decoder_layers.append(layer_trace)
-        return self.lm_head(dec.final_norm(y)), trace
+        return self.lm_head(y), trace  # (B, T_out, target vocab)
 
     @torch.no_grad()
     def generate(
@@ -337,5 +214,182 @@ class Transformer(nn.Module):
                 logits, trace = self(tokens, out, causal=causal, valid=valid)
             else:
                 logits, trace = self(out, causal=causal, valid=valid)
-            out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)
+            out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)  # the likeliest next token, appended
         return out[:, out.shape[1] - n_steps:], trace
+
+
+def attention_mask(T: int, *, causal: bool, valid: torch.Tensor | None, device=None) -> torch.Tensor | None:
+    """The self-attention mask of a stack (True = may attend), or None if nothing is hidden.
+
+    causal: position t sees only positions ≤ t, (T, T).  valid: (B, T) booleans, False for padding
+    keys, (B, 1, 1, T).  Both: their AND, broadcast to (B, 1, T, T).
+    """
+    return combine_masks(
+        causal_mask(T, device) if causal else None,
+        key_padding_mask(valid) if valid is not None else None,
+    )
+
+
+class Stack(nn.Module):
+    """Token embedding, positional information, N layers and (pre-norm only) a final LayerNorm."""
+
+    def __init__(self, config: TransformerConfig, vocab_size: int, layer_cls, bidirectional: bool):
+        super().__init__()
+        c = config
+        self.config = c
+        self.embed = nn.Embedding(vocab_size, c.d_model)
+        self.position = AbsolutePositionalEncoding(
+            c.encoding if c.encoding in ABSOLUTE_ENCODINGS else "none", c.max_len, c.d_model, c.base
+        )
+        self.layers = nn.ModuleList(
+            layer_cls(c.d_model, c.n_heads, c.ff_dim, c.norm, c.residual) for _ in range(c.n_layers)
+        )
+        # Pre-norm never normalises the residual stream itself, so the stack's output gets one at the end.
+        self.final_norm = nn.LayerNorm(c.d_model) if c.norm == "pre" else nn.Identity()
+        self.t5_bias = T5RelativeBias(c.n_heads, bidirectional) if c.encoding == "t5" else None
+        self.rotary = RotaryEmbedding(c.d_model // c.n_heads, c.base) if c.encoding == "rope" else None
+
+    def forward(self, tokens: torch.Tensor, *, causal: bool, valid: torch.Tensor | None = None,
+                memory: torch.Tensor | None = None, memory_valid: torch.Tensor | None = None,
+                ) -> tuple[torch.Tensor, torch.Tensor, list[LayerTrace]]:
+        """tokens: (B, T) → (output (B, T, d), the input to layer 0 (B, T, d), each layer's trace).
+
+        memory: the encoder's output (B, T_src, d), for the DecoderLayers of an encoder–decoder;
+        memory_valid marks its padding.
+        """
+        T = tokens.shape[1]
+        x = self.embed_tokens(tokens)  # (B, T, d)
+        stack_input = x
+        mask = attention_mask(T, causal=causal, valid=valid, device=tokens.device)
+        bias = self.score_bias(T, tokens.device)  # (1 or B, heads, T, T) for ALiBi and T5, else None
+        memory_mask = attention_mask(T, causal=False, valid=memory_valid)  # padding in the source, or None
+        traces = []
+        for layer in self.layers:
+            if memory is None:
+                x, layer_trace = layer(x, mask=mask, bias=bias, rotary=self.rotary)
+            else:
+                x, layer_trace = layer(x, memory, self_mask=mask, memory_mask=memory_mask, bias=bias,
+                                       rotary=self.rotary)
+            traces.append(layer_trace)
+        return self.final_norm(x), stack_input, traces  # (B, T, d)
+
+    def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
+        """(B, T) ids → (B, T, d): the token embeddings plus the absolute positions (if any)."""
+        T = tokens.shape[1]
+        if self.config.max_len < T:
+            raise ValueError(f"sequence length {T} exceeds the model's max_len {self.config.max_len}")
+        # Scaled by √d as in the paper so the embedding is not drowned by the position vector.
+        return self.embed(tokens) * math.sqrt(self.config.d_model) + self.position(T)
+
+    def score_bias(self, T: int, device) -> torch.Tensor | None:
+        """What ALiBi or T5 add to the attention scores, (1, heads, T, T); None for other encodings."""
+        if self.config.encoding == "alibi":
+            return torch.from_numpy(alibi_bias(self.config.n_heads, T)).float().to(device)[None]
+        if self.t5_bias is not None:
+            return self.t5_bias(T)
+        return None
+
+
+def _norm(d_model: int, norm: str) -> nn.Module:
+    """A LayerNorm, or an Identity for norm="none"."""
+    if norm not in NORM_PLACEMENTS:
+        raise ValueError(f"norm must be one of {NORM_PLACEMENTS}")
+    return nn.Identity() if norm == "none" else nn.LayerNorm(d_model)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then feed-forward, each with a residual connection and a LayerNorm.
+
+    Unmasked in an encoder; give it a causal mask and it is a decoder-only ("GPT-style") layer.
+    norm: "post" (the paper), "pre" or "none"; residual=False drops both residual connections
+    (the depth lesson's comparisons; `rewired` gives the same weights another wiring).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, n_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.attn_norm = _norm(d_model, norm)  # around the self-attention
+        self.ffn_norm = _norm(d_model, norm)  # around the feed-forward network
+        self.norm = norm
+        self.residual = residual
+
+    def forward(self, x, mask=None, bias=None, rotary=None) -> tuple[torch.Tensor, LayerTrace]:
+        """x: (B, T, d) → (B, T, d) and the layer's trace.  mask, bias, rotary: see MultiHeadAttention."""
+        if self.norm == "pre":  # normalise what enters each sublayer; the sum x + … is left alone
+            a, attn = self.self_attn(self.attn_norm(x), mask=mask, bias=bias, rotary=rotary)  # (B, T, d)
+            x = x + a if self.residual else a
+            f = self.ffn(self.ffn_norm(x))  # (B, T, d)
+            x = x + f if self.residual else f
+        else:  # "post", the paper's Add & Norm: normalise the sum ("none": the norms are Identity)
+            a, attn = self.self_attn(x, mask=mask, bias=bias, rotary=rotary)  # (B, T, d)
+            x = self.attn_norm(x + a if self.residual else a)
+            f = self.ffn(x)  # (B, T, d)
+            x = self.ffn_norm(x + f if self.residual else f)
+        return x, LayerTrace(self_attention=attn, cross_attention=None, hidden=x)
+
+    def rewired(self, norm: str | None = None, residual: bool | None = None) -> EncoderLayer:
+        """A new layer with this layer's weights (the same tensors, not copies), wired differently.
+
+        This layer is left as it is, so a model shared by every session can be rewired for one.
+        None keeps this layer's setting.  A layer without LayerNorms (norm="none") has none to put back.
+        """
+        norm = self.norm if norm is None else norm
+        residual = self.residual if residual is None else residual
+        if self.norm == "none" and norm != "none":
+            raise ValueError("this layer has no LayerNorms to put back (it was built with norm='none')")
+        attn = self.self_attn
+        with torch.device("meta"):  # a skeleton: no memory and no random draws; its parts are replaced
+            layer = EncoderLayer(attn.d_model, attn.n_heads, self.ffn.linear1.out_features, norm, residual)
+        layer.self_attn, layer.ffn = self.self_attn, self.ffn
+        if norm != "none":
+            layer.attn_norm, layer.ffn_norm = self.attn_norm, self.ffn_norm
+        layer.training = self.training
+        return layer
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention to the encoder output, then feed-forward."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, n_heads)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.attn_norm = _norm(d_model, norm)
+        self.cross_norm = _norm(d_model, norm)
+        self.ffn_norm = _norm(d_model, norm)
+        self.norm = norm
+        self.residual = residual
+
+    def forward(self, x, memory, self_mask=None, memory_mask=None, bias=None,
+                rotary=None) -> tuple[torch.Tensor, LayerTrace]:
+        """x: (B, T, d), memory: the encoder's output (B, T_src, d) → (B, T, d) and the layer's trace."""
+        # Cross-attention: queries come from the decoder, keys and values from the encoder ("memory").
+        if self.norm == "pre":
+            a, self_attn = self.self_attn(self.attn_norm(x), mask=self_mask, bias=bias, rotary=rotary)  # (B, T, d)
+            x = x + a if self.residual else a
+            c, cross_attn = self.cross_attn(self.cross_norm(x), memory, mask=memory_mask)  # (B, T, d)
+            x = x + c if self.residual else c
+            f = self.ffn(self.ffn_norm(x))  # (B, T, d)
+            x = x + f if self.residual else f
+        else:
+            a, self_attn = self.self_attn(x, mask=self_mask, bias=bias, rotary=rotary)  # (B, T, d)
+            x = self.attn_norm(x + a if self.residual else a)
+            c, cross_attn = self.cross_attn(x, memory, mask=memory_mask)  # (B, T, d)
+            x = self.cross_norm(x + c if self.residual else c)
+            f = self.ffn(x)  # (B, T, d)
+            x = self.ffn_norm(x + f if self.residual else f)
+        return x, LayerTrace(self_attention=self_attn, cross_attention=cross_attn, hidden=x)
+
+
+class FeedForward(nn.Module):
+    """Position-wise two-layer network: expand to d_ff, ReLU, project back to d_model."""
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(torch.relu(self.linear1(x)))  # (B, T, d) → (B, T, d_ff) → (B, T, d)

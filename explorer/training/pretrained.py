@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from safetensors.torch import load as load_safetensors
 from torch import nn
@@ -32,12 +33,12 @@ __all__ = [
     "LoadedModel",
     "ModelSpec",
     "PretrainedModelError",
-    "accuracy_by_distance",
     "build_model",
     "evaluate",
     "find_spec",
     "load_model",
     "model_name",
+    "recall_correct",
 ]
 
 PRETRAINED_DIR = Path(__file__).resolve().parents[2] / "pretrained"
@@ -147,14 +148,6 @@ def forward(model: nn.Module, batch: Batch) -> torch.Tensor:
     return logits
 
 
-@torch.no_grad()
-def greedy_decode(model: Transformer, task: SequenceToSequenceTask, source: torch.Tensor, valid: torch.Tensor,
-                  n_steps: int | None = None) -> torch.Tensor:
-    """Autoregressive generation: start from <s>, feed each prediction back in."""
-    n_steps = task.max_len if n_steps is None else n_steps
-    return model.generate(source, n_steps, task.index["<s>"], valid=valid)[0]
-
-
 EVAL_CHUNK = 256  # examples per forward pass: a trace of 2048 × 129 tokens at once would take gigabytes
 
 
@@ -181,7 +174,7 @@ def evaluate(model: nn.Module, task: Task, batch: Batch | None = None) -> dict:
         right_tokens += (forward(model, part).argmax(-1)[scored] == part.targets[scored]).sum().item()
         scored_tokens += scored.sum().item()
         if isinstance(task, SequenceToSequenceTask):
-            generated = greedy_decode(model, task, part.inputs, part.valid)
+            generated, _ = model.generate(part.inputs, task.max_len, task.index["<s>"], valid=part.valid)
             right_sequences += ((generated == part.targets) | ~scored).all(dim=1).sum().item()
     token_accuracy = right_tokens / scored_tokens
     metrics = {"token_accuracy": token_accuracy}
@@ -195,18 +188,30 @@ def evaluate(model: nn.Module, task: Task, batch: Batch | None = None) -> dict:
 
 
 @torch.no_grad()
-def accuracy_by_distance(model: nn.Module, task: Task) -> dict[int, float]:
-    """Recall task: accuracy for each distance between the key and the '?' on the evaluation set."""
+def recall_correct(model: nn.Module, task: Task, chunk: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    """Recall task: (distance, right) for every example of the evaluation set — the distance between
+    the key and the '?', and whether the model's answer at the '?' is right.
+
+    In bounded memory: examples are sorted by distance and run in chunks cut to the chunk's longest
+    gap (the answer at '?' does not depend on the padding after it: the models are causal), instead
+    of one (2048 × 129) batch whose attention traces alone take gigabytes.
+    """
     batch = task.evaluation()
     if batch.distance is None:
-        raise ValueError("accuracy by distance needs the recall task")
-    right = []
-    for part in _chunks(batch):
-        rows = torch.arange(len(part.distance))
+        raise ValueError("recall_correct needs the recall task")
+    order = torch.argsort(batch.distance, stable=True)
+    distance, right = [], []
+    for start in range(0, len(order), chunk):
+        rows = order[start:start + chunk]
+        d = batch.distance[rows]
+        length = int(d.max()) + 1
+        part = Batch(batch.inputs[rows, :length], batch.targets[rows, :length], batch.valid[rows, :length],
+                     distance=d)
         logits = forward(model, part)
-        right.append(logits[rows, part.distance].argmax(-1) == part.targets[rows, part.distance])
-    right = torch.cat(right)
-    return {int(d): right[batch.distance == d].float().mean().item() for d in batch.distance.unique()}
+        index = torch.arange(len(rows))
+        right.append((logits[index, d].argmax(-1) == part.targets[index, d]).numpy())
+        distance.append(d.numpy())
+    return np.concatenate(distance), np.concatenate(right)
 
 
 # --- loading ----------------------------------------------------------------------------------------
@@ -224,6 +229,27 @@ class LoadedModel:
     model: nn.Module
     task: Task
     card: dict
+
+
+# Parameters renamed since the shipped weights were saved (old → new): a layer's LayerNorms were
+# the `norm` of a wrapper module per sublayer, and are now the layer's own `attn_norm`, `cross_norm`
+# and `ffn_norm`.  The weight files stay as they are (their cards hold the files' SHA-256).
+RENAMED_PARAMETERS = {
+    ".attn_block.norm.": ".attn_norm.",
+    ".self_block.norm.": ".attn_norm.",
+    ".cross_block.norm.": ".cross_norm.",
+    ".ffn_block.norm.": ".ffn_norm.",
+}
+
+
+def current_names(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A state dict saved under the old parameter names, under today's (others are kept)."""
+    renamed = {}
+    for name, tensor in tensors.items():
+        for old, new in RENAMED_PARAMETERS.items():
+            name = name.replace(old, new)
+        renamed[name] = tensor
+    return renamed
 
 
 def _fail(name: str, path: Path, problem: str):
@@ -264,7 +290,7 @@ def load_model_uncached(name: str, directory: Path = PRETRAINED_DIR) -> LoadedMo
         tensors = load_safetensors(data)
         task = get_task(card["task"])
         model = build_model(card["kind"], task, card["config"])
-        model.load_state_dict(tensors, strict=True)
+        model.load_state_dict(current_names(tensors), strict=True)
     except Exception as problem:  # any parse or shape problem means the files do not fit together
         _fail(name, weights_path, f"the weights do not fit the model card ({type(problem).__name__}: "
                                   f"{str(problem).splitlines()[0][:200]})")

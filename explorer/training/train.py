@@ -25,7 +25,7 @@ import torch
 from safetensors.torch import save_file
 from torch.nn import functional as F
 
-from ..analysis.cost import count_parameters
+from ..model.parameters import count_parameters
 from .pretrained import (
     MODEL_SPECS,
     PRETRAINED_DIR,
@@ -109,15 +109,9 @@ def attention_hint_loss(trace, hint: AttentionHint, task, batch) -> torch.Tensor
     return -torch.log(wanted + 1e-6).mean()
 
 
-def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = None, quiet: bool = False) -> dict:
-    """Train one model from its spec, save weights and card, return the card."""
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    torch.manual_seed(spec.seed)
-    steps = spec.steps if steps is None else steps
-    task = get_task(spec.task)
-    config = model_config(spec, task)
-    model = build_model(spec.kind, task, config)
+def _optimise(spec: ModelSpec, model, task, steps: int, quiet: bool) -> tuple[float, float]:
+    """AdamW with warm-up and cosine decay, gradients clipped to norm 1, batches drawn from the
+    seed + 1.  Returns the mean loss of the last 50 steps and the wall time in seconds."""
     optimiser = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=0.01)
     generator = torch.Generator().manual_seed(spec.seed + 1)
     started = time.perf_counter()
@@ -142,7 +136,19 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
         recent_losses = [*recent_losses, loss.item()][-50:]
         if not quiet:
             _progress(spec.name, step + 1, steps, loss.item(), started)
-    wall_time = time.perf_counter() - started
+    return sum(recent_losses) / len(recent_losses), time.perf_counter() - started
+
+
+def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = None, quiet: bool = False) -> dict:
+    """Train one model from its spec, save weights and card, return the card."""
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    torch.manual_seed(spec.seed)
+    steps = spec.steps if steps is None else steps
+    task = get_task(spec.task)
+    config = model_config(spec, task)
+    model = build_model(spec.kind, task, config)
+    final_loss, wall_time = _optimise(spec, model, task, steps, quiet)
     model.eval()
     metrics = evaluate(model, task)
 
@@ -164,7 +170,7 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
         "batch_size": spec.batch_size,
         "learning_rate": spec.learning_rate,
         "wall_time_s": round(wall_time, 1),
-        "final_loss": round(sum(recent_losses) / len(recent_losses), 5),
+        "final_loss": round(final_loss, 5),
         "heldout": {"examples": task.eval_size, "seed": task.eval_seed, **metrics},
         "heldout_accuracy": metrics["accuracy"],
         "torch_version": torch.__version__,

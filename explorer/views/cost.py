@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..analysis.cost import Cost, attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
+from ..analysis.cost import Cost, attention_cost, conv1d_cost, encoder_layer_cost, recurrent_cost
 from ..model.attention import MultiHeadAttention
+from ..model.parameters import count_parameters
 from ..model.rnn import RecurrentNet
 from ..model.transformer import EncoderLayer
 

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from torch import nn
 
-from explorer.analysis.cost import attention_cost, conv1d_cost, count_parameters, encoder_layer_cost, recurrent_cost
+from explorer.analysis.cost import attention_cost, conv1d_cost, encoder_layer_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS
 from explorer.model.attention import MultiHeadAttention
+from explorer.model.parameters import count_parameters
 from explorer.model.rnn import RecurrentNet
 from explorer.model.transformer import EncoderLayer
 from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data

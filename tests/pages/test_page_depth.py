@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from explorer.views.gradients import layer_gradient_norms
+from explorer.analysis.depth import layer_gradient_norms
 from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
 
 PAGE = "app_pages/depth.py"

@@ -8,13 +8,13 @@ from explorer.analysis.cost import (
     Cost,
     attention_cost,
     conv1d_cost,
-    count_parameters,
     decoder_layer_cost,
     encoder_layer_cost,
     ffn_cost,
     recurrent_cost,
 )
 from explorer.model.attention import MultiHeadAttention
+from explorer.model.parameters import count_parameters
 from explorer.model.rnn import RecurrentNet
 from explorer.model.transformer import DecoderLayer, EncoderLayer, FeedForward
 

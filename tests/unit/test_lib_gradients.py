@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis.gradients import build_sequence_model, dependency_matrix, input_gradient_norms, random_sequence
+from explorer.analysis.gradients import build_sequence_model, input_gradient_norms, random_sequence
 
 
 @pytest.fixture(scope="module")
@@ -96,36 +96,6 @@ def test_default_readout_is_a_fixed_unit_vector(rnn32):
     r[0] = 1.0
     np.testing.assert_allclose(input_gradient_norms(rnn32, x, readout=3 * r),
                                3 * input_gradient_norms(rnn32, x, readout=r), rtol=1e-12)
-
-
-def _jacobian_block_norms(model, x):
-    jac = torch.autograd.functional.jacobian(lambda inp: model(inp[None])[0], x, vectorize=False)
-    T = x.shape[0]
-    return np.array([[jac[t, :, s, :].norm().item() for s in range(T)] for t in range(T)])
-
-
-def test_dependency_matrix_of_causal_attention():
-    model = build_sequence_model("transformer", 8)
-    x = random_sequence(8, 8)
-    dep = dependency_matrix(model, x)
-    assert dep.shape == (8, 8)
-    upper = np.triu(np.ones((8, 8), dtype=bool), k=1)
-    assert np.all(dep[upper] == 0)
-    assert np.all(dep[~upper] > 0)
-    np.testing.assert_allclose(dep, _jacobian_block_norms(model, x), rtol=1e-10, atol=1e-12)
-
-
-def test_dependency_matrix_of_rnn_is_lower_triangular_and_fading():
-    model = build_sequence_model("rnn", 8)
-    x = random_sequence(8, 8)
-    dep = dependency_matrix(model, x)
-    upper = np.triu(np.ones((8, 8), dtype=bool), k=1)
-    assert np.all(dep[upper] == 0)
-    assert np.all(dep[~upper] > 0)
-    for t in range(8):
-        row = dep[t, : t + 1]
-        assert np.all(np.diff(row) > 0), f"row {t} does not fade away from the diagonal: {row}"
-    np.testing.assert_allclose(dep, _jacobian_block_norms(model, x), rtol=1e-10, atol=1e-12)
 
 
 def test_build_sequence_model_is_seeded_float64_and_leaves_global_rng_alone():

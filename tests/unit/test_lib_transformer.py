@@ -46,8 +46,8 @@ def _torch_encoder_layer(ours, norm, load_torch_mha):
     load_torch_mha(theirs.self_attn, ours.self_attn)
     _copy_linear(theirs.linear1, ours.ffn.linear1)
     _copy_linear(theirs.linear2, ours.ffn.linear2)
-    _copy_norm(theirs.norm1, ours.attn_block.norm)
-    _copy_norm(theirs.norm2, ours.ffn_block.norm)
+    _copy_norm(theirs.norm1, ours.attn_norm)
+    _copy_norm(theirs.norm2, ours.ffn_norm)
     return theirs.eval()
 
 
@@ -59,9 +59,9 @@ def _torch_decoder_layer(ours, norm, load_torch_mha):
     load_torch_mha(theirs.multihead_attn, ours.cross_attn)
     _copy_linear(theirs.linear1, ours.ffn.linear1)
     _copy_linear(theirs.linear2, ours.ffn.linear2)
-    _copy_norm(theirs.norm1, ours.self_block.norm)
-    _copy_norm(theirs.norm2, ours.cross_block.norm)
-    _copy_norm(theirs.norm3, ours.ffn_block.norm)
+    _copy_norm(theirs.norm1, ours.attn_norm)
+    _copy_norm(theirs.norm2, ours.cross_norm)
+    _copy_norm(theirs.norm3, ours.ffn_norm)
     return theirs.eval()
 
 
@@ -73,7 +73,7 @@ def _torch_decoder_layer(ours, norm, load_torch_mha):
 def test_encoder_layer_matches_torch(load_torch_mha, norm, causal):
     torch.manual_seed(0)
     ours = EncoderLayer(D, HEADS, D_FF, norm=norm).double().eval()
-    _randomise_norms(ours.attn_block.norm, ours.ffn_block.norm)
+    _randomise_norms(ours.attn_norm, ours.ffn_norm)
     theirs = _torch_encoder_layer(ours, norm, load_torch_mha)
     x = torch.randn(2, 5, D, dtype=torch.float64)
     with torch.no_grad():
@@ -89,7 +89,7 @@ def test_encoder_layer_matches_torch(load_torch_mha, norm, causal):
 def test_decoder_layer_matches_torch(load_torch_mha, norm):
     torch.manual_seed(1)
     ours = DecoderLayer(D, HEADS, D_FF, norm=norm).double().eval()
-    _randomise_norms(ours.self_block.norm, ours.cross_block.norm, ours.ffn_block.norm)
+    _randomise_norms(ours.attn_norm, ours.cross_norm, ours.ffn_norm)
     theirs = _torch_decoder_layer(ours, norm, load_torch_mha)
     x = torch.randn(2, 4, D, dtype=torch.float64)
     memory = torch.randn(2, 7, D, dtype=torch.float64)
@@ -130,7 +130,7 @@ def _mha_by_hand(mha, x):
 def test_residual_false_is_plain_sublayer_chain(norm):
     torch.manual_seed(3)
     layer = EncoderLayer(D, HEADS, D_FF, norm=norm, residual=False).double().eval()
-    n1, n2 = layer.attn_block.norm, layer.ffn_block.norm
+    n1, n2 = layer.attn_norm, layer.ffn_norm
     _randomise_norms(n1, n2)
     x = torch.randn(2, 5, D, dtype=torch.float64)
 
@@ -148,6 +148,35 @@ def test_residual_false_is_plain_sublayer_chain(norm):
         else:
             expected = ffn(ln(n2, _mha_by_hand(layer.self_attn, ln(n1, x))))
     torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize("norm", ["post", "pre", "none"])
+@pytest.mark.parametrize("residual", [True, False])
+def test_rewired_layer_shares_the_weights_and_leaves_the_original_alone(norm, residual):
+    torch.manual_seed(4)
+    original = EncoderLayer(D, HEADS, D_FF).double().eval()
+    _randomise_norms(original.attn_norm, original.ffn_norm)
+    x = torch.randn(2, 5, D, dtype=torch.float64)
+    with torch.no_grad():
+        before, _ = original(x)
+        layer = original.rewired(norm, residual)
+        after, _ = original(x)
+        out, _ = layer(x)
+    torch.testing.assert_close(after, before, rtol=0, atol=0)
+    assert (original.norm, original.residual) == ("post", True) and (layer.norm, layer.residual) == (norm, residual)
+    assert layer.self_attn is original.self_attn and layer.ffn is original.ffn and not layer.training
+    assert isinstance(layer.attn_norm, torch.nn.Identity) == (norm == "none")
+    assert all(p.device.type == "cpu" for p in layer.parameters())
+    fresh = EncoderLayer(D, HEADS, D_FF, norm=norm, residual=residual).double().eval()
+    missing, unexpected = fresh.load_state_dict(original.state_dict(), strict=False)
+    assert not missing and (unexpected == [] if norm != "none" else len(unexpected) == 4)
+    with torch.no_grad():
+        torch.testing.assert_close(out, fresh(x)[0], rtol=0, atol=0)
+    if norm == "none":
+        with pytest.raises(ValueError, match="no LayerNorms"):
+            layer.rewired("post")
+    with pytest.raises(ValueError, match="norm must be one of"):
+        original.rewired("batch")
 
 
 # --- the full model -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from explorer.analysis.timing import Timing
 from explorer.figures import sequences as sf
 from explorer.views import gradients as gv
 from explorer.views.cost import complexity_rows, operations_curves, operations_lengths
+from explorer.views.depth import depth_curves
 from tests.support.apptest import plotly_array
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
@@ -64,7 +65,7 @@ def test_gradient_chart_validates_and_keeps_exact_zeros_in_its_data():
 
 
 def test_depth_chart_and_table():
-    curves = gv.depth_curves(3, 8, 4, 2)
+    curves = depth_curves(3, 8, 4, 2)
     frame = sf.depth_frame(curves)
     sf.depth_chart(frame).to_dict()
     heat = validated(sf.depth_heatmap(frame))
