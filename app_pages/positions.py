@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer.figures import attention as figures
+from explorer.figures.common import SEQUENTIAL, matrix_csv
 from explorer.figures.positions import line_chart, matrix_heatmap, panel_grid
 from explorer.model.positional import ABSOLUTE_ENCODINGS, alibi_slopes, t5_relative_buckets
 from explorer.training.tasks import get_task
@@ -142,8 +142,7 @@ with matrix_col:
     # Up to 65 536 cells, ~1 MB of text: built only when the button is clicked (deferred data).
     st.download_button(f"Download the {what} (CSV)", icon=":material/download:", mime="text/csv",
                        file_name=f"positional_{kind}_{n_rows}x{n_cols}.csv", on_click="ignore",
-                       data=lambda: figures.matrix_csv(np.round(drawn, 8), csv_rows, csv_cols,
-                                                       corner="position").encode())
+                       data=lambda: matrix_csv(np.round(drawn, 8), csv_rows, csv_cols, corner="position").encode())
 with formula_col:
     if kind == "sinusoidal":
         st.markdown(
@@ -410,7 +409,7 @@ for encoding, run in runs.items():
 if panels:
     st.plotly_chart(
         panel_grid(panels, titles=titles, row_labels=queries, col_labels=keys, x_title="key", y_title="query",
-                   value_name="weight", scale=figures.SEQUENTIAL, zmin=0.0, zmax=1.0, columns=3,
+                   value_name="weight", scale=SEQUENTIAL, zmin=0.0, zmax=1.0, columns=3,
                    panel_height=110 + 26 * len(tokens), number_format=".2f", label_size=14),
         width="stretch", key="attention_by_encoding",
     )
@@ -521,7 +520,7 @@ else:
     with bucket_col:
         st.plotly_chart(
             matrix_heatmap(buckets, x_title="key position", y_title="query position", value_name="bucket",
-                           title="Bucket of each (query, key) pair", scale=figures.SEQUENTIAL, zmin=0,
+                           title="Bucket of each (query, key) pair", scale=SEQUENTIAL, zmin=0,
                            zmax=t5_buckets - 1, number_format=".0f", height=460),
             width="stretch", key="t5_buckets_matrix",
         )

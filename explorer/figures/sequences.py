@@ -12,7 +12,6 @@ keeps them (`exactly_zero`) and the chart shades their region instead of drawing
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
 import altair as alt
@@ -30,7 +29,23 @@ from ..views.gradients import (
     binned_accuracy,
     path_lengths,
 )
-from .attention import FONT_SIZE, SEQUENTIAL, figure_from_spec, plotly_text
+from .common import (
+    CHART_HEIGHT,
+    FONT_SIZE,
+    OKABE_ITO,
+    SEQUENTIAL,
+    colour_encoding,
+    configure,
+    figure_from_spec,
+    frame_csv,
+    grid_domains,
+    log_axis,
+    log_colorbar,
+    log_range,
+    log_strip,
+    plotly_text,
+    subscript,
+)
 
 __all__ = [
     "OKABE_ITO",
@@ -59,87 +74,26 @@ __all__ = [
     "unrolled_figure",
 ]
 
-# Okabe & Ito (2008), a palette that stays distinct for the common forms of colour blindness.
-OKABE_ITO = {
-    "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73", "yellow": "#F0E442",
-    "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7", "black": "#000000",
-}
 MODEL_COLOURS = {
     "tanh RNN": OKABE_ITO["vermillion"], "LSTM": OKABE_ITO["orange"], "GRU": OKABE_ITO["reddish purple"],
     "causal attention": OKABE_ITO["blue"], "causal transformer": OKABE_ITO["blue"],
 }
-LOG_LABEL = "datum.value == 0 ? '1' : '1e' + datum.value"  # tick at log10 = -20 reads "1e-20"
-CHART_HEIGHT = 420
 
 
-_SUBSCRIPTS = str.maketrans("0123456789-st", "₀₁₂₃₄₅₆₇₈₉₋ₛₜ")
 
 
-def subscript(text) -> str:
-    """Unicode subscript for digits, '-', 's' and 't' (x₆₃, yₜ): no HTML needed in Markdown."""
-    return str(text).translate(_SUBSCRIPTS)
 
 
-def frame_csv(frame: pd.DataFrame) -> str:
-    buffer = io.StringIO()
-    frame.to_csv(buffer, index=False)
-    return buffer.getvalue()
 
 
-def _configure(chart, *, legend_orient: str = "top", legend_columns: int | None = None):
-    legend = {"columns": legend_columns} if legend_columns else {}
-    return (
-        chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, titleFontWeight="normal")
-        .configure_legend(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, orient=legend_orient,
-                          labelLimit=600, symbolType="stroke", symbolStrokeWidth=4, symbolSize=300,
-                          symbolOpacity=1, **legend)
-        .configure_title(fontSize=FONT_SIZE + 2, anchor="start")
-        .configure_view(strokeWidth=0)
-    )
 
 
-def _colour(field: str, labels: Sequence[str], colours: dict[str, str], title: str | None = None):
-    return alt.Color(f"{field}:N", title=title, sort=list(labels),
-                     scale=alt.Scale(domain=list(labels), range=[colours[label] for label in labels]))
 
 
-def _log_axis(title: str) -> alt.Axis:
-    return alt.Axis(title=title, labelExpr=LOG_LABEL, tickMinStep=1, format="d")
 
 
-def _log_colorbar(low: float, high: float, title: str) -> dict:
-    step = max(1, int(np.ceil((high - low) / 8)))
-    ticks = list(range(int(np.ceil(low)), int(np.floor(high)) + 1, step)) or [round(low)]
-    return {"title": {"text": title, "side": "top"}, "thickness": 18, "tickvals": ticks,
-            "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks], "tickfont": {"size": FONT_SIZE - 2}}
 
 
-def log_strip(z: np.ndarray, *, rows: Sequence[str], x_title: str, value_title: str, height: int | None = None,
-              hover_x: str = "x") -> go.Figure:
-    """A (rows × positions) heatmap of log10 values (NaN = exactly zero, drawn blank), the row
-    labels on the left, one colour bar whose ticks read 1e−20 … 1."""
-    z = np.asarray(z, dtype=np.float64)
-    finite = z[np.isfinite(z)]
-    low, high = (float(np.floor(finite.min())), float(np.ceil(finite.max()))) if finite.size else (-1.0, 0.0)
-    if high <= low:
-        high = low + 1
-    trace = {
-        "type": "heatmap", "z": z, "x": list(range(z.shape[1])), "y": list(range(z.shape[0])),
-        "colorscale": SEQUENTIAL, "zmin": low, "zmax": high, "xgap": 0, "ygap": 2,
-        "colorbar": _log_colorbar(low, high, value_title),
-        "customdata": np.array([[plotly_text(r)] * z.shape[1] for r in rows]),
-        "hovertemplate": f"%{{customdata}}, {hover_x} = %{{x}}<br>log10 = %{{z:.1f}}<extra></extra>",
-    }
-    layout = {
-        "font": {"size": FONT_SIZE}, "height": height or 120 + 44 * len(rows),
-        "margin": {"l": 10, "r": 10, "t": 10, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
-        "xaxis": {"title": {"text": x_title}, "showgrid": False, "zeroline": False,
-                  "tickfont": {"size": FONT_SIZE - 2}},
-        "yaxis": {"tickmode": "array", "tickvals": list(range(len(rows))),
-                  "ticktext": [plotly_text(r) for r in rows], "autorange": "reversed", "showgrid": False,
-                  "zeroline": False, "tickfont": {"size": FONT_SIZE}},
-    }
-    return figure_from_spec({"data": [trace], "layout": layout})
 
 
 # --- gradient against position ---------------------------------------------------------------------
@@ -175,7 +129,7 @@ def gradient_frame(curves: GradientCurves) -> pd.DataFrame:
 def gradient_chart(frame: pd.DataFrame, *, title: str = "") -> alt.LayerChart:
     """log10 ‖∂L/∂xₜ‖ against t, one line per model with a band for the spread over seeds."""
     labels = list(dict.fromkeys(frame["model"]))
-    colour = _colour("model", labels, MODEL_COLOURS)
+    colour = colour_encoding("model", labels, MODEL_COLOURS)
     x = alt.X("t:Q", title="input position t (the loss reads the last output)", axis=alt.Axis(tickMinStep=1))
     drawn = alt.datum["exactly_zero"] == False  # noqa: E712 — a Vega expression, not Python
     base = alt.Chart(frame).transform_filter(drawn)
@@ -187,7 +141,7 @@ def gradient_chart(frame: pd.DataFrame, *, title: str = "") -> alt.LayerChart:
     attention = alt.expr.indexof(alt.datum["model"], "attention") >= 0
     encoding = {
         "x": x,
-        "y": alt.Y("log10 norm:Q", axis=_log_axis("‖∂L/∂xₜ‖ (log scale)"), scale=alt.Scale(zero=False)),
+        "y": alt.Y("log10 norm:Q", axis=log_axis("‖∂L/∂xₜ‖ (log scale)"), scale=alt.Scale(zero=False)),
         "color": colour,
         "tooltip": [alt.Tooltip("model:N"), alt.Tooltip("t:Q"),
                     alt.Tooltip("log10 norm:Q", format=".1f", title="log10 ‖∂L/∂xₜ‖"),
@@ -211,7 +165,7 @@ def gradient_chart(frame: pd.DataFrame, *, title: str = "") -> alt.LayerChart:
     chart = alt.layer(*layers).properties(height=CHART_HEIGHT)
     if title:
         chart = chart.properties(title=title)
-    return _configure(chart)
+    return configure(chart)
 
 
 def gradient_strip(frame: pd.DataFrame) -> go.Figure:
@@ -353,11 +307,6 @@ def unrolled_figure(T: int, *, max_shown: int = 11) -> go.Figure:
 # --- dependency matrices --------------------------------------------------------------------------
 
 
-def _domains(n: int, gap: float) -> list[tuple[float, float]]:
-    size = (1.0 - gap * (n - 1)) / n
-    return [(i * (size + gap), i * (size + gap) + size) for i in range(n)]
-
-
 def dependency_figure(panels: Sequence[tuple[str, np.ndarray]], *, height: int = 480) -> go.Figure:
     """Side-by-side heatmaps of log10 ‖∂y_t/∂x_s‖ (row t = output, column s = input) on one colour
     scale.  Exact zeros (what a mask or the arrow of time forbids) are blank."""
@@ -366,11 +315,8 @@ def dependency_figure(panels: Sequence[tuple[str, np.ndarray]], *, height: int =
         matrix = np.asarray(matrix, dtype=np.float64)
         with np.errstate(divide="ignore"):
             logs.append(np.where(matrix > 0, np.log10(np.where(matrix > 0, matrix, 1.0)), np.nan))
-    finite = np.concatenate([z[np.isfinite(z)] for z in logs]) if logs else np.array([0.0])
-    low, high = (float(np.floor(finite.min())), float(np.ceil(finite.max()))) if finite.size else (-1.0, 0.0)
-    if high <= low:
-        high = low + 1
-    domains = _domains(len(panels), 0.06)
+    low, high = log_range(np.concatenate([z.ravel() for z in logs]) if logs else np.array([0.0]))
+    domains = grid_domains(len(panels), 0.06)
     traces, layout, annotations = [], {}, []
     for i, ((title, _), z, domain) in enumerate(zip(panels, logs, domains, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
@@ -392,15 +338,11 @@ def dependency_figure(panels: Sequence[tuple[str, np.ndarray]], *, height: int =
         annotations.append({"text": plotly_text(title), "x": (domain[0] + domain[1]) / 2, "y": 1.02,
                             "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom",
                             "showarrow": False, "font": {"size": FONT_SIZE, "color": "#222222"}})
-    ticks = list(range(int(low), int(high) + 1, max(1, int(np.ceil((high - low) / 8)))))
     layout.update(
         annotations=annotations, font={"size": FONT_SIZE}, height=height,
         margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="rgba(0,0,0,0)",
         coloraxis={"colorscale": SEQUENTIAL, "cmin": low, "cmax": high,
-                   "colorbar": {"title": {"text": "‖∂y<sub>t</sub>/∂x<sub>s</sub>‖", "side": "top"},
-                                "thickness": 18, "tickvals": ticks,
-                                "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks],
-                                "tickfont": {"size": FONT_SIZE - 2}}},
+                   "colorbar": log_colorbar(low, high, "‖∂y<sub>t</sub>/∂x<sub>s</sub>‖")},
     )
     return figure_from_spec({"data": traces, "layout": layout})
 
@@ -445,7 +387,7 @@ def recall_chart(frame: pd.DataFrame, *, chance: float) -> alt.LayerChart:
     """Accuracy against the distance between the key and the '?': faint points per distance, a line
     per model through the accuracy over bins of 8 distances."""
     labels = list(dict.fromkeys(frame["model"]))
-    colour = _colour("model", labels, MODEL_COLOURS)
+    colour = colour_encoding("model", labels, MODEL_COLOURS)
     binned = f"accuracy over {RECALL_BIN} distances"
     x = alt.X("distance:Q", title="distance from the key to '?' (tokens)", axis=alt.Axis(tickMinStep=1))
     y_axis = alt.Axis(format="%")
@@ -472,7 +414,7 @@ def recall_chart(frame: pd.DataFrame, *, chance: float) -> alt.LayerChart:
     text = base.mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=FONT_SIZE - 2, color="#333333").encode(
         x=alt.datum(1), y=alt.datum(chance), text=alt.value(f"chance ({chance:.1%})"),
     )
-    return _configure(alt.layer(points, *lines, rule, text).properties(height=CHART_HEIGHT - 40))
+    return configure(alt.layer(points, *lines, rule, text).properties(height=CHART_HEIGHT - 40))
 
 
 # --- depth ----------------------------------------------------------------------------------------
@@ -505,7 +447,7 @@ def depth_frame(curves) -> pd.DataFrame:
 def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
     """log10 ‖∂L/∂h_l‖ at each layer's input: colour = where LayerNorm sits, dash = residual or not."""
     norms = list(dict.fromkeys(frame["norm"]))
-    colour = _colour("norm", norms, NORM_COLOURS, title="LayerNorm")
+    colour = colour_encoding("norm", norms, NORM_COLOURS, title="LayerNorm")
     dash = alt.StrokeDash("residual:N", title="residual connection", sort=list(RESIDUAL_LABELS.values()),
                           scale=alt.Scale(domain=list(RESIDUAL_LABELS.values()), range=[[1, 0], [8, 4]]),
                           legend=alt.Legend(symbolStrokeColor="#333333"))
@@ -516,12 +458,12 @@ def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
                                                detail="configuration:N")
     line = base.mark_line(strokeWidth=3).encode(
         x=x,
-        y=alt.Y("log10 norm:Q", axis=_log_axis("‖∂L/∂h‖ at the layer input (log scale)"), scale=alt.Scale(zero=False)),
+        y=alt.Y("log10 norm:Q", axis=log_axis("‖∂L/∂h‖ at the layer input (log scale)"), scale=alt.Scale(zero=False)),
         color=colour, strokeDash=dash, detail="configuration:N",
         tooltip=[alt.Tooltip("configuration:N"), alt.Tooltip("layer:Q"),
                  alt.Tooltip("log10 norm:Q", format=".2f", title="log10 ‖∂L/∂h‖")],
     )
-    return _configure(alt.layer(band, line).properties(height=CHART_HEIGHT), legend_orient="right")
+    return configure(alt.layer(band, line).properties(height=CHART_HEIGHT), legend_orient="right")
 
 
 def depth_heatmap(frame: pd.DataFrame) -> go.Figure:
@@ -609,7 +551,7 @@ OPERATION_COLOURS = {
 def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
     """Multiplications against T (log–log): big-O terms dashed, exact counts solid; T = d marked."""
     series = list(dict.fromkeys(frame["series"]))
-    colour = _colour("series", series, OPERATION_COLOURS, title=None)
+    colour = colour_encoding("series", series, OPERATION_COLOURS, title=None)
     x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"))
     base = alt.Chart(frame)
     encoding = {
@@ -630,7 +572,7 @@ def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
     yours_label = base.mark_text(align="left", dx=6, baseline="top", fontSize=FONT_SIZE,
                                  color=OKABE_ITO["bluish green"]).encode(
         x=alt.datum(T), y=alt.value(28), text=alt.value(f"your T = {T}"))
-    return _configure(alt.layer(terms, exact, crossover, crossover_label, yours, yours_label)
+    return configure(alt.layer(terms, exact, crossover, crossover_label, yours, yours_label)
                       .properties(height=CHART_HEIGHT), legend_columns=2)
 
 
@@ -656,7 +598,7 @@ def timing_frame(timings: Sequence[Timing]) -> pd.DataFrame:
 def timing_chart(frame: pd.DataFrame) -> alt.LayerChart:
     """Measured forward time against T, log–log."""
     labels = [label for label in TIMED_LAYERS.values() if label in set(frame["layer"])]
-    colour = _colour("layer", labels, TIMING_COLOURS, title=None)
+    colour = colour_encoding("layer", labels, TIMING_COLOURS, title=None)
     measured = alt.Chart(frame).transform_filter("isValid(datum.milliseconds)")
     lengths = sorted(set(frame["T"]))
     x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"), axis=alt.Axis(values=lengths))
@@ -667,4 +609,4 @@ def timing_chart(frame: pd.DataFrame) -> alt.LayerChart:
         tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("T:Q"), alt.Tooltip("milliseconds:Q", format=".3f"),
                  alt.Tooltip("microseconds per position:Q", format=".2f"), alt.Tooltip("timed runs:Q")],
     )
-    return _configure(line.properties(height=CHART_HEIGHT), legend_columns=1)
+    return configure(line.properties(height=CHART_HEIGHT), legend_columns=1)

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from explorer.figures.positions import colorscale, line_chart, matrix_heatmap, panel_grid
+from explorer.figures.positions import line_chart, matrix_heatmap, panel_grid
 from explorer.model.positional import alibi_slopes, t5_relative_buckets
 from explorer.training.pretrained import load_model
 from explorer.training.tasks import get_task
@@ -357,10 +357,6 @@ def test_large_matrix_heatmap_stays_small():
     assert "customdata" not in fig.to_dict()["data"][0]
     assert len(fig.to_json()) < 600_000
     validated(fig)
-
-
-def test_colorscale_resolves_names_to_stops():
-    assert colorscale("PuOr")[0] == [0.0, "rgb(127,59,8)"] and colorscale("Viridis")[-1][0] == 1.0
 
 
 def test_panel_grid_is_valid_with_one_colour_axis_and_titles():
