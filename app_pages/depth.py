@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from explorer.figures import sequences as figures
+from explorer.figures import depth as figures
+from explorer.figures.common import frame_csv
 from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 from explorer.views.gradients import depth_curves
 
@@ -39,7 +40,7 @@ st.subheader("Gradient reaching each layer")
 altair_chart(figures.depth_chart, frame, key="depth_chart")
 st.caption("The same numbers as colour, one row per wiring:")
 st.plotly_chart(figures.depth_heatmap(frame), width="stretch", key="depth_map")
-download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", figures.frame_csv, frame,
+download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", frame_csv, frame,
              key="depth_csv")
 
 table_col, text_col = st.columns([1, 1], gap="large")

@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from explorer.figures import sequences as figures
+from explorer.figures import gradients as figures
+from explorer.figures.common import frame_csv, subscript
 from explorer.model.rnn import RECURRENT_KINDS
 from explorer.training.pretrained import PretrainedModelError
 from explorer.training.tasks import RecallTask
@@ -67,7 +68,7 @@ with chart_col:
     altair_chart(figures.gradient_chart, frame, key="gradient_chart")
     st.caption("The same numbers as colour, one row per network (blank: exactly 0):")
     st.plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
-    download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", figures.frame_csv, frame,
+    download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", frame_csv, frame,
                  key="gradient_csv")
 
 first = 1 if T > 2 else 0
@@ -77,7 +78,7 @@ for kind in KIND_LABELS:
     change[kind] = None if mean[first] == float("-inf") else float(mean[first] - mean[T - 1])
 with text_col:
     st.markdown(f"**Orders of magnitude** between the gradient at t = {first} and at t = {T - 1}, "
-                f"log10(‖∂L/∂x{figures.subscript(first)}‖ / ‖∂L/∂x{figures.subscript(T - 1)}‖):")
+                f"log10(‖∂L/∂x{subscript(first)}‖ / ‖∂L/∂x{subscript(T - 1)}‖):")
     for kind, label in KIND_LABELS.items():
         if change[kind] is None:
             st.metric(label, "gradient 0", help="cut off by the truncation window")
@@ -122,7 +123,7 @@ st.subheader("2 · Why: the path from the loss back to each input")
 diagram_col, diagram_text = st.columns([3, 1], gap="large")
 with diagram_col:
     st.plotly_chart(figures.unrolled_figure(T), width="stretch", key="unrolled")
-    download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", figures.frame_csv,
+    download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", frame_csv,
                  figures.path_frame(T), key="paths_csv")
 with diagram_text:
     st.markdown(
@@ -145,7 +146,7 @@ with st.spinner(f"Computing {3 * dep_T * dep_T} Jacobian blocks…"):
 panels = [(f"{KIND_LABELS[dep_kind]}: the loop", views.recurrent), ("causal attention: masked", views.causal),
           ("encoder attention: unmasked", views.unmasked)]
 st.plotly_chart(figures.dependency_figure(panels), width="stretch", key="dependency")
-download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", figures.frame_csv,
+download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", frame_csv,
              figures.dependency_frame(panels), key="dependency_csv")
 st.markdown(
     f"""
@@ -191,7 +192,7 @@ if results:
         st.markdown("**Accuracy over ranges of distance**")
         st.dataframe(bands, column_config={c: st.column_config.NumberColumn(c, format="percent")
                                            for c in bands.columns})
-        download_csv("recall_accuracy_by_distance.csv", "Download accuracy by distance (CSV)", figures.frame_csv,
+        download_csv("recall_accuracy_by_distance.csv", "Download accuracy by distance (CSV)", frame_csv,
                      recall, key="recall_csv")
     examples = int(results[0][1].examples.sum())
     far_band = bands.columns[-1]

@@ -1,13 +1,10 @@
-"""Figure builders for the gradient-flow, depth and cost lessons: data in, Altair or Plotly out.
+"""The gradient-flow lesson's figures: the gradient reaching each input (curves and a strip), the
+unrolled loop against attention's single step, the dependency matrices, and trained models'
+accuracy on the recall task.  Data in, Altair or Plotly out.
 
-Same rules as `explorer.figures.attention`: 16 px fonts, labelled axes, colour bars with titles,
-colour-blind-safe colours (Okabe–Ito for lines, Viridis for magnitudes), Plotly figures built from
-plain specs without per-rerun validation (the unit tests validate them).
-
-Gradient norms are plotted as log10 values on a linear axis whose ticks read 1e−20, 1e−10, 1 …:
-a vanishing RNN gradient can go below float64's smallest number (≈ 1e−308), which a true log scale
-(or a browser) cannot draw.  Exact zeros (truncated back-propagation) have no logarithm; the data
-keeps them (`exactly_zero`) and the chart shades their region instead of drawing a line there.
+Gradient norms are plotted as log10 values (see `explorer.figures.common`).  Exact zeros (truncated
+back-propagation) have no logarithm; the data keeps them (`exactly_zero`) and the chart shades their
+region instead of drawing a line there.
 """
 
 from __future__ import annotations
@@ -19,9 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.timing import TIMED_LAYERS, Timing
 from ..views.gradients import (
-    DEPTH_CONFIGS,
     KIND_LABELS,
     GradientCurves,
     RecallAccuracy,
@@ -37,40 +32,24 @@ from .common import (
     colour_encoding,
     configure,
     figure_from_spec,
-    frame_csv,
     grid_domains,
     log_axis,
     log_colorbar,
     log_range,
     log_strip,
     plotly_text,
-    subscript,
 )
 
 __all__ = [
-    "OKABE_ITO",
-    "complexity_frame",
-    "cost_bars",
     "dependency_figure",
     "dependency_frame",
-    "depth_chart",
-    "depth_frame",
-    "depth_heatmap",
-    "depth_table",
-    "frame_csv",
     "gradient_chart",
     "gradient_frame",
     "gradient_strip",
-    "log_strip",
-    "operations_chart",
-    "operations_frame",
     "path_frame",
     "recall_bands",
     "recall_chart",
     "recall_frame",
-    "subscript",
-    "timing_chart",
-    "timing_frame",
     "unrolled_figure",
 ]
 
@@ -415,198 +394,3 @@ def recall_chart(frame: pd.DataFrame, *, chance: float) -> alt.LayerChart:
         x=alt.datum(1), y=alt.datum(chance), text=alt.value(f"chance ({chance:.1%})"),
     )
     return configure(alt.layer(points, *lines, rule, text).properties(height=CHART_HEIGHT - 40))
-
-
-# --- depth ----------------------------------------------------------------------------------------
-
-NORM_LABELS = {"post": "post-norm (Add, then Norm)", "pre": "pre-norm (Norm, then sublayer, then Add)",
-               "none": "no LayerNorm"}
-NORM_COLOURS = {NORM_LABELS["post"]: OKABE_ITO["blue"], NORM_LABELS["pre"]: OKABE_ITO["bluish green"],
-                NORM_LABELS["none"]: OKABE_ITO["vermillion"]}
-RESIDUAL_LABELS = {True: "with residual", False: "without residual"}
-
-
-def depth_frame(curves) -> pd.DataFrame:
-    """{(norm, residual): (n_seeds, n_layers) norms} → one row per configuration and layer."""
-    parts = []
-    for norm, residual in DEPTH_CONFIGS:
-        norms = np.asarray(curves[(norm, residual)], dtype=np.float64)
-        with np.errstate(divide="ignore"):
-            logs = np.log10(norms)
-        mean, spread = logs.mean(axis=0), logs.std(axis=0)
-        parts.append(pd.DataFrame({
-            "norm": NORM_LABELS[norm], "residual": RESIDUAL_LABELS[residual],
-            "configuration": f"{NORM_LABELS[norm].split(' (')[0]}, {RESIDUAL_LABELS[residual]}",
-            "layer": np.arange(norms.shape[1]),
-            "log10 norm": mean, "log10 low": mean - spread, "log10 high": mean + spread,
-            "seeds": norms.shape[0],
-        }))
-    return pd.concat(parts, ignore_index=True)
-
-
-def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
-    """log10 ‖∂L/∂h_l‖ at each layer's input: colour = where LayerNorm sits, dash = residual or not."""
-    norms = list(dict.fromkeys(frame["norm"]))
-    colour = colour_encoding("norm", norms, NORM_COLOURS, title="LayerNorm")
-    dash = alt.StrokeDash("residual:N", title="residual connection", sort=list(RESIDUAL_LABELS.values()),
-                          scale=alt.Scale(domain=list(RESIDUAL_LABELS.values()), range=[[1, 0], [8, 4]]),
-                          legend=alt.Legend(symbolStrokeColor="#333333"))
-    x = alt.X("layer:Q", title="layer (0 = the stack's input; the loss is after the last layer)",
-              axis=alt.Axis(tickMinStep=1))
-    base = alt.Chart(frame)
-    band = base.mark_area(opacity=0.15).encode(x=x, y="log10 low:Q", y2="log10 high:Q", color=colour,
-                                               detail="configuration:N")
-    line = base.mark_line(strokeWidth=3).encode(
-        x=x,
-        y=alt.Y("log10 norm:Q", axis=log_axis("‖∂L/∂h‖ at the layer input (log scale)"), scale=alt.Scale(zero=False)),
-        color=colour, strokeDash=dash, detail="configuration:N",
-        tooltip=[alt.Tooltip("configuration:N"), alt.Tooltip("layer:Q"),
-                 alt.Tooltip("log10 norm:Q", format=".2f", title="log10 ‖∂L/∂h‖")],
-    )
-    return configure(alt.layer(band, line).properties(height=CHART_HEIGHT), legend_orient="right")
-
-
-def depth_heatmap(frame: pd.DataFrame) -> go.Figure:
-    """Configuration × layer map of log10 ‖∂L/∂h‖: the chart's lines as colour."""
-    configurations = list(dict.fromkeys(frame["configuration"]))
-    z = np.array([frame[frame["configuration"] == c].sort_values("layer")["log10 norm"].to_numpy(dtype=float)
-                  for c in configurations])
-    return log_strip(z, rows=configurations, x_title="layer (0 = the stack's input)", value_title="‖∂L/∂h‖",
-                     hover_x="layer")
-
-
-def depth_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration: the gradient at the last layer's input and at the stack's input, and the
-    orders of magnitude between them (positive = it shrinks on the way down)."""
-    rows = []
-    for configuration, part in frame.groupby("configuration", sort=False):
-        part = part.sort_values("layer")
-        top, bottom = float(part["log10 norm"].iloc[-1]), float(part["log10 norm"].iloc[0])
-        # rounded as shown; + 0.0 turns −0.0 into 0.0
-        rows.append({"configuration": configuration, "last layer": round(top, 1) + 0.0,
-                     "layer 0": round(bottom, 1) + 0.0, "orders lost": round(top - bottom, 1) + 0.0})
-    return pd.DataFrame(rows)
-
-
-# --- cost -----------------------------------------------------------------------------------------
-
-
-def complexity_frame(rows, n_layers: int) -> pd.DataFrame:
-    """ComplexityRows → the table the cost lesson shows: each big-O column ("parameters",
-    "operations", "sequential steps", "path length") followed by its exact count ("exact" and
-    "PyTorch count", "multiplications", "steps", "path") for the whole stack."""
-    return pd.DataFrame({
-        "layer": [r.label if n_layers == 1 else f"{r.label} ×{n_layers}" for r in rows],
-        "parameters": [r.big_o[0] for r in rows],
-        "exact": [r.cost.parameters for r in rows],
-        "PyTorch count": [r.counted_parameters for r in rows],
-        "operations": [r.big_o[1] for r in rows],
-        "multiplications": [r.cost.multiplications for r in rows],
-        "sequential steps": [r.big_o[2] for r in rows],
-        "steps": [r.cost.sequential_steps for r in rows],
-        "path length": [r.big_o[3] for r in rows],
-        "path": [r.cost.path_length for r in rows],
-    })
-
-
-
-COST_COLOURS = [OKABE_ITO["orange"], OKABE_ITO["vermillion"], OKABE_ITO["blue"], OKABE_ITO["bluish green"]]
-COST_QUANTITIES = ("parameters", "multiplications", "sequential steps", "path length")
-
-
-def cost_bars(rows) -> go.Figure:
-    """The complexity table as grouped bars on a log scale: one group per quantity, one bar per layer."""
-    traces = []
-    for row, colour in zip(rows, COST_COLOURS, strict=False):
-        values = [row.cost.parameters, row.cost.multiplications, row.cost.sequential_steps, row.cost.path_length]
-        traces.append({
-            "type": "bar", "name": plotly_text(row.label), "x": list(COST_QUANTITIES), "y": values,
-            "marker": {"color": colour}, "texttemplate": "%{y:.3~s}", "textposition": "outside",
-            "textfont": {"size": FONT_SIZE - 2}, "cliponaxis": False,
-            "hovertemplate": plotly_text(row.label) + "<br>%{x}: %{y:,}<extra></extra>",
-        })
-    layout = {
-        "font": {"size": FONT_SIZE}, "height": 420, "barmode": "group", "bargap": 0.25,
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
-        "xaxis": {"tickfont": {"size": FONT_SIZE}},
-        "yaxis": {"type": "log", "title": {"text": "count (log scale)"}, "gridcolor": "#e5e5e5",
-                  "tickfont": {"size": FONT_SIZE - 2}},
-        "legend": {"orientation": "h", "y": 1.14, "x": 0, "font": {"size": FONT_SIZE}},
-    }
-    return figure_from_spec({"data": traces, "layout": layout})
-
-
-def operations_frame(curves: dict[str, list[int]], T_values) -> pd.DataFrame:
-    parts = [pd.DataFrame({"series": name, "T": list(T_values), "multiplications": values})
-             for name, values in curves.items()]
-    return pd.concat(parts, ignore_index=True)
-
-
-OPERATION_COLOURS = {
-    "T·d² (the RNN's term)": OKABE_ITO["vermillion"], "T²·d (attention's term)": OKABE_ITO["blue"],
-    "tanh RNN layer, exact": OKABE_ITO["vermillion"], "self-attention layer, exact": OKABE_ITO["blue"],
-}
-
-
-def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
-    """Multiplications against T (log–log): big-O terms dashed, exact counts solid; T = d marked."""
-    series = list(dict.fromkeys(frame["series"]))
-    colour = colour_encoding("series", series, OPERATION_COLOURS, title=None)
-    x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"))
-    base = alt.Chart(frame)
-    encoding = {
-        "x": x,
-        "y": alt.Y("multiplications:Q", title="multiplications (one layer)", scale=alt.Scale(type="log"),
-                   axis=alt.Axis(format="~s")),
-        "color": colour,
-        "tooltip": [alt.Tooltip("series:N"), alt.Tooltip("T:Q"), alt.Tooltip("multiplications:Q", format=",")],
-    }
-    term = alt.expr.indexof(alt.datum["series"], "term") >= 0
-    terms = base.transform_filter(term).mark_line(strokeWidth=3, strokeDash=[6, 4]).encode(**encoding)
-    exact = base.transform_filter(~term).mark_line(strokeWidth=3).encode(**encoding)
-    crossover = base.mark_rule(color="#333333", strokeWidth=2).encode(x=alt.datum(d))
-    crossover_label = base.mark_text(align="right", dx=-6, baseline="top", fontSize=FONT_SIZE,
-                                     color="#333333").encode(
-        x=alt.datum(d), y=alt.value(6), text=alt.value(f"T = d = {d}: T·d² = T²·d"))
-    yours = base.mark_rule(color=OKABE_ITO["bluish green"], strokeDash=[2, 3], strokeWidth=2).encode(x=alt.datum(T))
-    yours_label = base.mark_text(align="left", dx=6, baseline="top", fontSize=FONT_SIZE,
-                                 color=OKABE_ITO["bluish green"]).encode(
-        x=alt.datum(T), y=alt.value(28), text=alt.value(f"your T = {T}"))
-    return configure(alt.layer(terms, exact, crossover, crossover_label, yours, yours_label)
-                      .properties(height=CHART_HEIGHT), legend_columns=2)
-
-
-TIMING_COLOURS = {
-    TIMED_LAYERS["rnn"]: OKABE_ITO["vermillion"],
-    TIMED_LAYERS["rnn-loop"]: OKABE_ITO["orange"],
-    TIMED_LAYERS["attention"]: OKABE_ITO["blue"],
-}
-
-
-def timing_frame(timings: Sequence[Timing]) -> pd.DataFrame:
-    """One row per (layer, T); 'milliseconds' is empty where the time budget ran out."""
-    return pd.DataFrame({
-        "layer": [TIMED_LAYERS[t.layer] for t in timings],
-        "T": [t.T for t in timings],
-        "d": [t.d for t in timings],
-        "milliseconds": [np.nan if t.seconds is None else 1000 * t.seconds for t in timings],
-        "microseconds per position": [np.nan if t.seconds is None else 1e6 * t.seconds / t.T for t in timings],
-        "timed runs": [t.runs for t in timings],
-    })
-
-
-def timing_chart(frame: pd.DataFrame) -> alt.LayerChart:
-    """Measured forward time against T, log–log."""
-    labels = [label for label in TIMED_LAYERS.values() if label in set(frame["layer"])]
-    colour = colour_encoding("layer", labels, TIMING_COLOURS, title=None)
-    measured = alt.Chart(frame).transform_filter("isValid(datum.milliseconds)")
-    lengths = sorted(set(frame["T"]))
-    x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"), axis=alt.Axis(values=lengths))
-    line = measured.mark_line(strokeWidth=3, point=alt.OverlayMarkDef(size=60)).encode(
-        x=x, y=alt.Y("milliseconds:Q", title="forward pass, milliseconds (best of runs)", scale=alt.Scale(type="log"),
-                     axis=alt.Axis(format="~g")),
-        color=colour,
-        tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("T:Q"), alt.Tooltip("milliseconds:Q", format=".3f"),
-                 alt.Tooltip("microseconds per position:Q", format=".2f"), alt.Tooltip("timed runs:Q")],
-    )
-    return configure(line.properties(height=CHART_HEIGHT), legend_columns=1)
