@@ -148,10 +148,10 @@ if d != DEFAULT_WIDTH and d not in timed_widths():
 
 with st.spinner(f"Timing forward passes for T up to {T_max} (at most about {TIMING_BUDGET_S:.0f} s)…"):
     timings = [t for t in measured_times(d, attempt) if T_max >= t.T]
-times = figures.timing_frame(timings)
+times = figures.timing_frame(timings, TIMED_LAYERS)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:
-    altair_chart(figures.timing_chart, times, key="timing_chart")
+    altair_chart(figures.timing_chart, times, TIMED_LAYERS, key="timing_chart")
     download_csv(f"timings_d{d}.csv", "Download the timings (CSV)", frame_csv, times, key="timing_csv")
     st.button("Measure again", icon=":material/timer:", key="measure_again", on_click=measure_again,
               help="Timings are cached per setting; this measures once more for you.")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from explorer.figures import gradients as figures
 from explorer.figures.common import frame_csv, subscript
+from explorer.figures.unrolled import path_frame, unrolled_figure
 from explorer.model.rnn import RECURRENT_KINDS
 from explorer.training.pretrained import PretrainedModelError
 from explorer.training.tasks import RecallTask
@@ -11,8 +12,11 @@ from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 from explorer.views.gradients import (
     KIND_LABELS,
     RECALL_MODELS,
+    accuracy_bands,
+    binned_accuracy,
     dependency_views,
     gradient_curves,
+    path_lengths,
     recall_accuracy,
 )
 
@@ -62,7 +66,8 @@ effective_gain = gain if init == "orthogonal" else 1.0
 st.subheader("1 · How much gradient reaches each input?")
 with st.spinner(f"Back-propagating through {T} steps for {n_seeds} seed(s)…"):
     curves = gradient_curves(T, width, init, effective_gain, window, n_seeds)
-frame = figures.gradient_frame(curves)
+paths = {kind: path_lengths(T, kind) for kind in KIND_LABELS}
+frame = figures.gradient_frame(curves, KIND_LABELS, paths)
 chart_col, text_col = st.columns([3, 1], gap="large")
 with chart_col:
     altair_chart(figures.gradient_chart, frame, key="gradient_chart")
@@ -122,9 +127,9 @@ that rescales the gradient at every step and keeps the scale as a logarithm, so 
 st.subheader("2 · Why: the path from the loss back to each input")
 diagram_col, diagram_text = st.columns([3, 1], gap="large")
 with diagram_col:
-    st.plotly_chart(figures.unrolled_figure(T), width="stretch", key="unrolled")
+    st.plotly_chart(unrolled_figure(paths["rnn"], paths["transformer"]), width="stretch", key="unrolled")
     download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", frame_csv,
-                 figures.path_frame(T), key="paths_csv")
+                 path_frame(paths["rnn"], paths["transformer"]), key="paths_csv")
 with diagram_text:
     st.markdown(
         f"""
@@ -164,7 +169,8 @@ square: every output reads the whole sequence, later inputs included.
 def recall_chart_spec(available: tuple[str, ...], chance: float) -> dict:
     """The recall chart only depends on the shipped models: build it once per process (~120 ms)."""
     results = [(RECALL_MODELS[name], recall_accuracy(name)) for name in available]
-    return figures.recall_chart(figures.recall_frame(results), chance=chance).to_dict(validate=False)
+    return figures.recall_chart(figures.recall_frame(results, binned=binned_accuracy),
+                                chance=chance).to_dict(validate=False)
 
 
 # --- 4. trained models -----------------------------------------------------------------------------------
@@ -182,13 +188,13 @@ if missing:
     st.warning("Some trained models are not available, so they are left out:\n\n"
                + "\n".join(f"- {line}" for line in missing), icon=":material/hourglass_empty:")
 if results:
-    recall = figures.recall_frame(results)
+    recall = figures.recall_frame(results, binned=binned_accuracy)
     chance = 1 / len(task.keys)
     chart_col, text_col = st.columns([3, 2], gap="large")
     with chart_col:
         available = tuple(name for name, label in RECALL_MODELS.items() if label in {r[0] for r in results})
         altair_chart(recall_chart_spec(available, chance), key="recall_chart")
-        bands = figures.recall_bands(results)
+        bands = figures.recall_bands(results, bands=accuracy_bands)
         st.markdown("**Accuracy over ranges of distance**")
         st.dataframe(bands, column_config={c: st.column_config.NumberColumn(c, format="percent")
                                            for c in bands.columns})

@@ -4,14 +4,14 @@ measured forward times.  Data in, Altair or Plotly out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.timing import TIMED_LAYERS, Timing
 from .common import (
     CHART_HEIGHT,
     FONT_SIZE,
@@ -23,6 +23,9 @@ from .common import (
 )
 
 __all__ = [
+    "ComplexityRow",
+    "Counts",
+    "ForwardTiming",
     "complexity_frame",
     "cost_bars",
     "operations_chart",
@@ -32,7 +35,49 @@ __all__ = [
 ]
 
 
-def complexity_frame(rows, n_layers: int) -> pd.DataFrame:
+class Counts(Protocol):
+    """Exact counts for one layer or stack (`explorer.analysis.cost.Cost`)."""
+
+    @property
+    def parameters(self) -> int: ...
+    @property
+    def multiplications(self) -> int: ...
+    @property
+    def sequential_steps(self) -> int: ...
+    @property
+    def path_length(self) -> int: ...
+
+
+class ComplexityRow(Protocol):
+    """One row of the complexity table (the cost view's ComplexityRow)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def big_o(self) -> Sequence[str]: ...  # parameters, operations, sequential steps, path length
+    @property
+    def cost(self) -> Counts: ...
+    @property
+    def counted_parameters(self) -> int: ...  # counted on the PyTorch modules
+
+
+class ForwardTiming(Protocol):
+    """One forward-pass timing (`explorer.analysis.timing.Timing`): the best of `runs` passes of
+    layer kind `layer` at length T and width d, in seconds, or None when the budget ran out first."""
+
+    @property
+    def layer(self) -> str: ...
+    @property
+    def T(self) -> int: ...
+    @property
+    def d(self) -> int: ...
+    @property
+    def seconds(self) -> float | None: ...
+    @property
+    def runs(self) -> int: ...
+
+
+def complexity_frame(rows: Sequence[ComplexityRow], n_layers: int) -> pd.DataFrame:
     """ComplexityRows → the table the cost lesson shows: each big-O column ("parameters",
     "operations", "sequential steps", "path length") followed by its exact count ("exact" and
     "PyTorch count", "multiplications", "steps", "path") for the whole stack."""
@@ -55,7 +100,7 @@ COST_COLOURS = [OKABE_ITO["orange"], OKABE_ITO["vermillion"], OKABE_ITO["blue"],
 COST_QUANTITIES = ("parameters", "multiplications", "sequential steps", "path length")
 
 
-def cost_bars(rows) -> go.Figure:
+def cost_bars(rows: Sequence[ComplexityRow]) -> go.Figure:
     """The complexity table as grouped bars on a log scale: one group per quantity, one bar per layer."""
     traces = []
     for row, colour in zip(rows, COST_COLOURS, strict=False):
@@ -117,17 +162,14 @@ def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
                       .properties(height=CHART_HEIGHT), legend_columns=2)
 
 
-TIMING_COLOURS = {
-    TIMED_LAYERS["rnn"]: OKABE_ITO["vermillion"],
-    TIMED_LAYERS["rnn-loop"]: OKABE_ITO["orange"],
-    TIMED_LAYERS["attention"]: OKABE_ITO["blue"],
-}
+TIMING_COLOURS = {"rnn": OKABE_ITO["vermillion"], "rnn-loop": OKABE_ITO["orange"], "attention": OKABE_ITO["blue"]}
 
 
-def timing_frame(timings: Sequence[Timing]) -> pd.DataFrame:
-    """One row per (layer, T); 'milliseconds' is empty where the time budget ran out."""
+def timing_frame(timings: Sequence[ForwardTiming], labels: Mapping[str, str]) -> pd.DataFrame:
+    """One row per (layer, T), the layer named by `labels` (layer kind → name); 'milliseconds' is
+    empty where the time budget ran out."""
     return pd.DataFrame({
-        "layer": [TIMED_LAYERS[t.layer] for t in timings],
+        "layer": [labels[t.layer] for t in timings],
         "T": [t.T for t in timings],
         "d": [t.d for t in timings],
         "milliseconds": [np.nan if t.seconds is None else 1000 * t.seconds for t in timings],
@@ -136,10 +178,12 @@ def timing_frame(timings: Sequence[Timing]) -> pd.DataFrame:
     })
 
 
-def timing_chart(frame: pd.DataFrame) -> alt.LayerChart:
-    """Measured forward time against T, log–log."""
-    labels = [label for label in TIMED_LAYERS.values() if label in set(frame["layer"])]
-    colour = colour_encoding("layer", labels, TIMING_COLOURS, title=None)
+def timing_chart(frame: pd.DataFrame, labels: Mapping[str, str]) -> alt.LayerChart:
+    """Measured forward time against T, log–log; `labels` (layer kind → name, as given to
+    `timing_frame`) sets the legend's order and each layer's colour."""
+    present = set(frame["layer"])
+    colours = {labels[kind]: colour for kind, colour in TIMING_COLOURS.items()}
+    colour = colour_encoding("layer", [label for label in labels.values() if label in present], colours, title=None)
     measured = alt.Chart(frame).transform_filter("isValid(datum.milliseconds)")
     lengths = sorted(set(frame["T"]))
     x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"), axis=alt.Axis(values=lengths))

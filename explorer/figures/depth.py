@@ -5,14 +5,13 @@ Plotly out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..views.gradients import (
-    DEPTH_CONFIGS,
-)
 from .common import (
     CHART_HEIGHT,
     OKABE_ITO,
@@ -36,11 +35,13 @@ NORM_COLOURS = {NORM_LABELS["post"]: OKABE_ITO["blue"], NORM_LABELS["pre"]: OKAB
 RESIDUAL_LABELS = {True: "with residual", False: "without residual"}
 
 
-def depth_frame(curves) -> pd.DataFrame:
-    """{(norm, residual): (n_seeds, n_layers) norms} → one row per configuration and layer."""
+def depth_frame(curves: Mapping[tuple[str, bool], np.ndarray]) -> pd.DataFrame:
+    """{(norm, residual): (n_seeds, n_layers) norms} → one row per configuration and layer, in the
+    mapping's order.  norm is where the LayerNorm sits ("post", "pre" or "none"), residual whether
+    the sublayer's input is added back."""
     parts = []
-    for norm, residual in DEPTH_CONFIGS:
-        norms = np.asarray(curves[(norm, residual)], dtype=np.float64)
+    for (norm, residual), values in curves.items():
+        norms = np.asarray(values, dtype=np.float64)
         with np.errstate(divide="ignore"):
             logs = np.log10(norms)
         mean, spread = logs.mean(axis=0), logs.std(axis=0)

@@ -1,6 +1,6 @@
 """The gradient-flow lesson's figures: the gradient reaching each input (curves and a strip), the
-unrolled loop against attention's single step, the dependency matrices, and trained models'
-accuracy on the recall task.  Data in, Altair or Plotly out.
+dependency matrices, and trained models' accuracy on the recall task (the unrolled-loop diagram is
+in `explorer.figures.unrolled`).  Data in, Altair or Plotly out.
 
 Gradient norms are plotted as log10 values (see `explorer.figures.common`).  Exact zeros (truncated
 back-propagation) have no logarithm; the data keeps them (`exactly_zero`) and the chart shades their
@@ -9,21 +9,14 @@ region instead of drawing a line there.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..views.gradients import (
-    KIND_LABELS,
-    GradientCurves,
-    RecallAccuracy,
-    accuracy_bands,
-    binned_accuracy,
-    path_lengths,
-)
 from .common import (
     CHART_HEIGHT,
     FONT_SIZE,
@@ -41,17 +34,42 @@ from .common import (
 )
 
 __all__ = [
+    "GradientSummary",
+    "RecallCurve",
     "dependency_figure",
     "dependency_frame",
     "gradient_chart",
     "gradient_frame",
     "gradient_strip",
-    "path_frame",
     "recall_bands",
     "recall_chart",
     "recall_frame",
-    "unrolled_figure",
 ]
+
+
+class GradientSummary(Protocol):
+    """What `gradient_frame` reads of a gradient measurement (`explorer.views`' GradientCurves):
+    log10 ‖∂L/∂xₜ‖ per model kind over positions t = 0 … T−1, summarised over seeds."""
+
+    @property
+    def T(self) -> int: ...
+    @property
+    def bptt_window(self) -> int | None: ...  # back-propagation through the last n steps only (n ≥ 1)
+    @property
+    def seeds(self) -> Sequence[int]: ...
+    def summary(self, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (mean, low, high), −inf = 0
+
+
+class RecallCurve(Protocol):
+    """What the recall figures read of a trained model's accuracy by distance (RecallAccuracy)."""
+
+    @property
+    def distances(self) -> np.ndarray: ...
+    @property
+    def accuracy(self) -> np.ndarray: ...
+    @property
+    def examples(self) -> np.ndarray: ...
+
 
 MODEL_COLOURS = {
     "tanh RNN": OKABE_ITO["vermillion"], "LSTM": OKABE_ITO["orange"], "GRU": OKABE_ITO["reddish purple"],
@@ -59,47 +77,32 @@ MODEL_COLOURS = {
 }
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # --- gradient against position ---------------------------------------------------------------------
 
 
-def gradient_frame(curves: GradientCurves) -> pd.DataFrame:
+def gradient_frame(curves: GradientSummary, labels: Mapping[str, str], paths: Mapping[str, np.ndarray]) -> pd.DataFrame:
     """One row per (model, position): log10 of the mean norm over seeds and of mean ± spread.
 
+    labels: model kind → the name shown, in the order drawn; paths: model kind → the steps the
+    gradient takes from the loss back to each input (its path length).
     exactly_zero: the gradient is exactly 0 (its log10 columns are then empty);
-    truncated: the position lies beyond the truncation window (recurrent models only).
+    truncated: the path is longer than the truncation window (so only recurrent models have any).
     """
-    T = curves.T
-    t = np.arange(T)
-    cut = -1 if curves.bptt_window is None else T - curves.bptt_window
+    t = np.arange(curves.T)
+    window = np.inf if curves.bptt_window is None else curves.bptt_window
     parts = []
-    for kind, label in KIND_LABELS.items():
+    for kind, label in labels.items():
         mean, low, high = curves.summary(kind)
         zero = np.isneginf(mean)
         parts.append(pd.DataFrame({
             "model": label,
             "t": t,
-            "steps back from the loss": path_lengths(T, kind),
+            "steps back from the loss": paths[kind],
             "log10 norm": np.where(zero, np.nan, mean),
             "log10 low": np.where(zero, np.nan, low),
             "log10 high": np.where(zero, np.nan, high),
             "exactly_zero": zero,
-            "truncated": (t < cut) & (kind != "transformer"),
+            "truncated": np.asarray(paths[kind]) > window,
             "seeds": len(curves.seeds),
         }))
     return pd.concat(parts, ignore_index=True)
@@ -153,134 +156,6 @@ def gradient_strip(frame: pd.DataFrame) -> go.Figure:
     z = np.array([frame[frame["model"] == label].sort_values("t")["log10 norm"].to_numpy(dtype=float)
                   for label in labels])
     return log_strip(z, rows=labels, x_title="input position t", value_title="‖∂L/∂xₜ‖", hover_x="t")
-
-
-def path_frame(T: int) -> pd.DataFrame:
-    """The path length from a loss on y_{T−1} back to each input, loop against attention."""
-    return pd.DataFrame({"t": np.arange(T), "RNN path length": path_lengths(T, "rnn"),
-                         "attention path length": path_lengths(T, "transformer")})
-
-
-# --- the unrolled loop against the single parallel step -------------------------------------------
-
-
-def _shown_positions(T: int, max_shown: int) -> list[int | None]:
-    if max_shown >= T:
-        return list(range(T))
-    head = 3
-    return [*range(head), None, *range(T - (max_shown - head - 1), T)]
-
-
-def _sub(name: str, index: int) -> str:
-    return f"{name}<sub>{index}</sub>"
-
-
-def unrolled_figure(T: int, *, max_shown: int = 11) -> go.Figure:
-    """Two computation graphs for a loss on the last output: the RNN unrolled over T sequential
-    steps (top) and causal attention's single parallel step (bottom).  Each input is coloured by
-    its path length — the steps the gradient takes from the loss back to it — and the path to x₀
-    is highlighted.  Long sequences show the first and last positions around a gap."""
-    positions = _shown_positions(T, max_shown)
-    columns = {p: i for i, p in enumerate(positions) if p is not None}
-    last = len(positions) - 1
-    rnn_paths, attention_paths = path_lengths(T, "rnn"), path_lengths(T, "transformer")
-    y_x_rnn, y_h, y_loss_rnn = 5.0, 6.2, 7.45
-    y_x_att, y_y, y_loss_att = 0.6, 1.8, 2.9
-    grey, highlight = "#9a9a9a", OKABE_ITO["vermillion"]
-
-    def segments(pairs):
-        xs, ys = [], []
-        for (x0, y0), (x1, y1) in pairs:
-            xs += [x0, x1, None]
-            ys += [y0, y1, None]
-        return xs, ys
-
-    plain, bold, dotted = [], [], []
-    # RNN: x_t → h_t, h_{t−1} → h_t, h_{T−1} → L.
-    for p, i in columns.items():
-        (bold if p == 0 else plain).append(((i, y_x_rnn), (i, y_h)))
-    for i in range(last):
-        left, right = positions[i], positions[i + 1]
-        (dotted if left is None or right is None else bold).append(((i, y_h), (i + 1, y_h)))
-    bold.append(((last, y_h), (last, y_loss_rnn)))
-    # Attention: every x_s → y_{T−1} (the output the loss reads); faint diagonal for the others.
-    for p, i in columns.items():
-        (bold if p == 0 else plain).append(((i, y_x_att), (last, y_y)))
-        if p != T - 1:
-            plain.append(((i, y_x_att), (i, y_y)))
-    bold.append(((last, y_y), (last, y_loss_att)))
-
-    traces = []
-    for pairs, colour, width, dash in ((plain, grey, 1.5, "solid"), (dotted, grey, 2, "dot"),
-                                       (bold, highlight, 3.5, "solid")):
-        xs, ys = segments(pairs)
-        traces.append({"type": "scatter", "mode": "lines", "x": xs, "y": ys, "hoverinfo": "skip",
-                       "line": {"color": colour, "width": width, "dash": dash}, "showlegend": False})
-    shown = list(columns.items())
-    xs = [i for _, i in shown]
-    hover_rnn = [f"x<sub>{p}</sub>: gradient path of {rnn_paths[p]} steps" for p, _ in shown]
-    hover_att = [f"x<sub>{p}</sub>: gradient path of {attention_paths[p]} step" for p, _ in shown]
-    top = max(2, T)
-    for y, paths, hover in ((y_x_rnn, rnn_paths, hover_rnn), (y_x_att, attention_paths, hover_att)):
-        traces.append({
-            "type": "scatter", "mode": "markers+text", "x": xs, "y": [y] * len(xs),
-            "marker": {"size": 40, "color": [int(paths[p]) for p, _ in shown], "coloraxis": "coloraxis",
-                       "line": {"color": "#333333", "width": 1}},
-            "text": [_sub("x", p) for p, _ in shown], "textposition": "middle center",
-            # Viridis is dark at the low end and yellow at the top: white text on the first, black on the second.
-            "textfont": {"size": FONT_SIZE - 2,
-                         "color": ["#000000" if (paths[p] - 1) / (top - 1) > 0.55 else "#ffffff" for p, _ in shown]},
-            "hovertext": hover, "hoverinfo": "text", "showlegend": False,
-        })
-    state_labels = [(_sub("h", p), y_h) for p, _ in shown] + [(_sub("y", p), y_y) for p, _ in shown]
-    traces.append({
-        "type": "scatter", "mode": "markers+text", "x": xs + xs, "y": [y for _, y in state_labels],
-        "marker": {"size": 40, "symbol": "square", "color": "#f2f2f2", "line": {"color": "#333333", "width": 1}},
-        "text": [text for text, _ in state_labels], "textfont": {"size": FONT_SIZE - 2, "color": "#222222"},
-        "hoverinfo": "skip", "showlegend": False,
-    })
-    traces.append({
-        "type": "scatter", "mode": "markers+text", "x": [last, last], "y": [y_loss_rnn, y_loss_att],
-        "marker": {"size": 40, "symbol": "diamond", "color": "#ffffff", "line": {"color": highlight, "width": 2}},
-        "text": ["L", "L"], "textfont": {"size": FONT_SIZE, "color": "#222222"}, "hoverinfo": "skip",
-        "showlegend": False,
-    })
-    annotations = []
-    for i, p in enumerate(positions):
-        if p is None:
-            for y in (y_x_rnn, y_h, y_x_att, y_y):
-                annotations.append({"x": i, "y": y, "text": "…", "showarrow": False, "font": {"size": 26}})
-            continue
-        annotations.append({"x": i, "y": y_x_rnn - 0.62, "text": f"{rnn_paths[p]}", "showarrow": False,
-                            "font": {"size": FONT_SIZE}})
-        annotations.append({"x": i, "y": y_x_att - 0.62, "text": f"{attention_paths[p]}", "showarrow": False,
-                            "font": {"size": FONT_SIZE}})
-        annotations.append({"x": i, "y": y_h + 0.5, "text": f"step {p + 1}", "showarrow": False,
-                            "font": {"size": FONT_SIZE - 4, "color": "#555555"}})
-    step_word = "step" if T == 1 else "steps"
-    annotations += [
-        {"x": -0.6, "y": y_loss_rnn + 0.75, "xanchor": "left", "showarrow": False,
-         "font": {"size": FONT_SIZE + 1, "color": "#222222"},
-         "text": f"<b>RNN</b>: {T} sequential {step_word}; the gradient to x<sub>t</sub> crosses T − t of them"},
-        {"x": -0.6, "y": y_loss_att + 0.75, "xanchor": "left", "showarrow": False,
-         "font": {"size": FONT_SIZE + 1, "color": "#222222"},
-         "text": "<b>causal attention</b>: one parallel step; every x<sub>t</sub> is one step from the loss"},
-        {"x": -0.6, "y": y_x_rnn - 0.62, "xanchor": "right", "showarrow": False, "text": "path",
-         "font": {"size": FONT_SIZE - 2, "color": "#555555"}},
-        {"x": -0.6, "y": y_x_att - 0.62, "xanchor": "right", "showarrow": False, "text": "path",
-         "font": {"size": FONT_SIZE - 2, "color": "#555555"}},
-    ]
-    hidden = {"visible": False, "fixedrange": True}
-    layout = {
-        "font": {"size": FONT_SIZE}, "height": 560, "margin": {"l": 60, "r": 10, "t": 10, "b": 10},
-        "plot_bgcolor": "rgba(0,0,0,0)", "showlegend": False, "annotations": annotations,
-        "xaxis": {**hidden, "range": [-1.1, last + 0.6]},
-        "yaxis": {**hidden, "range": [-0.4, 8.4]},
-        "coloraxis": {"colorscale": SEQUENTIAL, "cmin": 1, "cmax": top,
-                      "colorbar": {"title": {"text": "path length<br>(steps)", "side": "top"}, "thickness": 16,
-                                   "len": 0.8, "tickfont": {"size": FONT_SIZE - 2}}},
-    }
-    return figure_from_spec({"data": traces, "layout": layout})
 
 
 # --- dependency matrices --------------------------------------------------------------------------
@@ -343,11 +218,13 @@ def dependency_frame(panels: Sequence[tuple[str, np.ndarray]]) -> pd.DataFrame:
 RECALL_BIN = 8
 
 
-def recall_frame(results: Sequence[tuple[str, RecallAccuracy]]) -> pd.DataFrame:
-    """(label, RecallAccuracy) pairs → one row per model and distance, with the accuracy over the
-    bin of 8 distances that the row belongs to."""
+def recall_frame(results: Sequence[tuple[str, RecallCurve]], *,
+                 binned: Callable[[RecallCurve, int], np.ndarray]) -> pd.DataFrame:
+    """(label, accuracy by distance) pairs → one row per model and distance, with the accuracy over
+    the bin of 8 distances that the row belongs to, as `binned(result, 8)` computes it (the
+    analysis's `binned_accuracy`)."""
     parts = [pd.DataFrame({"model": label, "distance": r.distances, "accuracy": r.accuracy, "examples": r.examples,
-                           f"accuracy over {RECALL_BIN} distances": binned_accuracy(r, RECALL_BIN)})
+                           f"accuracy over {RECALL_BIN} distances": binned(r, RECALL_BIN)})
              for label, r in results]
     if not parts:
         return pd.DataFrame(columns=["model", "distance", "accuracy", "examples",
@@ -355,9 +232,11 @@ def recall_frame(results: Sequence[tuple[str, RecallAccuracy]]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def recall_bands(results: Sequence[tuple[str, RecallAccuracy]]) -> pd.DataFrame:
-    """Accuracy over ranges of distance, one row per model (see gradient_view.accuracy_bands)."""
-    table = pd.DataFrame({label: dict(accuracy_bands(r)) for label, r in results}).T
+def recall_bands(results: Sequence[tuple[str, RecallCurve]], *,
+                 bands: Callable[[RecallCurve], Sequence[tuple[str, float]]]) -> pd.DataFrame:
+    """Accuracy over ranges of distance, one row per model and one column per range, as `bands(result)`
+    lists them (the analysis's `accuracy_bands`: [("1–8", accuracy), …])."""
+    table = pd.DataFrame({label: dict(bands(r)) for label, r in results}).T
     table.index.name = "model"
     return table
 

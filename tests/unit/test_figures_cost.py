@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.analysis.timing import Timing
+from explorer.analysis.timing import TIMED_LAYERS, Timing
 from explorer.figures import cost as figures
 from explorer.figures.common import frame_csv
 from explorer.views.cost import complexity_rows, operations_curves, operations_lengths
@@ -27,7 +27,7 @@ def test_cost_charts_and_table():
     frame = figures.operations_frame(operations_curves(16, lengths), lengths)
     figures.operations_chart(frame, d=16, T=100).to_dict()
     timings = [Timing("rnn", 16, 8, 0.001, 3), Timing("attention", 16, 8, None, 0)]
-    times = figures.timing_frame(timings)
-    figures.timing_chart(times).to_dict()
+    times = figures.timing_frame(timings, TIMED_LAYERS)
+    figures.timing_chart(times, TIMED_LAYERS).to_dict()
     assert times["milliseconds"].iloc[0] == pytest.approx(1.0) and np.isnan(times["milliseconds"].iloc[1])
     assert frame_csv(times).splitlines()[0].startswith("layer,T,d,milliseconds")

@@ -16,16 +16,8 @@ def validated(fig: go.Figure) -> dict:
     return go.Figure(fig.to_dict()).to_dict()
 
 
-@pytest.mark.parametrize("T", [1, 5, 11, 12, 512])
-def test_unrolled_figure_is_valid_and_labels_the_path_lengths(T):
-    spec = validated(figures.unrolled_figure(T))
-    texts = [a["text"] for a in spec["layout"]["annotations"]]
-    assert str(T) in texts, "x_0 is T steps from the loss in the loop"
-    markers = [t for t in spec["data"] if t.get("marker", {}).get("coloraxis")]
-    loop, attention = (list(t["marker"]["color"]) for t in markers)
-    assert loop[0] == T and loop[-1] == 1 and set(attention) == {1}
-    if T > 11:
-        assert "…" in texts
+def paths(T: int) -> dict[str, np.ndarray]:
+    return {kind: gv.path_lengths(T, kind) for kind in gv.KIND_LABELS}
 
 
 def test_dependency_figure_is_valid_log_scaled_and_blank_where_zero():
@@ -46,7 +38,7 @@ def test_dependency_figure_is_valid_log_scaled_and_blank_where_zero():
 
 def test_gradient_chart_validates_and_keeps_exact_zeros_in_its_data():
     curves = gv.gradient_curves(10, 4, "default", 1.0, 3, 2)
-    frame = figures.gradient_frame(curves)
+    frame = figures.gradient_frame(curves, gv.KIND_LABELS, paths(10))
     chart = figures.gradient_chart(frame).to_dict()  # validates against the Vega-Lite schema
     assert "rect" in [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
                       for layer in chart["layer"]]
@@ -54,7 +46,8 @@ def test_gradient_chart_validates_and_keeps_exact_zeros_in_its_data():
     assert rnn["exactly_zero"].tolist() == [True] * 7 + [False] * 3
     np.testing.assert_allclose(rnn["log10 norm"].iloc[7:], curves.summary("rnn")[0][7:])
     assert rnn["steps back from the loss"].tolist() == list(range(10, 0, -1))
-    assert not figures.gradient_frame(gv.gradient_curves(10, 4, "default", 1.0, None, 2))["truncated"].any()
+    full = gv.gradient_curves(10, 4, "default", 1.0, None, 2)
+    assert not figures.gradient_frame(full, gv.KIND_LABELS, paths(10))["truncated"].any()
     strip = validated(figures.gradient_strip(frame))
     z = plotly_array(strip["data"][0]["z"])
     assert z.shape == (4, 10) and np.isnan(z[0, :7]).all()
@@ -63,9 +56,9 @@ def test_gradient_chart_validates_and_keeps_exact_zeros_in_its_data():
 
 def test_recall_chart_and_bands():
     result = gv.RecallAccuracy("x", np.array([1, 2, 30]), np.array([1.0, 0.5, 0.25]), np.array([10, 10, 20]), None)
-    frame = figures.recall_frame([("tanh RNN", result), ("causal transformer", result)])
+    frame = figures.recall_frame([("tanh RNN", result), ("causal transformer", result)], binned=gv.binned_accuracy)
     figures.recall_chart(frame, chance=0.125).to_dict()
     np.testing.assert_allclose(frame["accuracy over 8 distances"][:3], [0.75, 0.75, 0.25])
-    bands = figures.recall_bands([("tanh RNN", result)])
+    bands = figures.recall_bands([("tanh RNN", result)], bands=gv.accuracy_bands)
     assert bands.loc["tanh RNN", "1–8"] == pytest.approx(0.75) and bands.loc["tanh RNN", "9–30"] == 0.25
-    assert len(figures.recall_frame([])) == 0
+    assert len(figures.recall_frame([], binned=gv.binned_accuracy)) == 0
