@@ -16,15 +16,17 @@ from explorer.views.positions import (
     MAX_POSITIONS,
     SHIPPED_ENCODINGS,
     PretrainedModelError,
-    alibi_causal_bias,
     column_names,
     draw_plan,
     matrix_view,
     reversal_run,
+    shuffle_demo,
+)
+from explorer.views.relative import (
+    alibi_causal_bias,
     rope_offset_scores,
     rope_rotation_degrees,
     rope_vectors,
-    shuffle_demo,
     t5_exact_buckets,
     t5_offset_buckets,
 )
