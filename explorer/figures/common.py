@@ -101,12 +101,15 @@ def grid_domains(n: int, gap: float) -> list[tuple[float, float]]:
     return [(i * (size + gap), i * (size + gap) + size) for i in range(n)]
 
 
-def panel_title(text: str, x_domain, y_top: float) -> dict:
+def panel_title(text: str, x_domain, y_top: float, size: int = FONT_SIZE - 2) -> dict:
+    """An annotation centred over one panel of a grid (x_domain in paper coordinates), its bottom at y_top."""
     return {"text": text, "x": (x_domain[0] + x_domain[1]) / 2, "y": y_top, "xref": "paper", "yref": "paper",
-            "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": FONT_SIZE - 2}}
+            "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": size}}
 
 
 def token_axis(labels, *, domain, anchor, size, reverse=False, show=True) -> dict:
+    """A numeric axis 0 … n−1 with the tokens as tick text (show=False: blank ticks, for panels that
+    share the row labels of the first); long labels on a horizontal axis are slanted."""
     axis = {
         "domain": list(domain), "anchor": anchor, "tickmode": "array", "tickvals": list(range(len(labels))),
         "ticktext": [plotly_text(t) for t in labels] if show else [""] * len(labels),
@@ -120,6 +123,7 @@ def token_axis(labels, *, domain, anchor, size, reverse=False, show=True) -> dic
 
 
 def hover_grid(query_tokens, key_tokens) -> np.ndarray:
+    """Per cell "query → key", escaped, for a heatmap's hover text."""
     return np.array([[f"{plotly_text(q)} → {plotly_text(k)}" for k in key_tokens] for q in query_tokens])
 
 

@@ -178,8 +178,7 @@ def panel_grid(
         layout[f"yaxis{suffix}"] = _axis(rows, row_labels[i], title=y_title if grid_col == 0 else "",
                                          domain=y_domains[grid_row], anchor=f"x{suffix}", reverse=True,
                                          size=label_size)
-        annotations.append(panel_title(titles[i], x_domains[grid_col], y_domains[grid_row][1] + 0.01))
-        annotations[-1]["font"] = {"size": FONT_SIZE}
+        annotations.append(panel_title(titles[i], x_domains[grid_col], y_domains[grid_row][1] + 0.01, FONT_SIZE))
     layout.update(
         annotations=annotations,
         coloraxis={"colorscale": colour_list(scale), "cmin": colour.get("zmin"), "cmax": colour.get("zmax"),
