@@ -12,15 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import (
-    CHART_HEIGHT,
-    FONT_SIZE,
-    OKABE_ITO,
-    colour_encoding,
-    configure,
-    figure_from_spec,
-    plotly_text,
-)
+from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, colour_encoding, configure, figure_from_spec, plotly_text
 
 __all__ = [
     "ComplexityRow",
@@ -93,7 +85,6 @@ def complexity_frame(rows: Sequence[ComplexityRow], n_layers: int) -> pd.DataFra
         "path length": [r.big_o[3] for r in rows],
         "path": [r.cost.path_length for r in rows],
     })
-
 
 
 COST_COLOURS = [OKABE_ITO["orange"], OKABE_ITO["vermillion"], OKABE_ITO["blue"], OKABE_ITO["bluish green"]]
