@@ -28,7 +28,8 @@ def _import_in_background() -> threading.Thread:
         torch.set_num_threads(1)
         for module in ("explorer.views.attention", "explorer.views.gradients", "explorer.views.depth",
                        "explorer.views.positions", "explorer.views.cost", "explorer.figures.attention",
-                       "explorer.figures.sequences"):
+                       "explorer.figures.gradients", "explorer.figures.unrolled", "explorer.figures.depth",
+                       "explorer.figures.cost"):
             importlib.import_module(module)
         if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
             gc.collect()

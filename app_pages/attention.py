@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.figures import attention as figures
+from explorer.figures.common import DIVERGING, heatmap, matrix_csv
 from explorer.model.positional import ENCODINGS
 from explorer.training.tasks import get_task
 from explorer.ui import UrlControls, download_csv, page_header, sequence_input
@@ -167,7 +168,7 @@ st.markdown(
     "row into weights that sum to 1. A masked cell ends with weight exactly 0."
 )
 download_csv(f"attention_{task_name}_{block}_L{layer}_H{head}.csv", "Download this head's weights (CSV)",
-             figures.matrix_csv, weights, attention.query_tokens, attention.key_tokens, corner="query \\ key")
+             matrix_csv, weights, attention.query_tokens, attention.key_tokens, corner="query \\ key")
 
 if compare != "nothing":
     kind, _, value = compare.partition(": ")
@@ -185,16 +186,16 @@ if compare != "nothing":
     other_weights = other.weights[min(layer, other.weights.shape[0]) - 1, min(head, other.weights.shape[1]) - 1]
     same_shape = other_weights.shape == weights.shape
     cols = st.columns(3 if same_shape else 2)
-    cols[0].plotly_chart(figures.heatmap(weights, x_labels=attention.key_tokens, y_labels=attention.query_tokens,
-                                         title="this view", zmin=0, zmax=1, annotate=False), key="compare_a")
-    cols[1].plotly_chart(figures.heatmap(other_weights, x_labels=other.key_tokens, y_labels=other.query_tokens,
-                                         title=compare, zmin=0, zmax=1, annotate=False), key="compare_b")
+    cols[0].plotly_chart(heatmap(weights, x_labels=attention.key_tokens, y_labels=attention.query_tokens,
+                                 title="this view", zmin=0, zmax=1, annotate=False), key="compare_a")
+    cols[1].plotly_chart(heatmap(other_weights, x_labels=other.key_tokens, y_labels=other.query_tokens,
+                                 title=compare, zmin=0, zmax=1, annotate=False), key="compare_b")
     if same_shape:
         difference = weights - other_weights
         bound = max(1e-9, float(np.abs(difference).max()))
-        cols[2].plotly_chart(figures.heatmap(difference, x_labels=attention.key_tokens,
-                                             y_labels=attention.query_tokens, title="difference (this − other)",
-                                             colorscale=figures.DIVERGING, zmin=-bound, zmax=bound,
-                                             value_name="Δ weight", annotate=False), key="compare_diff")
+        cols[2].plotly_chart(heatmap(difference, x_labels=attention.key_tokens,
+                                     y_labels=attention.query_tokens, title="difference (this − other)",
+                                     colorscale=DIVERGING, zmin=-bound, zmax=bound,
+                                     value_name="Δ weight", annotate=False), key="compare_diff")
     else:
         st.caption("The two views have different sequence lengths, so no difference map is drawn.")

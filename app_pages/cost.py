@@ -5,7 +5,8 @@ import torch
 
 from explorer.analysis.cost import attention_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS, measure_forward_times, slower_from
-from explorer.figures import sequences as figures
+from explorer.figures import cost as figures
+from explorer.figures.common import frame_csv
 from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 from explorer.views.cost import (
     COST_LAYER_DETAILS,
@@ -70,7 +71,7 @@ st.dataframe(table, hide_index=True, key="complexity", column_config={
 })
 st.caption(" · ".join(f"**{row.label}**: {COST_LAYER_DETAILS[row.layer]}" for row in rows))
 st.plotly_chart(figures.cost_bars(rows), width="stretch", key="cost_bars")
-download_csv(f"complexity_T{T}_d{d}_k{k}_N{n_layers}.csv", "Download the table (CSV)", figures.frame_csv, table,
+download_csv(f"complexity_T{T}_d{d}_k{k}_N{n_layers}.csv", "Download the table (CSV)", frame_csv, table,
              key="complexity_csv")
 needed = layers_to_connect(T, k)
 seen = 1 + n_layers * (k - 1)
@@ -103,7 +104,7 @@ operations = figures.operations_frame(operations_curves(d, T_values), T_values)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:
     altair_chart(figures.operations_chart, operations, d=d, T=T, key="operations_chart")
-    download_csv(f"operations_d{d}.csv", "Download the curves (CSV)", figures.frame_csv, operations,
+    download_csv(f"operations_d{d}.csv", "Download the curves (CSV)", frame_csv, operations,
                  key="operations_csv")
 rnn_layer, attention_layer = recurrent_cost("rnn", T, d), attention_cost(T, d)
 with text_col:
@@ -147,11 +148,11 @@ if d != DEFAULT_WIDTH and d not in timed_widths():
 
 with st.spinner(f"Timing forward passes for T up to {T_max} (at most about {TIMING_BUDGET_S:.0f} s)…"):
     timings = [t for t in measured_times(d, attempt) if T_max >= t.T]
-times = figures.timing_frame(timings)
+times = figures.timing_frame(timings, TIMED_LAYERS)
 chart_col, text_col = st.columns([3, 2], gap="large")
 with chart_col:
-    altair_chart(figures.timing_chart, times, key="timing_chart")
-    download_csv(f"timings_d{d}.csv", "Download the timings (CSV)", figures.frame_csv, times, key="timing_csv")
+    altair_chart(figures.timing_chart, times, TIMED_LAYERS, key="timing_chart")
+    download_csv(f"timings_d{d}.csv", "Download the timings (CSV)", frame_csv, times, key="timing_csv")
     st.button("Measure again", icon=":material/timer:", key="measure_again", on_click=measure_again,
               help="Timings are cached per setting; this measures once more for you.")
 skipped = int(times["milliseconds"].isna().sum())

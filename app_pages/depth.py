@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from explorer.figures import sequences as figures
+from explorer.figures import depth as figures
+from explorer.figures.common import frame_csv
 from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
 from explorer.views.depth import depth_curves
 
@@ -41,7 +42,7 @@ altair_chart(figures.depth_chart, frame, key="depth_chart")
 lesson.explain()
 st.caption("The same numbers as colour, one row per wiring:")
 plotly_chart(figures.depth_heatmap(frame), key="depth_map")
-download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", figures.frame_csv, frame,
+download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", frame_csv, frame,
              key="depth_csv")
 
 table_col, text_col = st.columns([1, 1], gap="large")

@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from explorer.figures import sequences as figures
+from explorer.figures import gradients as figures
+from explorer.figures.common import frame_csv, subscript
+from explorer.figures.unrolled import path_frame, unrolled_figure
 from explorer.model.rnn import RECURRENT_KINDS
 from explorer.training.pretrained import PretrainedModelError
 from explorer.training.tasks import RecallTask
@@ -10,8 +12,11 @@ from explorer.ui import UrlControls, altair_chart, download_csv, page_header
 from explorer.views.gradients import (
     KIND_LABELS,
     RECALL_MODELS,
+    accuracy_bands,
+    binned_accuracy,
     dependency_views,
     gradient_curves,
+    path_lengths,
     recall_accuracy,
 )
 
@@ -61,13 +66,14 @@ effective_gain = gain if init == "orthogonal" else 1.0
 st.subheader("1 · How much gradient reaches each input?")
 with st.spinner(f"Back-propagating through {T} steps for {n_seeds} seed(s)…"):
     curves = gradient_curves(T, width, init, effective_gain, window, n_seeds)
-frame = figures.gradient_frame(curves)
+paths = {kind: path_lengths(T, kind) for kind in KIND_LABELS}
+frame = figures.gradient_frame(curves, KIND_LABELS, paths)
 chart_col, text_col = st.columns([3, 1], gap="large")
 with chart_col:
     altair_chart(figures.gradient_chart, frame, key="gradient_chart")
     st.caption("The same numbers as colour, one row per network (blank: exactly 0):")
     st.plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
-    download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", figures.frame_csv, frame,
+    download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", frame_csv, frame,
                  key="gradient_csv")
 
 first = 1 if T > 2 else 0
@@ -77,7 +83,7 @@ for kind in KIND_LABELS:
     change[kind] = None if mean[first] == float("-inf") else float(mean[first] - mean[T - 1])
 with text_col:
     st.markdown(f"**Orders of magnitude** between the gradient at t = {first} and at t = {T - 1}, "
-                f"log10(‖∂L/∂x{figures.subscript(first)}‖ / ‖∂L/∂x{figures.subscript(T - 1)}‖):")
+                f"log10(‖∂L/∂x{subscript(first)}‖ / ‖∂L/∂x{subscript(T - 1)}‖):")
     for kind, label in KIND_LABELS.items():
         if change[kind] is None:
             st.metric(label, "gradient 0", help="cut off by the truncation window")
@@ -121,9 +127,9 @@ that rescales the gradient at every step and keeps the scale as a logarithm, so 
 st.subheader("2 · Why: the path from the loss back to each input")
 diagram_col, diagram_text = st.columns([3, 1], gap="large")
 with diagram_col:
-    st.plotly_chart(figures.unrolled_figure(T), width="stretch", key="unrolled")
-    download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", figures.frame_csv,
-                 figures.path_frame(T), key="paths_csv")
+    st.plotly_chart(unrolled_figure(paths["rnn"], paths["transformer"]), width="stretch", key="unrolled")
+    download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", frame_csv,
+                 path_frame(paths["rnn"], paths["transformer"]), key="paths_csv")
 with diagram_text:
     st.markdown(
         f"""
@@ -145,7 +151,7 @@ with st.spinner(f"Computing {3 * dep_T * dep_T} Jacobian blocks…"):
 panels = [(f"{KIND_LABELS[dep_kind]}: the loop", views.recurrent), ("causal attention: masked", views.causal),
           ("encoder attention: unmasked", views.unmasked)]
 st.plotly_chart(figures.dependency_figure(panels), width="stretch", key="dependency")
-download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", figures.frame_csv,
+download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", frame_csv,
              figures.dependency_frame(panels), key="dependency_csv")
 st.markdown(
     f"""
@@ -163,7 +169,8 @@ square: every output reads the whole sequence, later inputs included.
 def recall_chart_spec(available: tuple[str, ...], chance: float) -> dict:
     """The recall chart only depends on the shipped models: build it once per process (~120 ms)."""
     results = [(RECALL_MODELS[name], recall_accuracy(name)) for name in available]
-    return figures.recall_chart(figures.recall_frame(results), chance=chance).to_dict(validate=False)
+    return figures.recall_chart(figures.recall_frame(results, binned=binned_accuracy),
+                                chance=chance).to_dict(validate=False)
 
 
 # --- 4. trained models -----------------------------------------------------------------------------------
@@ -181,17 +188,17 @@ if missing:
     st.warning("Some trained models are not available, so they are left out:\n\n"
                + "\n".join(f"- {line}" for line in missing), icon=":material/hourglass_empty:")
 if results:
-    recall = figures.recall_frame(results)
+    recall = figures.recall_frame(results, binned=binned_accuracy)
     chance = 1 / len(task.keys)
     chart_col, text_col = st.columns([3, 2], gap="large")
     with chart_col:
         available = tuple(name for name, label in RECALL_MODELS.items() if label in {r[0] for r in results})
         altair_chart(recall_chart_spec(available, chance), key="recall_chart")
-        bands = figures.recall_bands(results)
+        bands = figures.recall_bands(results, bands=accuracy_bands)
         st.markdown("**Accuracy over ranges of distance**")
         st.dataframe(bands, column_config={c: st.column_config.NumberColumn(c, format="percent")
                                            for c in bands.columns})
-        download_csv("recall_accuracy_by_distance.csv", "Download accuracy by distance (CSV)", figures.frame_csv,
+        download_csv("recall_accuracy_by_distance.csv", "Download accuracy by distance (CSV)", frame_csv,
                      recall, key="recall_csv")
     examples = int(results[0][1].examples.sum())
     far_band = bands.columns[-1]

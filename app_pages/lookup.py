@@ -13,7 +13,7 @@ from explorer.analysis.lookup import (
     parse_vectors,
     soft_lookup,
 )
-from explorer.figures import attention as figures
+from explorer.figures import common as figures
 from explorer.ui import UrlControls, download_csv, escape_markdown, page_header
 
 DIM = EXAMPLE_KEYS.shape[1]

@@ -1,4 +1,4 @@
-"""Figure builders for the positional-encodings page (plain specs, see explorer.figures.attention).
+"""Figure builders for the positional-encodings page (plain specs, see explorer.figures.common).
 
 Matrices here can be large (up to 1024 × 1024 before the page downsamples them), so the heatmap
 sends its values as float32 on numeric axes — no per-cell label grid — and keeps labels and per-cell
@@ -7,35 +7,21 @@ hover text for small matrices only.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
-import plotly.colors
 import plotly.graph_objects as go
 
-from .attention import DIVERGING, FONT_SIZE, _grid_domains, _panel_title, figure_from_spec, plotly_text
+from .common import DIVERGING, FONT_SIZE, colour_list, figure_from_spec, grid_domains, panel_title, plotly_text
 
-__all__ = ["colorscale", "line_chart", "matrix_heatmap", "panel_grid"]
+__all__ = ["line_chart", "matrix_heatmap", "panel_grid"]
 
 SMALL = 40  # up to this many rows and columns a heatmap gets cell gaps and label hover text
 SERIES_COLOURS = ["#5e3c99", "#e66101", "#1b7837", "#b2abd2"]  # purple, orange, green: colour-blind safe
 SERIES_DASHES = [[1, 0], [9, 6], [3, 3], [12, 4, 3, 4]]
 SERIES_WIDTHS = [6.0, 2.5, 2.5, 2.5]  # the first line is drawn wide and underneath, so equal lines both show
-
-
-@functools.lru_cache(maxsize=16)
-def _scale_stops(name: str) -> tuple[tuple[float, str], ...]:
-    return tuple((float(v), str(c)) for v, c in plotly.colors.get_colorscale(name))
-
-
-def colorscale(name: str) -> list[list]:
-    """A named scale as explicit [[value, colour], …] stops.  The specs skip validation, and only
-    validation turns a Python-side name like 'PuOr' into stops: plotly.js itself does not know that
-    name and would silently draw its default scale instead."""
-    return [list(stop) for stop in _scale_stops(name)]
 
 
 def _symmetric_bound(values: np.ndarray) -> float:
@@ -103,7 +89,7 @@ def matrix_heatmap(
     small = n_rows <= SMALL and n_cols <= SMALL
     trace = {
         "type": "heatmap", "z": z, "x": cols.astype(np.int32 if cols.dtype.kind in "iu" else np.float64),
-        "y": rows.astype(np.int32 if rows.dtype.kind in "iu" else np.float64), "colorscale": colorscale(scale),
+        "y": rows.astype(np.int32 if rows.dtype.kind in "iu" else np.float64), "colorscale": colour_list(scale),
         "colorbar": {"title": {"text": value_name, "side": "right"}, "thickness": 18,
                      "tickfont": {"size": FONT_SIZE - 2}},
         "hovertemplate": f"{y_title} %{{y}} · {x_title} %{{x}}<br>{value_name}: %{{z:{number_format}}}<extra></extra>",
@@ -162,9 +148,9 @@ def panel_grid(
     col_labels = list(col_labels) if col_labels is not None else [None] * n
     columns = max(1, min(columns, n))
     n_grid_rows = -(-n // columns)
-    x_domains = _grid_domains(columns, 0.06 if columns > 1 else 0.0)
+    x_domains = grid_domains(columns, 0.06 if columns > 1 else 0.0)
     y_gap = min(0.2, 0.55 / n_grid_rows) if n_grid_rows > 1 else 0.0
-    y_domains = _grid_domains(n_grid_rows, y_gap)[::-1]
+    y_domains = grid_domains(n_grid_rows, y_gap)[::-1]
     stacked = np.concatenate([np.asarray(p, dtype=np.float64).ravel() for p in panels])
     colour = _colour_range(stacked, scale, zmin, zmax)
     traces, layout, annotations = [], {}, []
@@ -192,11 +178,10 @@ def panel_grid(
         layout[f"yaxis{suffix}"] = _axis(rows, row_labels[i], title=y_title if grid_col == 0 else "",
                                          domain=y_domains[grid_row], anchor=f"x{suffix}", reverse=True,
                                          size=label_size)
-        annotations.append(_panel_title(titles[i], x_domains[grid_col], y_domains[grid_row][1] + 0.01))
-        annotations[-1]["font"] = {"size": FONT_SIZE}
+        annotations.append(panel_title(titles[i], x_domains[grid_col], y_domains[grid_row][1] + 0.01, FONT_SIZE))
     layout.update(
         annotations=annotations,
-        coloraxis={"colorscale": colorscale(scale), "cmin": colour.get("zmin"), "cmax": colour.get("zmax"),
+        coloraxis={"colorscale": colour_list(scale), "cmin": colour.get("zmin"), "cmax": colour.get("zmax"),
                    "colorbar": {"title": {"text": value_name, "side": "right"}, "thickness": 18,
                                 "tickfont": {"size": FONT_SIZE - 2}}},
         font={"size": FONT_SIZE}, height=n_grid_rows * panel_height + 80,

@@ -1,11 +1,13 @@
-"""The only Streamlit code of explorer: URL-bound controls, downloads, chart helpers and the page
-catalog.  Loads without torch, so the home page renders before torch is imported."""
+"""The only Streamlit code of explorer: URL-bound controls, downloads, chart helpers, the page
+catalog and the lesson text kept as Markdown beside the pages.  Loads without torch, so the home
+page renders before torch is imported."""
 
 from .controls import OWN_TEXT, UrlControls, altair_chart, download_csv, page_header, sequence_input
-from .lesson import Lesson
 from .page import lesson_page, next_lesson
 from .present import plotly_chart, presenting
+from .prose import lesson_text
+from .steps import Lesson
 from .text import escape_markdown, quoted
 
 __all__ = ["OWN_TEXT", "Lesson", "UrlControls", "altair_chart", "download_csv", "escape_markdown", "lesson_page",
-           "next_lesson", "page_header", "plotly_chart", "presenting", "quoted", "sequence_input"]
+           "lesson_text", "next_lesson", "page_header", "plotly_chart", "presenting", "quoted", "sequence_input"]

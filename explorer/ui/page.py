@@ -8,8 +8,8 @@ from streamlit.errors import StreamlitPageNotFoundError
 
 from .catalog import LESSONS, PAGES
 from .controls import UrlControls
-from .lesson import Lesson
 from .present import PRESENT_KEY, present_toggle, presenting, style_page
+from .steps import Lesson
 
 __all__ = ["lesson_page", "next_lesson"]
 

@@ -4,12 +4,13 @@
   it that a figure can afford to draw;
 * its geometry: the similarity PE·PEᵀ (or cosine), how much of it the offset between positions
   explains (all of it for sinusoidal encodings), and the wavelength of each dimension pair;
-* the relative schemes: RoPE's rotation angles and the score of a fixed q and k against their
-  offset, ALiBi's causal bias per head, T5's bucket per offset;
 * why attention needs position: an encoder without positional information is permutation
   equivariant (shuffle the input and each output row moves with its token, unchanged), checked in
   float64 on private copies of the shipped encoders; and the shipped reversal models, one per
   encoding, run on the same input.
+
+The relative schemes (RoPE, ALiBi, T5), which act on the attention scores instead of the input,
+are in `explorer.views.relative`.
 
 The shipped models are shared by every session, so nothing here modifies them: the float64 copies
 are deep copies, cached per process.
@@ -25,16 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..model.positional import (
-    ABSOLUTE_ENCODINGS,
-    RotaryEmbedding,
-    alibi_bias,
-    index_encoding,
-    rope_angles,
-    sinusoidal_encoding,
-    sinusoidal_wavelengths,
-    t5_relative_buckets,
-)
+from ..model.positional import ABSOLUTE_ENCODINGS, index_encoding, sinusoidal_encoding, sinusoidal_wavelengths
 from ..training.pretrained import PretrainedModelError, load_model, model_name
 from ..training.tasks import get_task
 from .attention import AttentionView, compute_view
@@ -53,7 +45,6 @@ __all__ = [
     "PretrainedModelError",
     "ReversalRun",
     "ShuffleResult",
-    "alibi_causal_bias",
     "column_names",
     "draw_plan",
     "encoder_output",
@@ -63,18 +54,12 @@ __all__ = [
     "matrix_view",
     "offset_explained_share",
     "reversal_run",
-    "rope_offset_scores",
-    "rope_rotation_degrees",
-    "rope_vectors",
     "shuffle_demo",
     "shuffle_order",
     "similarity",
     "similarity_by_offset",
     "square_plan",
-    "t5_exact_buckets",
-    "t5_offset_buckets",
     "toeplitz_projection",
-    "wrapped_degrees",
 ]
 
 MAX_POSITIONS = 1024
@@ -293,67 +278,6 @@ def matrix_view(kind: str, n_positions: int, d_model: int, base: float, measure:
             array.setflags(write=False)  # shared between sessions
     return MatrixView(kind, matrix.source, matrix.base, pe.shape, plan, drawn, arrays[1], sim_rows, sim,
                       offset_explained_share(sim), curves, waves)
-
-
-# --- relative schemes ---------------------------------------------------------------------------------
-
-
-def wrapped_degrees(angles: np.ndarray) -> np.ndarray:
-    """Angles in radians → degrees in (−180, 180]: where the pair points, not how often it has turned."""
-    degrees = np.degrees(np.asarray(angles, dtype=np.float64))
-    return 180.0 - np.mod(180.0 - degrees, 360.0)
-
-
-def rope_rotation_degrees(n_positions: int, head_dim: int, base: float) -> np.ndarray:
-    """(positions, head_dim / 2) rotation of each pair, wrapped to (−180°, 180°]."""
-    return wrapped_degrees(rope_angles(n_positions, head_dim, base))
-
-
-def rope_vectors(head_dim: int, kind: str = "ones", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A fixed query and key: both all ones, or standard normal from `seed`."""
-    if kind == "ones":
-        return np.ones(head_dim), np.ones(head_dim)
-    if kind != "random":
-        raise ValueError("kind must be 'ones' or 'random'")
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal(head_dim), rng.standard_normal(head_dim)
-
-
-def rope_offset_scores(q: np.ndarray, k: np.ndarray, query_positions, offsets, base: float = 10000.0) -> np.ndarray:
-    """(len(query_positions), len(offsets)) scores RoPE(q, m) · RoPE(k, m + offset), computed with the
-    library's RotaryEmbedding in float64.  Rotations compose, so each row is the same function of
-    the offset wherever the query sits."""
-    q_t = torch.as_tensor(np.asarray(q, dtype=np.float64))
-    k_t = torch.as_tensor(np.asarray(k, dtype=np.float64))
-    rotary = RotaryEmbedding(q_t.shape[-1], base)
-    offsets_t = torch.as_tensor(np.asarray(offsets), dtype=torch.float64)
-    rows = []
-    for m in query_positions:
-        q_rot = rotary(q_t[None], torch.tensor([float(m)], dtype=torch.float64))[0]
-        k_rot = rotary(k_t.expand(len(offsets_t), -1), m + offsets_t)
-        rows.append((k_rot @ q_rot).numpy())
-    return np.stack(rows)
-
-
-def alibi_causal_bias(n_heads: int, length: int) -> np.ndarray:
-    """(heads, T, T) ALiBi bias as a causal decoder sees it: −slope·(q − k) for k ≤ q, NaN (masked) above."""
-    bias = alibi_bias(n_heads, length)
-    above = np.triu(np.ones((length, length), dtype=bool), 1)
-    bias[:, above] = np.nan
-    return bias
-
-
-def t5_exact_buckets(num_buckets: int, bidirectional: bool = True) -> int:
-    """How many offsets (per direction) T5 gives a bucket each; `max_distance` must exceed it, or the
-    logarithmic buckets beyond are undefined (t5_relative_buckets divides by log(max_distance / this))."""
-    return (num_buckets // 2 if bidirectional else num_buckets) // 2
-
-
-def t5_offset_buckets(max_offset: int, bidirectional: bool = True, num_buckets: int = 32,
-                      max_distance: int = 128) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets k − q from −max_offset to max_offset and T5's bucket for each."""
-    buckets = t5_relative_buckets(max_offset + 1, 2 * max_offset + 1, bidirectional, num_buckets, max_distance)
-    return np.arange(-max_offset, max_offset + 1), buckets[max_offset]
 
 
 # --- why attention needs position: the shuffle demo --------------------------------------------------

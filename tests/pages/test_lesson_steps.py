@@ -1,14 +1,14 @@
-"""Lesson steps (app_pages/steps/*.toml): every step of every page opens from its link with the
+"""Lesson steps (app_pages/lessons/*.toml): every step of every page opens from its link with the
 controls it names, hides the figures until Reveal, then shows them with its explanation; Next and
 Back move between steps."""
 
 import pytest
 
 from explorer.ui.catalog import LESSONS
-from explorer.ui.lesson import STEPS_DIR, load_steps
+from explorer.ui.steps import STEP_DIR, load_steps
 from tests.support.apptest import assert_no_exception, page_test
 
-STEPPED = [p for p in LESSONS if (STEPS_DIR / f"{p.url_path}.toml").exists()]
+STEPPED = [p for p in LESSONS if (STEP_DIR / f"{p.url_path}.toml").exists()]
 CASES = [(p, n) for p in STEPPED for n in range(1, len(load_steps(p.url_path)) + 1)]
 
 

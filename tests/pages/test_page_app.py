@@ -19,7 +19,7 @@ def test_entry_point_opens_the_home_page():
 def test_home_page_notes_link_settings_it_does_not_have():
     at = page_test("app.py", {"T": "64"}).run()
     assert_no_exception(at)
-    assert any("`T` is not a setting of this page" in box.value for box in at.info)
+    assert any("“T” is not a setting of this page" in box.value for box in at.info)
     assert not open_app().info, "a plain visit gets no note"
 
 

@@ -101,7 +101,7 @@ def test_the_stopwatch_measures_each_layer_within_the_budget():
 @pytest.mark.parametrize(
     "params, expected_in_note",
     [({"T": "0"}, "Sequence length T"), ({"d": "100"}, "Width d"), ({"k": "1"}, "kernel size"),
-     ({"layers": "99"}, "Layers N"), ({"time_T": "100000"}, "Time sequences"), ({"x": "y"}, "`x`")],
+     ({"layers": "99"}, "Layers N"), ({"time_T": "100000"}, "Time sequences"), ({"x": "y"}, "“x”")],
 )
 def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
     at = run_page(PAGE, {**UP_TO_256, **params} if "time_T" not in params else params)

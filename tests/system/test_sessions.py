@@ -161,7 +161,7 @@ def _decorator_problem(node: ast.expr, takes_arguments: bool) -> str | None:
 
 def test_every_cache_is_bounded():
     problems = []
-    files = sorted((ROOT / "explorer").glob("*.py")) + sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "app.py"]
+    files = sorted((ROOT / "explorer").rglob("*.py")) + sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "app.py"]
     for path in files:
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in ast.walk(tree):

@@ -2,22 +2,16 @@
 
 import math
 
-import altair as alt
 import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
 import pytest
 import torch
 
-from explorer.figures.positions import colorscale, line_chart, matrix_heatmap, panel_grid
-from explorer.model.positional import alibi_slopes, t5_relative_buckets
 from explorer.training.pretrained import load_model
 from explorer.training.tasks import get_task
 from explorer.views.positions import (
     DRAW_BUDGET,
     LEARNED_MODEL,
     SHIPPED_ENCODINGS,
-    alibi_causal_bias,
     column_names,
     draw_plan,
     encoder_output,
@@ -27,20 +21,13 @@ from explorer.views.positions import (
     matrix_view,
     offset_explained_share,
     reversal_run,
-    rope_offset_scores,
-    rope_rotation_degrees,
-    rope_vectors,
     shuffle_demo,
     shuffle_order,
     similarity,
     similarity_by_offset,
     square_plan,
-    t5_exact_buckets,
-    t5_offset_buckets,
     toeplitz_projection,
-    wrapped_degrees,
 )
-from tests.support.apptest import plotly_array
 
 
 def sinusoid(n, d, base):
@@ -167,85 +154,6 @@ def test_offset_explained_share():
     assert 0.0 < learned < 0.99
 
 
-# --- relative schemes ------------------------------------------------------------------------------------
-
-
-def test_wrapped_degrees():
-    angles = np.array([0.0, math.pi, -math.pi, 3 * math.pi / 2, 10.0])
-    wrapped = wrapped_degrees(angles)
-    assert np.all((wrapped > -180) & (wrapped <= 180))
-    np.testing.assert_allclose(np.mod(wrapped - np.degrees(angles), 360.0) % 360.0, 0.0, atol=1e-9)
-    assert wrapped[1] == 180.0 and wrapped[2] == 180.0 and wrapped[3] == pytest.approx(-90.0)
-
-
-def test_rope_rotation_degrees():
-    degrees = rope_rotation_degrees(5, 4, 100.0)
-    assert degrees.shape == (5, 2)
-    assert degrees[1, 0] == pytest.approx(math.degrees(1.0))
-    assert degrees[3, 1] == pytest.approx(math.degrees(3 / 10))
-
-
-@pytest.mark.parametrize("kind", ["ones", "random"])
-def test_rope_scores_are_the_closed_form_of_the_offset(kind):
-    head_dim, base = 8, 10000.0
-    q, k = rope_vectors(head_dim, kind)
-    offsets = np.arange(-20, 21)
-    scores = rope_offset_scores(q, k, [0, 7, 300], offsets, base)
-    theta = base ** (-np.arange(0, head_dim, 2) / head_dim)
-    phi = offsets[:, None] * theta[None, :]
-    q0, q1, k0, k1 = q[0::2], q[1::2], k[0::2], k[1::2]
-    expected = ((q0 * k0 + q1 * k1) * np.cos(phi) + (q1 * k0 - q0 * k1) * np.sin(phi)).sum(-1)
-    for row in scores:
-        np.testing.assert_allclose(row, expected, atol=1e-10)
-    if kind == "ones":
-        np.testing.assert_allclose(scores[0], 2 * np.cos(phi).sum(-1), atol=1e-10)
-
-
-def test_rope_vectors():
-    q, k = rope_vectors(6, "random", seed=3)
-    q2, _ = rope_vectors(6, "random", seed=3)
-    np.testing.assert_array_equal(q, q2)
-    assert not np.array_equal(q, k)
-    with pytest.raises(ValueError):
-        rope_vectors(6, "zeros")
-
-
-@pytest.mark.parametrize("heads", [1, 4, 6])
-def test_alibi_causal_bias_is_minus_slope_times_distance(heads):
-    T = 6
-    bias = alibi_causal_bias(heads, T)
-    slopes = alibi_slopes(heads)
-    for h in range(heads):
-        for q in range(T):
-            for k in range(T):
-                if k > q:
-                    assert np.isnan(bias[h, q, k])
-                else:
-                    assert bias[h, q, k] == pytest.approx(-slopes[h] * (q - k))
-
-
-@pytest.mark.parametrize("bidirectional", [True, False])
-def test_t5_offset_buckets_match_the_matrix(bidirectional):
-    offsets, buckets = t5_offset_buckets(40, bidirectional, 16, 64)
-    assert offsets.tolist() == list(range(-40, 41))
-    matrix = t5_relative_buckets(41, None, bidirectional, 16, 64)  # row 40: offsets −40 … 0
-    np.testing.assert_array_equal(buckets[:41], matrix[40])
-    np.testing.assert_array_equal(buckets[40:], matrix[0])  # row 0: offsets 0 … 40
-    assert buckets[40] == 0
-    if not bidirectional:
-        assert np.all(buckets[41:] == 0), "a causal scheme puts every later key in bucket 0"
-
-
-def test_t5_exact_buckets_and_the_distances_that_work():
-    assert t5_exact_buckets(32, True) == 8 and t5_exact_buckets(32, False) == 16
-    for buckets in (8, 16, 32, 64):
-        for bidirectional in (True, False):
-            exact = t5_exact_buckets(buckets, bidirectional)
-            with np.errstate(all="raise"):  # beyond `exact` the logarithmic buckets are well defined
-                _, b = t5_offset_buckets(300, bidirectional, buckets, 2 * exact)
-            assert b.min() >= 0 and b.max() < buckets
-
-
 # --- the shuffle demo ------------------------------------------------------------------------------------
 
 
@@ -326,67 +234,3 @@ def test_matrix_view_small_and_large():
     with pytest.raises(ValueError):
         large.drawn[0, 0] = 2.0
     assert matrix_view("learned", 1, 1, 10.0, "dot").wavelengths is None
-
-
-# --- figure builders: every spec passes Plotly's / Vega-Lite's full validation --------------------------------------
-
-
-def validated(fig: go.Figure) -> dict:
-    return go.Figure(fig.to_dict()).to_dict()
-
-
-def test_matrix_heatmap_is_valid_float32_with_true_indices_and_explicit_colours():
-    z = np.arange(12, dtype=float).reshape(3, 4) - 5
-    fig = matrix_heatmap(z, row_values=np.array([0, 4, 8]), col_values=np.array([0, 5, 10, 15]), x_title="dimension",
-                         y_title="position", value_name="PE", row_labels=["a", "<b>", "c"], annotate=True)
-    spec = validated(fig)
-    trace = spec["data"][0]
-    assert trace["z"]["dtype"] == "f4"
-    np.testing.assert_array_equal(plotly_array(trace["z"]), z)
-    assert plotly_array(trace["x"]).tolist() == [0, 5, 10, 15] and plotly_array(trace["y"]).tolist() == [0, 4, 8]
-    assert trace["zmin"] == -6 and trace["zmax"] == 6, "diverging scale centred on 0"
-    assert isinstance(fig.to_dict()["data"][0]["colorscale"], list), "stops, not a name plotly.js may not know"
-    assert spec["layout"]["yaxis"]["ticktext"] == ["a", "&lt;b&gt;", "c"]
-    with pytest.raises(ValueError):
-        matrix_heatmap(z, row_values=[0, 1], x_title="x", y_title="y", value_name="v")
-
-
-def test_large_matrix_heatmap_stays_small():
-    z = np.random.default_rng(0).standard_normal((256, 256))
-    fig = matrix_heatmap(z, x_title="x", y_title="y", value_name="v")
-    assert "customdata" not in fig.to_dict()["data"][0]
-    assert len(fig.to_json()) < 600_000
-    validated(fig)
-
-
-def test_colorscale_resolves_names_to_stops():
-    assert colorscale("PuOr")[0] == [0.0, "rgb(127,59,8)"] and colorscale("Viridis")[-1][0] == 1.0
-
-
-def test_panel_grid_is_valid_with_one_colour_axis_and_titles():
-    panels = [np.full((3, 4), float(i)) for i in range(5)]
-    panels[0][0, 1] = np.nan
-    fig = panel_grid(panels, titles=[f"p{i}" for i in range(5)], row_labels=[list("abc")] * 5, x_title="key",
-                     y_title="query", value_name="w", columns=3)
-    spec = validated(fig)
-    assert len(spec["data"]) == 5 and {t["coloraxis"] for t in spec["data"]} == {"coloraxis"}
-    assert [a["text"] for a in spec["layout"]["annotations"]] == [f"p{i}" for i in range(5)]
-    assert spec["layout"]["coloraxis"]["cmin"] == -4 and spec["layout"]["coloraxis"]["cmax"] == 4
-    assert np.isnan(plotly_array(spec["data"][0]["z"])[0, 1])
-    assert spec["layout"]["xaxis4"]["domain"] == spec["layout"]["xaxis"]["domain"], "second row, first column"
-    with pytest.raises(ValueError):
-        panel_grid(panels, titles=["one"], x_title="x", y_title="y", value_name="v")
-
-
-@pytest.mark.parametrize("kwargs", [{}, {"color": "series"}, {"log_y": True, "step": True}])
-def test_line_chart_is_valid_vega_lite_with_lines_in_data_order(kwargs):
-    frame = pd.DataFrame({"x": [0, 1, 2, 0, 1, 2], "y": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0],
-                          "series": ["second", "second", "second", "first", "first", "first"]})
-    chart = line_chart(frame, x="x", y="y", title="t", **kwargs)
-    spec = chart.to_dict()  # validates against the Vega-Lite schema
-    alt.Chart.from_dict(spec)
-    if "color" in kwargs:
-        assert spec["encoding"]["color"]["scale"]["domain"] == ["second", "first"]
-        widths = spec["encoding"]["strokeWidth"]["scale"]["range"]
-        assert widths[0] > widths[1], "the first line is wide, so a coinciding second one shows on top"
-    assert "layer" not in spec, "one chart: layers cost several times more per rerun"

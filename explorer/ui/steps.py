@@ -1,6 +1,6 @@
 """Lesson steps: a lecturer clicks through a page's short sequence of views — predict, then reveal.
 
-Each lesson page has its steps as data beside it, `app_pages/steps/<page>.toml`:
+Each lesson page has its steps as data beside its prose (`<page>.md`), in `app_pages/lessons/<page>.toml`:
 
     [[steps]]
     title = "Where does “it” look?"
@@ -26,9 +26,9 @@ import streamlit as st
 
 from .text import escape_markdown
 
-__all__ = ["STEPS_DIR", "STEP_KEY", "Lesson", "Step", "load_steps"]
+__all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps"]
 
-STEPS_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "steps"
+STEP_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 STEP_KEY = "step"
 _APPLIED = "_lesson_applied"  # session-state key: the (page, step) whose settings were last applied
 _REVEALED = "_lesson_revealed"  # session-state key: (page, step) pairs revealed in this session
@@ -43,7 +43,7 @@ class Step:
 
 
 @functools.lru_cache(maxsize=32)
-def load_steps(page: str, directory: Path = STEPS_DIR) -> tuple[Step, ...]:
+def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
     """The steps of a page (its url_path), checked: every step has a title, a question to predict,
     what to reveal, and a table of settings.  A page without a file has no steps."""
     path = directory / f"{page}.toml"

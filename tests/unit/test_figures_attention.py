@@ -1,11 +1,12 @@
-"""Figure builders: every spec passes Plotly's full validation (the app skips it per rerun),
-tokens are shown as written, and matrices are drawn as given."""
+"""explorer.figures.attention: the layer × head grid and one head's pipeline pass Plotly's full
+validation, share their colour scales, and stay small at the largest settings."""
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
 from explorer.figures import attention as figures
+from explorer.figures.common import DIVERGING, colour_list, heatmap
 from tests.support.apptest import plotly_array
 
 TOKENS = ["<s>", "the", "cat", "the", "</s>"]
@@ -14,19 +15,6 @@ TOKENS = ["<s>", "the", "cat", "the", "</s>"]
 def validated(fig: go.Figure) -> dict:
     """Rebuild the figure with validation on (raises on any invalid property) and return its dict."""
     return go.Figure(fig.to_dict()).to_dict()
-
-
-def test_heatmap_is_valid_keeps_repeated_tokens_and_escapes_html():
-    z = np.arange(25, dtype=float).reshape(5, 5)
-    spec = validated(figures.heatmap(z, x_labels=TOKENS, y_labels=TOKENS, title="t"))
-    assert spec["layout"]["xaxis"]["ticktext"] == ["&lt;s&gt;", "the", "cat", "the", "&lt;/s&gt;"]
-    assert spec["layout"]["xaxis"]["tickvals"] == [0, 1, 2, 3, 4], "numeric axis: repeated tokens stay apart"
-    np.testing.assert_array_equal(plotly_array(spec["data"][0]["z"]), z)
-
-
-def test_heatmap_rejects_labels_that_do_not_fit():
-    with pytest.raises(ValueError):
-        figures.heatmap(np.zeros((2, 3)), x_labels=["a", "b"], y_labels=["a", "b"])
 
 
 @pytest.mark.parametrize("layers, heads", [(1, 1), (2, 4), (3, 8)])
@@ -50,23 +38,10 @@ def test_pipeline_draws_masked_cells_blank():
     assert spec["data"][3]["coloraxis"] == "coloraxis2"
 
 
-def test_matrix_csv_has_labels_and_values():
-    text = figures.matrix_csv(np.array([[0.25, 0.75]]), ["q"], ["k1", "k2"], corner="query")
-    assert text.splitlines() == ["query,k1,k2", "q,0.25,0.75"]
-
-
-def test_bar_chart_is_valid_and_leaves_room_for_labels_on_both_sides():
-    spec = validated(figures.bar_chart(["<s>", "b"], [-10.0, 2.0], title="t", value_title="score"))
-    low, high = spec["layout"]["xaxis"]["range"]
-    assert low < -10 and high > 2
-    assert spec["data"][0]["text"] == ["-10.00", "2.00"]
-    assert spec["layout"]["yaxis"]["ticktext"] == ["&lt;s&gt;", "b"]
-
-
 def test_specs_carry_explicit_colour_lists_not_names():
     """plotly.js does not know every scale name (PuOr falls back to red–blue without validation)."""
     z = np.array([[-1.0, 1.0]])
-    figs = [figures.heatmap(z, x_labels=["a", "b"], y_labels=["q"], colorscale=figures.DIVERGING),
+    figs = [heatmap(z, x_labels=["a", "b"], y_labels=["q"], colorscale=DIVERGING),
             figures.attention_pipeline_figure(z, z, z, np.array([[0.5, 0.5]]), ["q"], ["a", "b"], 2),
             figures.attention_grid(np.ones((1, 1, 1, 2)) / 2, ["q"], ["a", "b"])]
     for fig in figs:
@@ -74,7 +49,7 @@ def test_specs_carry_explicit_colour_lists_not_names():
         scales = [t.get("colorscale") for t in spec["data"] if "colorscale" in t]
         scales += [v["colorscale"] for k, v in spec["layout"].items() if k.startswith("coloraxis")]
         assert scales and all(isinstance(s, list) and len(s) > 2 for s in scales)
-    purple_orange = figures.colour_list(figures.DIVERGING)
+    purple_orange = colour_list(DIVERGING)
     assert purple_orange[0][1] != purple_orange[-1][1]
 
 

@@ -1,0 +1,188 @@
+"""The cost lesson's figures: the complexity table and its bars, multiplications against T, and the
+measured forward times.  Data in, Altair or Plotly out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, colour_encoding, configure, figure_from_spec, plotly_text
+
+__all__ = [
+    "ComplexityRow",
+    "Counts",
+    "ForwardTiming",
+    "complexity_frame",
+    "cost_bars",
+    "operations_chart",
+    "operations_frame",
+    "timing_chart",
+    "timing_frame",
+]
+
+
+class Counts(Protocol):
+    """Exact counts for one layer or stack (`explorer.analysis.cost.Cost`)."""
+
+    @property
+    def parameters(self) -> int: ...
+    @property
+    def multiplications(self) -> int: ...
+    @property
+    def sequential_steps(self) -> int: ...
+    @property
+    def path_length(self) -> int: ...
+
+
+class ComplexityRow(Protocol):
+    """One row of the complexity table (the cost view's ComplexityRow)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def big_o(self) -> Sequence[str]: ...  # parameters, operations, sequential steps, path length
+    @property
+    def cost(self) -> Counts: ...
+    @property
+    def counted_parameters(self) -> int: ...  # counted on the PyTorch modules
+
+
+class ForwardTiming(Protocol):
+    """One forward-pass timing (`explorer.analysis.timing.Timing`): the best of `runs` passes of
+    layer kind `layer` at length T and width d, in seconds, or None when the budget ran out first."""
+
+    @property
+    def layer(self) -> str: ...
+    @property
+    def T(self) -> int: ...
+    @property
+    def d(self) -> int: ...
+    @property
+    def seconds(self) -> float | None: ...
+    @property
+    def runs(self) -> int: ...
+
+
+def complexity_frame(rows: Sequence[ComplexityRow], n_layers: int) -> pd.DataFrame:
+    """ComplexityRows → the table the cost lesson shows: each big-O column ("parameters",
+    "operations", "sequential steps", "path length") followed by its exact count ("exact" and
+    "PyTorch count", "multiplications", "steps", "path") for the whole stack."""
+    return pd.DataFrame({
+        "layer": [r.label if n_layers == 1 else f"{r.label} ×{n_layers}" for r in rows],
+        "parameters": [r.big_o[0] for r in rows],
+        "exact": [r.cost.parameters for r in rows],
+        "PyTorch count": [r.counted_parameters for r in rows],
+        "operations": [r.big_o[1] for r in rows],
+        "multiplications": [r.cost.multiplications for r in rows],
+        "sequential steps": [r.big_o[2] for r in rows],
+        "steps": [r.cost.sequential_steps for r in rows],
+        "path length": [r.big_o[3] for r in rows],
+        "path": [r.cost.path_length for r in rows],
+    })
+
+
+COST_COLOURS = [OKABE_ITO["orange"], OKABE_ITO["vermillion"], OKABE_ITO["blue"], OKABE_ITO["bluish green"]]
+COST_QUANTITIES = ("parameters", "multiplications", "sequential steps", "path length")
+
+
+def cost_bars(rows: Sequence[ComplexityRow]) -> go.Figure:
+    """The complexity table as grouped bars on a log scale: one group per quantity, one bar per layer."""
+    traces = []
+    for row, colour in zip(rows, COST_COLOURS, strict=False):
+        values = [row.cost.parameters, row.cost.multiplications, row.cost.sequential_steps, row.cost.path_length]
+        traces.append({
+            "type": "bar", "name": plotly_text(row.label), "x": list(COST_QUANTITIES), "y": values,
+            "marker": {"color": colour}, "texttemplate": "%{y:.3~s}", "textposition": "outside",
+            "textfont": {"size": FONT_SIZE - 2}, "cliponaxis": False,
+            "hovertemplate": plotly_text(row.label) + "<br>%{x}: %{y:,}<extra></extra>",
+        })
+    layout = {
+        "font": {"size": FONT_SIZE}, "height": 420, "barmode": "group", "bargap": 0.25,
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "xaxis": {"tickfont": {"size": FONT_SIZE}},
+        "yaxis": {"type": "log", "title": {"text": "count (log scale)"}, "gridcolor": "#e5e5e5",
+                  "tickfont": {"size": FONT_SIZE - 2}},
+        "legend": {"orientation": "h", "y": 1.14, "x": 0, "font": {"size": FONT_SIZE}},
+    }
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
+def operations_frame(curves: dict[str, list[int]], T_values) -> pd.DataFrame:
+    parts = [pd.DataFrame({"series": name, "T": list(T_values), "multiplications": values})
+             for name, values in curves.items()]
+    return pd.concat(parts, ignore_index=True)
+
+
+OPERATION_COLOURS = {
+    "T·d² (the RNN's term)": OKABE_ITO["vermillion"], "T²·d (attention's term)": OKABE_ITO["blue"],
+    "tanh RNN layer, exact": OKABE_ITO["vermillion"], "self-attention layer, exact": OKABE_ITO["blue"],
+}
+
+
+def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
+    """Multiplications against T (log–log): big-O terms dashed, exact counts solid; T = d marked."""
+    series = list(dict.fromkeys(frame["series"]))
+    colour = colour_encoding("series", series, OPERATION_COLOURS, title=None)
+    x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"))
+    base = alt.Chart(frame)
+    encoding = {
+        "x": x,
+        "y": alt.Y("multiplications:Q", title="multiplications (one layer)", scale=alt.Scale(type="log"),
+                   axis=alt.Axis(format="~s")),
+        "color": colour,
+        "tooltip": [alt.Tooltip("series:N"), alt.Tooltip("T:Q"), alt.Tooltip("multiplications:Q", format=",")],
+    }
+    term = alt.expr.indexof(alt.datum["series"], "term") >= 0
+    terms = base.transform_filter(term).mark_line(strokeWidth=3, strokeDash=[6, 4]).encode(**encoding)
+    exact = base.transform_filter(~term).mark_line(strokeWidth=3).encode(**encoding)
+    crossover = base.mark_rule(color="#333333", strokeWidth=2).encode(x=alt.datum(d))
+    crossover_label = base.mark_text(align="right", dx=-6, baseline="top", fontSize=FONT_SIZE,
+                                     color="#333333").encode(
+        x=alt.datum(d), y=alt.value(6), text=alt.value(f"T = d = {d}: T·d² = T²·d"))
+    yours = base.mark_rule(color=OKABE_ITO["bluish green"], strokeDash=[2, 3], strokeWidth=2).encode(x=alt.datum(T))
+    yours_label = base.mark_text(align="left", dx=6, baseline="top", fontSize=FONT_SIZE,
+                                 color=OKABE_ITO["bluish green"]).encode(
+        x=alt.datum(T), y=alt.value(28), text=alt.value(f"your T = {T}"))
+    return configure(alt.layer(terms, exact, crossover, crossover_label, yours, yours_label)
+                      .properties(height=CHART_HEIGHT), legend_columns=2)
+
+
+TIMING_COLOURS = {"rnn": OKABE_ITO["vermillion"], "rnn-loop": OKABE_ITO["orange"], "attention": OKABE_ITO["blue"]}
+
+
+def timing_frame(timings: Sequence[ForwardTiming], labels: Mapping[str, str]) -> pd.DataFrame:
+    """One row per (layer, T), the layer named by `labels` (layer kind → name); 'milliseconds' is
+    empty where the time budget ran out."""
+    return pd.DataFrame({
+        "layer": [labels[t.layer] for t in timings],
+        "T": [t.T for t in timings],
+        "d": [t.d for t in timings],
+        "milliseconds": [np.nan if t.seconds is None else 1000 * t.seconds for t in timings],
+        "microseconds per position": [np.nan if t.seconds is None else 1e6 * t.seconds / t.T for t in timings],
+        "timed runs": [t.runs for t in timings],
+    })
+
+
+def timing_chart(frame: pd.DataFrame, labels: Mapping[str, str]) -> alt.LayerChart:
+    """Measured forward time against T, log–log; `labels` (layer kind → name, as given to
+    `timing_frame`) sets the legend's order and each layer's colour."""
+    present = set(frame["layer"])
+    colours = {labels[kind]: colour for kind, colour in TIMING_COLOURS.items()}
+    colour = colour_encoding("layer", [label for label in labels.values() if label in present], colours, title=None)
+    measured = alt.Chart(frame).transform_filter("isValid(datum.milliseconds)")
+    lengths = sorted(set(frame["T"]))
+    x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"), axis=alt.Axis(values=lengths))
+    line = measured.mark_line(strokeWidth=3, point=alt.OverlayMarkDef(size=60)).encode(
+        x=x, y=alt.Y("milliseconds:Q", title="forward pass, milliseconds (best of runs)", scale=alt.Scale(type="log"),
+                     axis=alt.Axis(format="~g")),
+        color=colour,
+        tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("T:Q"), alt.Tooltip("milliseconds:Q", format=".3f"),
+                 alt.Tooltip("microseconds per position:Q", format=".2f"), alt.Tooltip("timed runs:Q")],
+    )
+    return configure(line.properties(height=CHART_HEIGHT), legend_columns=1)

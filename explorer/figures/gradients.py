@@ -1,0 +1,275 @@
+"""The gradient-flow lesson's figures: the gradient reaching each input (curves and a strip), the
+dependency matrices, and trained models' accuracy on the recall task (the unrolled-loop diagram is
+in `explorer.figures.unrolled`).  Data in, Altair or Plotly out.
+
+Gradient norms are plotted as log10 values (see `explorer.figures.common`).  Exact zeros (truncated
+back-propagation) have no logarithm; the data keeps them (`exactly_zero`) and the chart shades their
+region instead of drawing a line there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .common import (
+    CHART_HEIGHT,
+    FONT_SIZE,
+    OKABE_ITO,
+    SEQUENTIAL,
+    colour_encoding,
+    configure,
+    figure_from_spec,
+    grid_domains,
+    log_axis,
+    log_colorbar,
+    log_range,
+    log_strip,
+    plotly_text,
+)
+
+__all__ = [
+    "GradientSummary",
+    "RecallCurve",
+    "dependency_figure",
+    "dependency_frame",
+    "gradient_chart",
+    "gradient_frame",
+    "gradient_strip",
+    "recall_bands",
+    "recall_chart",
+    "recall_frame",
+]
+
+
+class GradientSummary(Protocol):
+    """What `gradient_frame` reads of a gradient measurement (`explorer.views`' GradientCurves):
+    log10 ‖∂L/∂xₜ‖ per model kind over positions t = 0 … T−1, summarised over seeds."""
+
+    @property
+    def T(self) -> int: ...
+    @property
+    def bptt_window(self) -> int | None: ...  # back-propagation through the last n steps only (n ≥ 1)
+    @property
+    def seeds(self) -> Sequence[int]: ...
+    def summary(self, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (mean, low, high), −inf = 0
+
+
+class RecallCurve(Protocol):
+    """What the recall figures read of a trained model's accuracy by distance (RecallAccuracy)."""
+
+    @property
+    def distances(self) -> np.ndarray: ...
+    @property
+    def accuracy(self) -> np.ndarray: ...
+    @property
+    def examples(self) -> np.ndarray: ...
+
+
+MODEL_COLOURS = {
+    "tanh RNN": OKABE_ITO["vermillion"], "LSTM": OKABE_ITO["orange"], "GRU": OKABE_ITO["reddish purple"],
+    "causal attention": OKABE_ITO["blue"], "causal transformer": OKABE_ITO["blue"],
+}
+
+
+# --- gradient against position ---------------------------------------------------------------------
+
+
+def gradient_frame(curves: GradientSummary, labels: Mapping[str, str], paths: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """One row per (model, position): log10 of the mean norm over seeds and of mean ± spread.
+
+    labels: model kind → the name shown, in the order drawn; paths: model kind → the steps the
+    gradient takes from the loss back to each input (its path length).
+    exactly_zero: the gradient is exactly 0 (its log10 columns are then empty);
+    truncated: the path is longer than the truncation window (so only recurrent models have any).
+    """
+    t = np.arange(curves.T)
+    window = np.inf if curves.bptt_window is None else curves.bptt_window
+    parts = []
+    for kind, label in labels.items():
+        mean, low, high = curves.summary(kind)
+        zero = np.isneginf(mean)
+        parts.append(pd.DataFrame({
+            "model": label,
+            "t": t,
+            "steps back from the loss": paths[kind],
+            "log10 norm": np.where(zero, np.nan, mean),
+            "log10 low": np.where(zero, np.nan, low),
+            "log10 high": np.where(zero, np.nan, high),
+            "exactly_zero": zero,
+            "truncated": np.asarray(paths[kind]) > window,
+            "seeds": len(curves.seeds),
+        }))
+    return pd.concat(parts, ignore_index=True)
+
+
+def gradient_chart(frame: pd.DataFrame, *, title: str = "") -> alt.LayerChart:
+    """log10 ‖∂L/∂xₜ‖ against t, one line per model with a band for the spread over seeds."""
+    labels = list(dict.fromkeys(frame["model"]))
+    colour = colour_encoding("model", labels, MODEL_COLOURS)
+    x = alt.X("t:Q", title="input position t (the loss reads the last output)", axis=alt.Axis(tickMinStep=1))
+    drawn = alt.datum["exactly_zero"] == False  # noqa: E712 — a Vega expression, not Python
+    base = alt.Chart(frame).transform_filter(drawn)
+    band = base.mark_area(opacity=0.18).encode(
+        x=x, y=alt.Y("log10 low:Q"), y2="log10 high:Q", color=colour,
+    )
+    # Recurrent models dashed, attention solid: two line layers (one strokeDash channel on the same
+    # field as the colour would make Vega-Lite drop the merged legend).
+    attention = alt.expr.indexof(alt.datum["model"], "attention") >= 0
+    encoding = {
+        "x": x,
+        "y": alt.Y("log10 norm:Q", axis=log_axis("‖∂L/∂xₜ‖ (log scale)"), scale=alt.Scale(zero=False)),
+        "color": colour,
+        "tooltip": [alt.Tooltip("model:N"), alt.Tooltip("t:Q"),
+                    alt.Tooltip("log10 norm:Q", format=".1f", title="log10 ‖∂L/∂xₜ‖"),
+                    alt.Tooltip("steps back from the loss:Q")],
+    }
+    loops = base.transform_filter(~attention).mark_line(strokeWidth=3, strokeDash=[8, 3]).encode(**encoding)
+    direct = base.transform_filter(attention).mark_line(strokeWidth=3.5).encode(**encoding)
+    layers = [band, loops, direct]
+    if frame["truncated"].any():
+        cut = alt.Chart(frame).transform_filter(alt.datum["truncated"] == True).transform_aggregate(  # noqa: E712
+            start="min(t)", end="max(t)"
+        )
+        layers.append(cut.mark_rect(color="#bbbbbb", opacity=0.35).encode(
+            x=alt.X("start:Q"), x2="end:Q",
+            tooltip=[alt.Tooltip("end:Q", title="gradient exactly 0 up to t =")],
+        ))
+        layers.append(cut.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=FONT_SIZE,
+                                    color="#333333").encode(
+            x=alt.X("start:Q"), y=alt.value(0), text=alt.value("truncated BPTT: gradient exactly 0 here"),
+        ))
+    chart = alt.layer(*layers).properties(height=CHART_HEIGHT)
+    if title:
+        chart = chart.properties(title=title)
+    return configure(chart)
+
+
+def gradient_strip(frame: pd.DataFrame) -> go.Figure:
+    """The curves of `gradient_chart` as colour: one row per model, log10 ‖∂L/∂xₜ‖ (blank = 0)."""
+    labels = list(dict.fromkeys(frame["model"]))
+    z = np.array([frame[frame["model"] == label].sort_values("t")["log10 norm"].to_numpy(dtype=float)
+                  for label in labels])
+    return log_strip(z, rows=labels, x_title="input position t", value_title="‖∂L/∂xₜ‖", hover_x="t")
+
+
+# --- dependency matrices --------------------------------------------------------------------------
+
+
+def dependency_figure(panels: Sequence[tuple[str, np.ndarray]], *, height: int = 480) -> go.Figure:
+    """Side-by-side heatmaps of log10 ‖∂y_t/∂x_s‖ (row t = output, column s = input) on one colour
+    scale.  Exact zeros (what a mask or the arrow of time forbids) are blank."""
+    logs = []
+    for _, matrix in panels:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            logs.append(np.where(matrix > 0, np.log10(np.where(matrix > 0, matrix, 1.0)), np.nan))
+    low, high = log_range(np.concatenate([z.ravel() for z in logs]) if logs else np.array([0.0]))
+    domains = grid_domains(len(panels), 0.06)
+    traces, layout, annotations = [], {}, []
+    for i, ((title, _), z, domain) in enumerate(zip(panels, logs, domains, strict=True)):
+        suffix = "" if i == 0 else str(i + 1)
+        T = z.shape[0]
+        step = max(1, int(np.ceil(T / 8)))
+        traces.append({
+            "type": "heatmap", "z": z, "coloraxis": "coloraxis", "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+            "hovertemplate": "output y<sub>%{y}</sub> ← input x<sub>%{x}</sub><br>"
+                             "log10 ‖∂y/∂x‖ = %{z:.1f}<extra>" + plotly_text(title) + "</extra>",
+        })
+        ticks = list(range(0, T, step))
+        layout[f"xaxis{suffix}"] = {"domain": list(domain), "anchor": f"y{suffix}", "title": {"text": "input s"},
+                                    "tickmode": "array", "tickvals": ticks, "showgrid": False, "zeroline": False,
+                                    "tickfont": {"size": FONT_SIZE - 2}}
+        layout[f"yaxis{suffix}"] = {"domain": [0.0, 1.0], "anchor": f"x{suffix}", "autorange": "reversed",
+                                    "tickmode": "array", "tickvals": ticks, "showgrid": False, "zeroline": False,
+                                    "tickfont": {"size": FONT_SIZE - 2},
+                                    "title": {"text": "output t" if i == 0 else ""}}
+        annotations.append({"text": plotly_text(title), "x": (domain[0] + domain[1]) / 2, "y": 1.02,
+                            "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom",
+                            "showarrow": False, "font": {"size": FONT_SIZE, "color": "#222222"}})
+    layout.update(
+        annotations=annotations, font={"size": FONT_SIZE}, height=height,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="rgba(0,0,0,0)",
+        coloraxis={"colorscale": SEQUENTIAL, "cmin": low, "cmax": high,
+                   "colorbar": log_colorbar(low, high, "‖∂y<sub>t</sub>/∂x<sub>s</sub>‖")},
+    )
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
+def dependency_frame(panels: Sequence[tuple[str, np.ndarray]]) -> pd.DataFrame:
+    """Long format: one row per (view, output t, input s) with ‖∂y_t/∂x_s‖."""
+    parts = []
+    for title, matrix in panels:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        t, s = np.indices(matrix.shape)
+        parts.append(pd.DataFrame({"view": title, "output t": t.ravel(), "input s": s.ravel(),
+                                   "norm": matrix.ravel()}))
+    return pd.concat(parts, ignore_index=True)
+
+
+# --- trained models on the recall task ---------------------------------------------------------------
+
+
+RECALL_BIN = 8
+
+
+def recall_frame(results: Sequence[tuple[str, RecallCurve]], *,
+                 binned: Callable[[RecallCurve, int], np.ndarray]) -> pd.DataFrame:
+    """(label, accuracy by distance) pairs → one row per model and distance, with the accuracy over
+    the bin of 8 distances that the row belongs to, as `binned(result, 8)` computes it (the
+    analysis's `binned_accuracy`)."""
+    parts = [pd.DataFrame({"model": label, "distance": r.distances, "accuracy": r.accuracy, "examples": r.examples,
+                           f"accuracy over {RECALL_BIN} distances": binned(r, RECALL_BIN)})
+             for label, r in results]
+    if not parts:
+        return pd.DataFrame(columns=["model", "distance", "accuracy", "examples",
+                                     f"accuracy over {RECALL_BIN} distances"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def recall_bands(results: Sequence[tuple[str, RecallCurve]], *,
+                 bands: Callable[[RecallCurve], Sequence[tuple[str, float]]]) -> pd.DataFrame:
+    """Accuracy over ranges of distance, one row per model and one column per range, as `bands(result)`
+    lists them (the analysis's `accuracy_bands`: [("1–8", accuracy), …])."""
+    table = pd.DataFrame({label: dict(bands(r)) for label, r in results}).T
+    table.index.name = "model"
+    return table
+
+
+def recall_chart(frame: pd.DataFrame, *, chance: float) -> alt.LayerChart:
+    """Accuracy against the distance between the key and the '?': faint points per distance, a line
+    per model through the accuracy over bins of 8 distances."""
+    labels = list(dict.fromkeys(frame["model"]))
+    colour = colour_encoding("model", labels, MODEL_COLOURS)
+    binned = f"accuracy over {RECALL_BIN} distances"
+    x = alt.X("distance:Q", title="distance from the key to '?' (tokens)", axis=alt.Axis(tickMinStep=1))
+    y_axis = alt.Axis(format="%")
+    base = alt.Chart(frame)
+    points = base.mark_circle(size=28, opacity=0.35).encode(
+        x=x, y=alt.Y("accuracy:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=y_axis), color=colour,
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("distance:Q"), alt.Tooltip("accuracy:Q", format=".0%"),
+                 alt.Tooltip("examples:Q", title="evaluation examples")],
+    )
+    # One layer per model, each with its own width and dash, so that lines lying on top of each other
+    # (several models at 100 %) stay visible; the colour legend is shared.
+    styles = {"causal transformer": (7, [1, 0]), "GRU": (4, [12, 8]), "LSTM": (3, [3, 5])}
+    lines = [
+        base.transform_filter(alt.datum["model"] == label).mark_line(
+            strokeWidth=styles.get(label, (3.5, [1, 0]))[0], strokeDash=styles.get(label, (3.5, [1, 0]))[1],
+            interpolate="step-after",
+        ).encode(
+            x=x, y=alt.Y(f"{binned}:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=y_axis), color=colour,
+            tooltip=[alt.Tooltip("model:N"), alt.Tooltip(f"{binned}:Q", format=".0%")],
+        )
+        for label in sorted(labels, key=lambda m: -styles.get(m, (3.5, None))[0])  # widest drawn first
+    ]
+    rule = base.mark_rule(strokeDash=[4, 4], color="#555555").encode(y=alt.datum(chance))
+    text = base.mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=FONT_SIZE - 2, color="#333333").encode(
+        x=alt.datum(1), y=alt.datum(chance), text=alt.value(f"chance ({chance:.1%})"),
+    )
+    return configure(alt.layer(points, *lines, rule, text).properties(height=CHART_HEIGHT - 40))

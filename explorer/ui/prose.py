@@ -1,0 +1,39 @@
+"""Lesson text kept beside the page scripts as Markdown, `app_pages/lessons/<page>.md`, so that a page
+script holds what the page does and the prose can be read and edited as prose.
+
+A line `<!-- name -->` starts the section `name`, which runs to the next such line; text before the
+first one is a note for whoever edits the file.  `{field}` and `{field:format}` in a section are
+filled in from the values the page passes, with Python's format mini-language, and each of them must
+be given.  Other braces ($b^{2i/d}$, $2i{+}1$) are left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+__all__ = ["LESSON_DIR", "lesson_sections", "lesson_text"]
+
+LESSON_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
+_SECTION = re.compile(r"^<!-- (.+?) -->$", re.MULTILINE)
+_FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
+
+
+@functools.lru_cache(maxsize=16)
+def lesson_sections(page: str) -> dict[str, str]:
+    """{section name: its text, without the blank lines around it} of app_pages/lessons/<page>.md,
+    read once per process."""
+    parts = _SECTION.split((LESSON_DIR / f"{page}.md").read_text(encoding="utf-8"))
+    return {name: text.strip("\n") for name, text in zip(parts[1::2], parts[2::2], strict=True)}
+
+
+def lesson_text(page: str, section: str, **values) -> str:
+    """The section `section` of the page's lesson text with its fields filled in from `values`."""
+
+    def fill(field: re.Match) -> str:
+        if field[1] not in values:
+            raise KeyError(f"app_pages/lessons/{page}.md, section {section!r}: no value for {{{field[1]}}}")
+        return format(values[field[1]], field[2] or "")
+
+    return _FIELD.sub(fill, lesson_sections(page)[section])
