@@ -18,10 +18,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN useradd --create-home --uid 1000 user
 WORKDIR /app
 
-# Dependencies first, so that a code change does not reinstall them.  requirements-cloud.txt pins the
-# same versions as requirements.txt but takes torch from PyTorch's CPU-only index (no CUDA packages).
-COPY requirements-cloud.txt ./
-RUN pip install -r requirements-cloud.txt
+# Dependencies first, so that a code change does not reinstall them.  requirements.txt takes torch
+# from PyTorch's CPU-only index (no CUDA packages), as the README's install command does.
+COPY requirements.txt ./
+RUN pip install -r requirements.txt
 
 COPY --chown=user:user . .
 # The production profile becomes the config Streamlit reads (it also overrides the local one).

@@ -17,8 +17,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 
-# Pinned versions: about a second when everything is already installed.
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+# Pinned versions: about a second when everything is already installed.  --retries 1: as in the
+# README's install command (requirements.txt adds PyTorch's CPU index; see the README).
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --retries 1 -r requirements-test.txt
 
 if [ ! -x "$CHROMIUM" ]; then
     if [ "$(id -u)" -eq 0 ]; then

@@ -1,9 +1,8 @@
-"""The deployment files: the production profile, the cloud requirements and the Dockerfile.
+"""The deployment files: the production profile and the Dockerfile (requirements: test_install.py).
 
 There is no container engine here, so the image is not built.  What is checked instead:
 
 * every option of .streamlit/production.toml exists in the installed Streamlit and takes its value;
-* requirements-cloud.txt pins exactly what requirements.txt pins, with torch from the CPU index;
 * the Dockerfile's build context (the project minus .dockerignore) holds everything the app needs:
   a copy of it, with production.toml as its config.toml as the Dockerfile does, is started with the
   Dockerfile's command (serve.py with two workers, on 127.0.0.1), answers the Dockerfile's
@@ -34,7 +33,7 @@ from tests.support.apptest import run_async
 from tests.support.server import free_port, process_tree, stop, wait_healthy
 from tests.support.wsclient import Session
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION = ROOT / ".streamlit" / "production.toml"
 
 
@@ -65,34 +64,14 @@ def test_every_production_option_exists_in_this_streamlit_and_takes_its_value():
             f"{name} = {value!r} does not have the type of its default {known[name].default_val!r}")
 
 
-def pins(path: Path) -> dict[str, str]:
-    found = {}
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line and not line.startswith("-"):
-            name, _, version = line.partition("==")
-            found[name.strip().lower()] = version.strip()
-    return found
-
-
-def test_cloud_requirements_pin_the_same_versions_with_cpu_torch():
-    local, cloud = pins(ROOT / "requirements.txt"), pins(ROOT / "requirements-cloud.txt")
-    assert set(local) == set(cloud), f"packages differ: {set(local) ^ set(cloud)}"
-    for name, version in local.items():
-        expected = version + "+cpu" if name == "torch" else version
-        assert cloud[name] == expected, f"{name}: {cloud[name]} in requirements-cloud.txt, {expected} expected"
-    text = (ROOT / "requirements-cloud.txt").read_text()
-    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in text
-
-
 def dockerfile() -> str:
     return (ROOT / "Dockerfile").read_text()
 
 
-def test_dockerfile_uses_python_311_the_cloud_requirements_the_production_profile_and_a_health_check():
+def test_dockerfile_uses_python_311_the_requirements_the_production_profile_and_a_health_check():
     text = dockerfile()
     assert re.search(r"^FROM python:3\.11", text, re.M)
-    assert "pip install -r requirements-cloud.txt" in text
+    assert "COPY requirements.txt ./" in text and "pip install -r requirements.txt" in text
     assert "cp .streamlit/production.toml .streamlit/config.toml" in text
     assert re.search(r"^HEALTHCHECK .*", text, re.M) and "/_stcore/health" in text
     assert re.search(r"^USER ", text, re.M), "the app should not run as root"
