@@ -9,8 +9,9 @@
 # supervisor (which restarts a worker that dies) and HAProxy on the public port (which keeps each
 # browser on its worker with a cookie, sends new browsers to the worker with the fewest
 # connections, takes a worker that stops answering its health check out of rotation and limits
-# what one client address may hold).  The generated configurations live in a temporary directory
-# that is removed on exit; every worker's log and HAProxy's reach this script's stdout/stderr.
+# what one client address may hold).  The generated configurations and the logs live in a
+# temporary directory that is removed on exit; every worker's log and HAProxy's are followed onto
+# this script's stdout.
 #
 # Needs: apt-get install haproxy supervisor   (docs/DEPLOY.md, "Serving a class")
 set -euo pipefail
@@ -32,7 +33,8 @@ usage: deploy/class-server.sh [--port P] [--workers N] [--address A] [--app SCRI
                    HAProxy's maxconn, which follows from ulimit -n)
   --check          print the generated HAProxy and supervisor configurations and exit
 Flags after -- are passed to every \`streamlit run\`.  Environment: PYTHON (the interpreter of the
-workers; default .venv/bin/python if present, else python3).
+workers; default .venv/bin/python if present, else python3); CLASS_SERVER_EXTRA_PATH (searched for
+haproxy and supervisord after PATH; default /usr/sbin:/sbin).
 EOF
 }
 
@@ -68,6 +70,8 @@ done
 [[ "$WORKERS" =~ ^[0-9]+$ ]] && [ "$WORKERS" -ge 1 ] && [ "$WORKERS" -le 32 ] || die "--workers must be 1-32"
 [ -f "$ROOT/$APP" ] || die "no such app: $ROOT/$APP"
 
+# Debian installs haproxy in /usr/sbin, which a user's PATH may lack.
+export PATH="$PATH:${CLASS_SERVER_EXTRA_PATH-/usr/sbin:/sbin}"
 missing=()
 command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 command -v supervisord >/dev/null 2>&1 || missing+=(supervisor)
@@ -104,12 +108,18 @@ PER_SOURCE_RATE=$(( PER_SOURCE * 4 ))  # new connections per 10 s from one addre
 # --- run directory, worker ports, shared secret ---------------------------------------------------------------
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/class-server.XXXXXX")"
 SUPERVISORD_PID=""
+TAIL_PID=""
 cleanup() {
     local status=$?
     trap - EXIT INT TERM
     if [ -n "$SUPERVISORD_PID" ] && kill -0 "$SUPERVISORD_PID" 2>/dev/null; then
         kill -TERM "$SUPERVISORD_PID" 2>/dev/null || true
         wait "$SUPERVISORD_PID" 2>/dev/null || true
+    fi
+    if [ -n "$TAIL_PID" ]; then  # the last lines, then the follower itself
+        sleep 0.3
+        kill "$TAIL_PID" 2>/dev/null || true
+        wait "$TAIL_PID" 2>/dev/null || true
     fi
     rm -rf "$RUN"
     exit "$status"
@@ -240,15 +250,15 @@ startsecs=1
 priority=900
 stopsignal=TERM
 stopwaitsecs=5
-stdout_logfile=/dev/stdout
-stdout_logfile_maxbytes=0
+stdout_logfile=$RUN/logs/haproxy.log
+stdout_logfile_maxbytes=10MB
+stdout_logfile_backups=1
 redirect_stderr=true
 EOF
     names=()
     for i in "${!WORKER_PORTS[@]}"; do
         command="$(sv_quote "$PYTHON") -m streamlit run $(sv_quote "$APP")"
         command+=" --server.port ${WORKER_PORTS[$i]} --server.address 127.0.0.1 --server.headless true"
-        command+=" --logger.messageFormat $(sv_quote "worker-$i %(asctime)s %(levelname)s %(name)s: %(message)s")"
         for flag in "${EXTRA[@]}"; do command+=" $(sv_quote "$flag")"; done
         cat <<EOF
 
@@ -264,8 +274,9 @@ stopsignal=TERM
 stopwaitsecs=7
 stopasgroup=true
 killasgroup=true
-stdout_logfile=/dev/stdout
-stdout_logfile_maxbytes=0
+stdout_logfile=$RUN/logs/worker-$i.log
+stdout_logfile_maxbytes=10MB
+stdout_logfile_backups=1
 redirect_stderr=true
 EOF
         names+=("worker-$i")
@@ -278,9 +289,19 @@ if [ -n "$CHECK" ]; then
     exit 0
 fi
 
+# Every program's output goes to a file of its own in $RUN/logs (supervisord rotates them at 10 MB),
+# which tail follows onto this script's stdout: unlike supervisord reopening /dev/stdout, that works
+# whatever stdout is (a terminal, a pipe, a file of another user, journald's socket).
+mkdir "$RUN/logs"
+LOGS=("$RUN/logs/haproxy.log")
+for i in "${!WORKER_PORTS[@]}"; do LOGS+=("$RUN/logs/worker-$i.log"); done
+touch "${LOGS[@]}"
+
 say "starting $WORKERS worker(s) of $APP on 127.0.0.1 ports ${WORKER_PORTS[*]} (maxconn $MAXCONN, ulimit -n $nofile, $PER_SOURCE per client address; run directory $RUN)"
 supervisord -c "$RUN/supervisord.conf" &
 SUPERVISORD_PID=$!
+tail -n +1 -F --pid="$SUPERVISORD_PID" "${LOGS[@]}" &
+TAIL_PID=$!
 
 # HAProxy opens the public port once every worker answers its health check.
 # (In the background, so that a SIGTERM meanwhile is handled at once.)

@@ -26,12 +26,12 @@ from tests.browser.test_browser import (
     runs_done,
     wait_until_settled,
 )
-from tests.support.server import class_server_workers, streamlit_server
+from tests.support.server import SBIN_PATH, class_server_workers, streamlit_server
 
 
 @pytest.fixture(scope="module")
 def class_server(chromium_path):
-    missing = [tool for tool in ("haproxy", "supervisord") if shutil.which(tool) is None]
+    missing = [tool for tool in ("haproxy", "supervisord") if shutil.which(tool, path=SBIN_PATH) is None]
     if missing:
         pytest.fail(f"{', '.join(missing)} not installed; run `apt-get install -y haproxy supervisor` (as root) "
                     "or `bash scripts/test.sh`", pytrace=False)

@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PORT_RANGE = range(8620, 8691)
 START_TIMEOUT_S = 90.0
 CLASS_SERVER = ROOT / "deploy" / "class-server.sh"
+# Where to look for haproxy and supervisord: Debian installs haproxy in /usr/sbin, which a user's PATH may lack.
+SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 
 # Flags every benchmark server gets: no browser, loopback only, no usage stats, no file watcher.
 BASE_FLAGS = {

@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.apptest import run_async
-from tests.support.server import ROOT, class_server_workers, process_tree, stop, streamlit_server
+from tests.support.server import ROOT, SBIN_PATH, class_server_workers, process_tree, stop, streamlit_server
 from tests.support.wsclient import Session
 
 SCRIPT = ROOT / "deploy" / "class-server.sh"
@@ -50,7 +50,7 @@ DETECTION_LIMIT_S = 10.0
 
 
 def require_tools() -> None:
-    missing = [tool for tool in ("haproxy", "supervisord") if shutil.which(tool) is None]
+    missing = [tool for tool in ("haproxy", "supervisord") if shutil.which(tool, path=SBIN_PATH) is None]
     if missing:
         pytest.fail(f"{', '.join(missing)} not installed: the class server needs them. Install with "
                     "`apt-get install -y haproxy supervisor` (as root), or run `bash scripts/test.sh`, "
@@ -335,6 +335,6 @@ def test_without_haproxy_it_says_how_to_install_it(tmp_path):
     for tool in ("dirname", "nproc"):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     result = subprocess.run(["/bin/bash", str(SCRIPT), "--workers", "1"], capture_output=True, text=True,
-                            timeout=30, env={"PATH": str(bin_dir)})
+                            timeout=30, env={"PATH": str(bin_dir), "CLASS_SERVER_EXTRA_PATH": ""})
     assert result.returncode == 127
     assert "apt-get install -y haproxy supervisor" in result.stderr
