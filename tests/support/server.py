@@ -117,6 +117,26 @@ def tree_memory_mb(pid: int) -> dict:
     return {"processes": len(pids), "rss": sum(rss_mb(p) for p in pids), "pss": sum(pss_mb(p) for p in pids)}
 
 
+def tree_memory_by_process(pid: int) -> dict[str, float]:
+    """PSS in MB of a server's processes by kind (the class server: its Streamlit workers apart from
+    HAProxy, supervisord and the shell script that runs them), summed per kind."""
+    kinds: dict[str, float] = {}
+    for child in process_tree(pid):
+        try:
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [Path(a.decode(errors="replace")).name for a in argv[:4]]
+        if "streamlit" in words:
+            kind = "streamlit"
+        elif "supervisord" in words:
+            kind = "supervisord"
+        else:
+            kind = words[0] if words else "?"
+        kinds[kind] = round(kinds.get(kind, 0.0) + pss_mb(child), 1)
+    return kinds
+
+
 def tree_cpu_seconds(pid: int) -> float:
     return sum(cpu_seconds(p) for p in process_tree(pid))
 
