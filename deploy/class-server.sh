@@ -158,7 +158,7 @@ export PYTHONUNBUFFERED=1
 global
     maxconn $MAXCONN
     log stdout format iso local0 info
-    quiet                          # warnings go to the log above only, not to stderr as well
+    quiet                          # no start-up notices
     stats socket $RUN/haproxy.sock mode 600 level admin
 
 defaults

@@ -32,15 +32,13 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.support.apptest import run_async
+from tests.support.balancer import get, visit
 from tests.support.server import ROOT, SBIN_PATH, class_server_workers, process_tree, stop, streamlit_server
-from tests.support.wsclient import Session
 
 SCRIPT = ROOT / "deploy" / "class-server.sh"
 WORKER_APP = "tests/support/worker_app.py"
@@ -86,40 +84,6 @@ def run_directory(server) -> Path:
     match = re.search(r"run directory (\S+)\)", log_text(server))
     assert match, log_text(server)[-2000:]
     return Path(match.group(1))
-
-
-def get(url: str, cookie: str | None = None, timeout: float = 10) -> tuple[int, str, str | None]:
-    """(status, body, the value of the ae_worker cookie HAProxy set, if it set one)."""
-    headers = {"Cookie": f"ae_worker={cookie}"} if cookie else {}
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as response:
-            status, body, answer = response.status, response.read().decode(errors="replace"), response.headers
-    except urllib.error.HTTPError as error:
-        status, body, answer = error.code, "", error.headers
-    return status, body, set_cookie(answer.get_all("Set-Cookie") or [])
-
-
-def set_cookie(values: list[str]) -> str | None:
-    found = [v.split(";")[0].split("=", 1)[1] for v in values if v.startswith("ae_worker=")]
-    return found[0] if found else None
-
-
-async def visit(url: str, cookie: str | None = None, *, keep_open: bool = False):
-    """One websocket session (with HAProxy's cookie, if given): (worker pinned by the handshake or
-    None, the pid the page printed, the download URL it offered[, the open session])."""
-    session = Session(url, keep_elements=True, headers={"Cookie": f"ae_worker={cookie}"} if cookie else None)
-    await session.connect()
-    try:
-        result = await session.rerun(timeout=30)
-        assert result.ok, result.status
-    finally:
-        if not keep_open:
-            await session.close()
-    pinned = set_cookie(session.handshake_headers.get_all("Set-Cookie"))
-    texts = [e.markdown.body for _, e in result.elements if e is not None and e.WhichOneof("type") == "markdown"]
-    urls = [e.download_button.url for _, e in result.elements
-            if e is not None and e.WhichOneof("type") == "download_button"]
-    return (pinned, int(texts[0].split()[-1]), urls[0]) + ((session,) if keep_open else ())
 
 
 def test_the_generated_haproxy_configuration(server):
