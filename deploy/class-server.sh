@@ -146,8 +146,9 @@ PY
 # One secret for every worker, so that cookies Streamlit signs are valid on all of them.
 export STREAMLIT_SERVER_COOKIE_SECRET="${STREAMLIT_SERVER_COOKIE_SECRET:-$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')}"
 # Fewer glibc malloc arenas: Streamlit runs each session's script in its own thread, and one arena per
-# thread fragments memory (benchmarks/RESULTS.md).  No fixed MALLOC_MMAP_THRESHOLD_: it made heavy
-# reruns ~20 % slower through page faults (issue 15).
+# thread fragments memory (benchmarks/RESULTS.md).  No fixed MALLOC_MMAP_THRESHOLD_: it multiplies
+# page faults on heavy reruns and did not win on both CPU and memory (docs/DEPLOY.md); the
+# environment passes on to the workers, so it can still be tried.
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 export PYTHONUNBUFFERED=1
 
