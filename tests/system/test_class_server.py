@@ -6,6 +6,7 @@ there), on 127.0.0.1.  Checked, in this order, against one running class server:
 * the generated HAProxy configuration (leastconn, inserted cookie, health checks, redispatch,
   timeouts, maxconn within the descriptor limit, a per-address stick table), also at ulimit -n 1024;
 * new sessions spread over both workers, each pinned by HAProxy's cookie, also its websocket;
+* behind an HTTPS front end the cookie is marked for a cross-site frame (a Hugging Face Space);
 * a download URL exists only on the worker that made it (why the balancer must be sticky);
 * the workers share one cookie secret, and the malloc tuning;
 * an idle flood of 2,100 connections from 127.0.0.2 leaves /_stcore/health and a session from
@@ -32,6 +33,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -129,6 +131,19 @@ def test_new_sessions_spread_over_both_workers_each_pinned_by_the_cookie(server)
         assert get(server.url + "/", worker)[::2] == (200, None)  # already pinned: no new cookie
     assert get(server.url + "/")[2] in ("w0", "w1")  # a new browser is pinned on its first request
     assert get(server.url + "/", "w7")[2] in ("w0", "w1")  # a cookie naming no worker: pinned anew
+
+
+def test_behind_an_https_front_end_the_cookie_is_marked_for_a_cross_site_frame(server):
+    """A Hugging Face Space shows the app in a frame of another site, over HTTPS: a SameSite=Lax cookie
+    would be dropped there, and the browser's websocket and downloads would lose their worker."""
+    def set_cookie_header(headers: dict) -> str:
+        request = urllib.request.Request(server.url + "/_stcore/health", headers=headers)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return next(v for v in response.headers.get_all("Set-Cookie") if v.startswith("ae_worker="))
+
+    assert set_cookie_header({}).endswith("HttpOnly; SameSite=Lax")
+    marked = set_cookie_header({"X-Forwarded-Proto": "https"})
+    assert marked.endswith("HttpOnly; SameSite=None; Secure; Partitioned"), marked
 
 
 def test_a_download_is_served_only_by_the_worker_that_made_it(server):
