@@ -26,7 +26,7 @@ usage() {
 usage: deploy/class-server.sh [--port P] [--workers N] [--address A] [--app SCRIPT]
                               [--per-source C] [-- STREAMLIT FLAGS...]
   --port P         public port (default: \$PORT or 8501)
-  --workers N      Streamlit workers, 1-32 (default: \$EXPLORER_WORKERS or one per core: $(nproc))
+  --workers N      Streamlit workers, 1-32 (default: \$EXPLORER_WORKERS or one per core: $(cores))
   --address A      address HAProxy listens on (default: 0.0.0.0)
   --app SCRIPT     the Streamlit script, relative to the repository (default: app.py)
   --per-source C   connections one client address may hold at once (default: a quarter of
@@ -38,11 +38,29 @@ haproxy and supervisord after PATH; default /usr/sbin:/sbin).
 EOF
 }
 
+# The cores this process may use: nproc (CPU affinity), and no more than a container's CPU quota
+# (cgroup v2 cpu.max, v1 cfs_quota_us), which nproc does not see.
+cores() {
+    local n quota period
+    n="$(nproc)"
+    if [ -r /sys/fs/cgroup/cpu.max ]; then
+        read -r quota period < /sys/fs/cgroup/cpu.max || true
+    elif [ -r /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] && [ -r /sys/fs/cgroup/cpu/cpu.cfs_period_us ]; then
+        quota="$(< /sys/fs/cgroup/cpu/cpu.cfs_quota_us)"
+        period="$(< /sys/fs/cgroup/cpu/cpu.cfs_period_us)"
+    fi
+    if [[ "${quota:-}" =~ ^[0-9]+$ ]] && [[ "${period:-}" =~ ^[0-9]+$ ]] && [ "$period" -gt 0 ]; then
+        quota=$(( (quota + period - 1) / period ))
+        [ "$quota" -lt "$n" ] && n=$quota
+    fi
+    echo "$(( n > 0 ? n : 1 ))"
+}
+
 say() { echo "class-server: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 PORT_ARG="${PORT:-8501}"
-WORKERS="${EXPLORER_WORKERS:-$(nproc)}"
+WORKERS="${EXPLORER_WORKERS:-$(cores)}"
 ADDRESS=0.0.0.0
 APP=app.py
 PER_SOURCE=""
