@@ -15,6 +15,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     MALLOC_ARENA_MAX=2 \
     PORT=8501
 
+# HAProxy and supervisor for deploy/class-server.sh (Debian's packages).
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy supervisor \
+    && rm -rf /var/lib/apt/lists/*
+
 RUN useradd --create-home --uid 1000 user
 WORKDIR /app
 
@@ -30,15 +35,15 @@ RUN cp .streamlit/production.toml .streamlit/config.toml
 USER user
 EXPOSE 8501
 
-# The balancer passes /_stcore/health to a worker, which answers "ok" once it serves (serve.py opens
-# the port only when every worker does); the first page load imports torch and takes a few seconds
-# more, hence the start period.
+# HAProxy passes /_stcore/health to a worker, which answers "ok" once it serves (class-server.sh
+# opens the port only when every worker does); the first page load imports torch and takes a few
+# seconds more, hence the start period.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
     CMD python -c "import os, sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:%s/_stcore/health' % os.environ.get('PORT', '8501'), timeout=4); sys.exit(0 if r.read().strip() == b'ok' else 1)"
 
-# serve.py: one Streamlit worker per core behind a small balancer that keeps each browser on one
-# worker (a single Streamlit process computes on one core; see docs/DEPLOY.md).  EXPLORER_WORKERS sets
-# the number of workers (default: the cores the container may use); each takes ~0.4-0.5 GB.
-# Shell form so that $PORT can be changed at run time (docker run -e PORT=7860 ...); exec replaces
-# the shell, so serve.py receives the container's stop signal and stops its workers.
-CMD exec python serve.py --port="${PORT}" --address=0.0.0.0
+# The class server: one Streamlit worker per core under supervisord, behind HAProxy on $PORT, which
+# keeps each browser on one worker (a single Streamlit process computes on one core; see
+# docs/DEPLOY.md).  EXPLORER_WORKERS sets the number of workers (default: the cores the container
+# may use).  The script reads $PORT (docker run -e PORT=7860 ...) and stops every process on the
+# container's stop signal; the workers' and HAProxy's logs are the container's output.
+CMD ["bash", "deploy/class-server.sh"]

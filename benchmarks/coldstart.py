@@ -2,7 +2,7 @@
 
 Each round starts a fresh `streamlit run app.py` (same flags as the other benchmarks), waits for
 /_stcore/health, opens the home page over the websocket and waits for its `script_finished`, then
-visits every page of explorer.catalog.PAGES once in catalog order, each in a new session (what the
+visits every page of explorer.ui.catalog.PAGES once in catalog order, each in a new session (what the
 first student to open each page waits for: imports, model loading, first figures).
 """
 

@@ -1,6 +1,6 @@
 """Interaction latency per page, side by side with the floor app.
 
-For every page of explorer.catalog.PAGES, two settings:
+For every page of explorer.ui.catalog.PAGES, two settings:
 
 * default: the page as a bare link opens it;
 * largest: every slider at its maximum (select sliders at their last option), then each selectbox,

@@ -1,6 +1,6 @@
 """Classroom load: many concurrent sessions on loopback, each changing a control every ~2 s.
 
-Sessions are spread round-robin over explorer.catalog.PAGES and arrive over the first seconds.
+Sessions are spread round-robin over explorer.ui.catalog.PAGES and arrive over the first seconds.
 Each one opens its page (the first visit is reported on its own), then until the end of the run
 sleeps a random 0.75-1.25 × the interval, sets one random URL-bound control (slider, select,
 radio or toggle) to a random allowed value and waits for the rerun to finish.  Sessions use the
@@ -10,9 +10,10 @@ Bounded: every rerun has a timeout, the run ends at `duration_s` and the whole t
 at `duration_s + 60 s`.  Errors are reruns that time out, lose their connection, do not finish
 successfully, or show an exception box.
 
-The server may be one `streamlit run` process or serve.py's balancer with its workers: memory and CPU
-are summed over the whole process tree.  Memory is reported as the sum of PSS (shared pages counted
-once in all) and, beside it, the sum of RSS (shared pages counted once per process).
+The server may be one `streamlit run` process or the class server (deploy/class-server.sh: HAProxy,
+supervisord and the Streamlit workers): memory and CPU are summed over the whole process tree.
+Memory is reported as the sum of PSS (shared pages counted once in all) and, beside it, the sum of
+RSS (shared pages counted once per process); at the end of the run, PSS by kind of process.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import random
 import time
 
 from explorer.ui.catalog import PAGES
-from tests.support.server import tree_cpu_seconds, tree_memory_mb
+from tests.support.server import tree_cpu_seconds, tree_memory_by_process, tree_memory_mb
 from tests.support.wsclient import Session, settable
 
 from .latency import page_label
@@ -105,6 +106,7 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
     finally:
         stop.set()
         await sampler
+    memory_by_process = tree_memory_by_process(server_pid)
     elapsed = time.monotonic() - start
     per_page = {}
     for info in PAGES:
@@ -132,6 +134,7 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
                                             memory_before["pss"]),
         "server_rss_mb": _memory_summary([(t, rss) for t, _, _, rss, _ in samples], duration_s,
                                          memory_before["rss"]),
+        "server_memory_by_process_mb_end": memory_by_process,
         "server_cpu_share": round((samples[-1][2] - samples[0][2]) / span, 2) if samples else None,
         "client_cpu_share": round((samples[-1][4] - samples[0][4]) / span, 2) if samples else None,
         "memory_samples": [(round(t, 1), round(m, 1)) for t, m, *_ in samples[::4]],

@@ -97,7 +97,10 @@ def _memory(load: dict) -> dict:
 
 
 def _server_name(load: dict) -> str:
-    return "serve.py" if load.get("server", "").startswith("serve.py") else "one process"
+    server = load.get("server", "")
+    if server.startswith("class-server"):
+        return "class-server.sh"
+    return "serve.py" if server.startswith("serve.py") else "one process"
 
 
 def render(data: dict) -> str:
@@ -115,7 +118,9 @@ def render(data: dict) -> str:
         f"at end {data['load_average'].get('end')}; per phase below.",
         f"- **Server:** `streamlit run app.py` on 127.0.0.1 with the local `.streamlit/config.toml` "
         f"({_config_text(data.get('server_config', {}))}), file watcher off, headless; the `load-serve` and "
-        "`soak` phases run `serve.py` (its Streamlit workers with the same flags, behind its balancer).",
+        + ("`soak` phases run `serve.py` (its Streamlit workers with the same flags, behind its balancer)."
+           if _server_name(_result(data, "load-serve") or {}) == "serve.py" else
+           "`soak` phases run `deploy/class-server.sh` (its Streamlit workers with the same flags, behind HAProxy)."),
         "",
     ]
     if data.get("quick"):
@@ -132,7 +137,8 @@ def render(data: dict) -> str:
     out += _phase_loads(data)
     out += _latency(data)
     out += _load(data)
-    out += _load(data, "load-serve", "Classroom load, production server (serve.py)")
+    out += _load(data, "load-serve",
+                 f"Classroom load, production server ({_server_name(_result(data, 'load-serve') or {})})")
     for name in data.get("phases", {}):
         if name.startswith("soak"):
             env = _result(data, name).get("server_env") if isinstance(_result(data, name), dict) else None
@@ -238,6 +244,9 @@ def _load(data: dict, phase: str = "load", title: str = "Classroom load") -> lis
         f"second-half slope **{memory['second_half_slope_mb_per_min']:+.1f} MB/min**, {memory['end']:.0f} MB at the end"
         + (f" (RSS summed: max {load['server_rss_mb']['max']:.0f} MB, shared pages counted once per process)"
            if pss else ""),
+        *(["- PSS by process at the end: " + ", ".join(
+            f"{kind} {mb:.0f} MB" for kind, mb in load["server_memory_by_process_mb_end"].items())]
+          if load.get("server_memory_by_process_mb_end") else []),
         f"- server CPU: {load['server_cpu_share']} cores busy on average"
         + (f" (the load client: {load['client_cpu_share']})" if load.get("client_cpu_share") is not None else "")
         + f"; {load['bytes_per_rerun'] / 1024:.0f} KB per rerun",

@@ -7,8 +7,8 @@ starts and stops itself:
 2. interaction latency of every page at default and largest settings, side by side with the
    floor app; TCP_NODELAY: the server socket's option and client-side on/off timings;
 3. classroom load: 30 sessions over the pages, a control change every ~2 s each, 60 s, against one
-   `streamlit run` process and then (phase load-serve) against serve.py: one Streamlit worker per
-   core behind its sticky balancer, the production server;
+   `streamlit run` process and then (phase load-serve) against deploy/class-server.sh: one
+   Streamlit worker per core behind HAProxy (sticky by cookie), the production server;
 4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
 5. browser: cold start and control change to repainted heatmap in headless Chromium.
 
@@ -35,7 +35,7 @@ from pathlib import Path
 from tests.support.server import ROOT, streamlit_server
 
 OUT = ROOT / "benchmarks"
-SERVE_WORKERS = 2  # serve.py's default on this 2-core machine (one per core)
+SERVE_WORKERS = 2  # deploy/class-server.sh's default on this 2-core machine (one per core)
 
 
 def loadavg() -> list[float]:
@@ -127,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
                                                    "of the existing results file (e.g. --only soak)")
     parser.add_argument("--soak-seconds", type=float, default=0.0,
-                        help="also run the classroom load this long against serve.py (phase 'soak'): does "
+                        help="also run the classroom load this long against the class server (phase 'soak'): does "
                              "memory level off?")
+    parser.add_argument("--load-seconds", type=float, default=0.0,
+                        help="length of the classroom phases load and load-serve (default 60, --quick 12)")
     parser.add_argument("--soak-env", action="append", default=[], metavar="NAME=VALUE",
                         help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
                              "soak[NAME=VALUE]")
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
                 for info in PAGES:  # the teacher opened every page before class (on every worker)
                     sessions = [Session(app.url, info.url_path) for _ in range(max(1, workers))]
-                    for session in sessions:  # open together: the balancer gives each its own worker
+                    for session in sessions:  # open together: HAProxy (leastconn) gives each its own worker
                         await session.connect()
                     for session in sessions:
                         await session.rerun()
@@ -215,11 +217,13 @@ def main(argv: list[str] | None = None) -> int:
                                           duration_s=duration_s, interval_s=2.0))
             result["warmed_up"] = "every page visited once before the run" + (" on every worker" if workers else "")
             result["server_env"] = env or {}
-            result["server"] = f"serve.py, {workers} Streamlit workers" if workers else "one streamlit run process"
+            result["server"] = (f"class-server.sh (HAProxy), {workers} Streamlit workers" if workers
+                                else "one streamlit run process")
             return result
 
-    timed("load", lambda: load_phase(12 if quick else 60))
-    timed("load-serve", lambda: load_phase(12 if quick else 60, workers=SERVE_WORKERS))
+    load_seconds = args.load_seconds or (12 if quick else 60)
+    timed("load", lambda: load_phase(load_seconds))
+    timed("load-serve", lambda: load_phase(load_seconds, workers=SERVE_WORKERS))
     timed("gc", lambda: gc_variants(reps=5 if quick else 30))
     timed("browser", lambda: run_browser(reps=3 if quick else 12))
     soak_env = dict(item.split("=", 1) for item in args.soak_env)

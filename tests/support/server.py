@@ -21,6 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PORT_RANGE = range(8620, 8691)
 START_TIMEOUT_S = 90.0
+CLASS_SERVER = ROOT / "deploy" / "class-server.sh"
+# Where to look for haproxy and supervisord: Debian installs haproxy in /usr/sbin, which a user's PATH may lack.
+SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 
 # Flags every benchmark server gets: no browser, loopback only, no usage stats, no file watcher.
 BASE_FLAGS = {
@@ -86,7 +89,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 def process_tree(pid: int) -> list[int]:
-    """`pid` and all its descendants (serve.py's balancer and its Streamlit workers)."""
+    """`pid` and all its descendants (the class server: its shell, supervisord, HAProxy and the
+    Streamlit workers)."""
     tree, frontier = [pid], [pid]
     while frontier:
         parent = frontier.pop()
@@ -111,6 +115,26 @@ def tree_memory_mb(pid: int) -> dict:
     and PSS summed (counts them once in all)."""
     pids = process_tree(pid)
     return {"processes": len(pids), "rss": sum(rss_mb(p) for p in pids), "pss": sum(pss_mb(p) for p in pids)}
+
+
+def tree_memory_by_process(pid: int) -> dict[str, float]:
+    """PSS in MB of a server's processes by kind (the class server: its Streamlit workers apart from
+    HAProxy, supervisord and the shell script that runs them), summed per kind."""
+    kinds: dict[str, float] = {}
+    for child in process_tree(pid):
+        try:
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [Path(a.decode(errors="replace")).name for a in argv[:4]]
+        if "streamlit" in words:
+            kind = "streamlit"
+        elif "supervisord" in words:
+            kind = "supervisord"
+        else:
+            kind = words[0] if words else "?"
+        kinds[kind] = round(kinds.get(kind, 0.0) + pss_mb(child), 1)
+    return kinds
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -141,8 +165,11 @@ def tail(path: Path, lines: int = 30) -> str:
 
 
 def stop(process: subprocess.Popen) -> None:
+    """SIGTERM to the process group, SIGKILL after 10 s; then SIGKILL to any descendant still there
+    (the class server's workers run in process groups of their own under supervisord)."""
     if process.poll() is not None:
         return
+    tree = process_tree(process.pid)[1:]
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
     try:
@@ -151,6 +178,34 @@ def stop(process: subprocess.Popen) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while (left := [p for p in tree if Path(f"/proc/{p}").exists() and not _zombie(p)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def class_server_workers(pid: int) -> dict[str, int]:
+    """The class server's Streamlit workers under `pid`: {HAProxy cookie value ("w0", ...): process id},
+    from the CLASS_SERVER_WORKER variable deploy/class-server.sh gives each worker."""
+    workers = {}
+    for child in process_tree(pid):
+        try:
+            environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for item in environ:
+            if item.startswith(b"CLASS_SERVER_WORKER="):
+                workers[item.split(b"=", 1)[1].decode()] = child
+    return workers
 
 
 @contextlib.contextmanager
@@ -160,8 +215,9 @@ def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None =
     """`streamlit run SCRIPT` on 127.0.0.1 with BASE_FLAGS and `options` (e.g. {"runner.postScriptGC":
     "false"}), from the project root; yields once /_stcore/health answers, stops it on exit.
 
-    With `workers` > 0, the production server instead: `serve.py` with that many Streamlit workers
-    behind its balancer (the flags go to every worker); the yielded process is the balancer's."""
+    With `workers` > 0, the production server instead: deploy/class-server.sh with that many
+    Streamlit workers behind HAProxy (the flags go to every worker; the workers run this
+    interpreter); the yielded process is the script's, the root of the class server's tree."""
     port = port or free_port(set(exclude_ports))
     log_dir = log_dir or ROOT / "test-artifacts" / "benchmark-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -169,15 +225,18 @@ def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None =
     if workers:
         flags = {k: v for k, v in {**BASE_FLAGS, **(options or {})}.items()
                  if k not in ("server.address", "server.headless")}
-        command = [sys.executable, "serve.py", "--port", str(port), "--address", "127.0.0.1", "--workers",
-                   str(workers), "--script", script, "--log-dir", str(log_dir / f"{name}-{port}-workers"), "--"]
+        command = ["bash", str(CLASS_SERVER), "--port", str(port), "--address", "127.0.0.1", "--workers",
+                   str(workers), "--app", script, "--"]
     else:
         flags = {**BASE_FLAGS, **(options or {}), "server.port": str(port)}
         command = [sys.executable, "-m", "streamlit", "run", script]
     for option, value in flags.items():
         command += [f"--{option}", value]
-    environment = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    environment = dict(os.environ, PYTHONUNBUFFERED="1", PYTHON=sys.executable, **(env or {}))
+    # Append mode: the class server's programs (supervisord's children) open the same file again.
     with open(log_path, "w") as log:
+        pass
+    with open(log_path, "a") as log:
         started = time.monotonic()
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env=environment, start_new_session=True)

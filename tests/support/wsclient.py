@@ -147,16 +147,20 @@ class Session:
 
     `page` is the page's url_path ("" for the default page); `query` the link's query string.
     With `nodelay`, TCP_NODELAY is set on the socket (as browsers do); without it, it is cleared.
+    `headers` go with the websocket handshake (e.g. {"Cookie": "ae_worker=w1"}, the class server's
+    sticky cookie); the handshake's answer is `handshake_headers` once connected.
     """
 
     def __init__(self, base_url: str, page: str = "", query: str = "", *, nodelay: bool = True,
-                 use_message_cache: bool = True, keep_elements: bool = False):
+                 use_message_cache: bool = True, keep_elements: bool = False, headers: dict | None = None):
         self.ws_url = base_url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
         self.page = page
         self.query = query
         self.nodelay = nodelay
         self.use_message_cache = use_message_cache
         self.keep_elements = keep_elements
+        self.headers = dict(headers or {})
+        self.handshake_headers = None
         self.widgets: dict[str, WidgetInfo] = {}  # id -> widget, from the last run
         self.values: dict[str, WidgetState] = {}  # id -> the value this client set
         self.cache: set[str] = set()  # hashes of cacheable messages received
@@ -172,7 +176,9 @@ class Session:
 
     async def connect(self) -> None:
         self._ws = await connect(self.ws_url, subprotocols=["streamlit"], max_size=None, compression=None,
-                                 ping_interval=None, open_timeout=20, close_timeout=2)
+                                 ping_interval=None, open_timeout=20, close_timeout=2,
+                                 additional_headers=self.headers or None)
+        self.handshake_headers = self._ws.response.headers
         sock = self._ws.transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if self.nodelay else 0)

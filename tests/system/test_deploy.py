@@ -5,15 +5,17 @@ There is no container engine here, so the image is not built.  What is checked i
 * every option of .streamlit/production.toml exists in the installed Streamlit and takes its value;
 * the Dockerfile's build context (the project minus .dockerignore) holds everything the app needs:
   a copy of it, with production.toml as its config.toml as the Dockerfile does, is started with the
-  Dockerfile's command (serve.py with two workers, on 127.0.0.1), answers the Dockerfile's
-  HEALTHCHECK command, serves every page without an exception, and refuses a websocket whose Host
-  is not allowed.
+  Dockerfile's command (deploy/class-server.sh: two workers behind HAProxy, on 127.0.0.1), answers
+  the Dockerfile's HEALTHCHECK command, serves every page without an exception, and refuses a
+  websocket whose Host is not allowed;
+* the image installs HAProxy and supervisor, which that command needs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fnmatch
+import json
 import os
 import re
 import shlex
@@ -30,10 +32,9 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from explorer.ui.catalog import PAGES
 from tests.support.apptest import run_async
-from tests.support.server import free_port, process_tree, stop, wait_healthy
+from tests.support.server import ROOT, class_server_workers, free_port, process_tree, stop, wait_healthy
 from tests.support.wsclient import Session
 
-ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION = ROOT / ".streamlit" / "production.toml"
 
 
@@ -76,6 +77,9 @@ def test_dockerfile_uses_python_311_the_requirements_the_production_profile_and_
     assert re.search(r"^HEALTHCHECK .*", text, re.M) and "/_stcore/health" in text
     assert re.search(r"^USER ", text, re.M), "the app should not run as root"
     assert "MALLOC_ARENA_MAX=2" in text, "bounded malloc arenas (see benchmarks/RESULTS.md, memory)"
+    assert "MALLOC_MMAP_THRESHOLD_" not in text, "a fixed mmap threshold costs ~20 % CPU on heavy reruns (issue 15)"
+    install = re.search(r"^RUN apt-get update.*?apt-get install (.+?)(?:&&|$)", text, re.M | re.S)
+    assert install and {"haproxy", "supervisor"} <= set(install.group(1).split()), "the class server needs both"
 
 
 def build_context(target: Path) -> Path:
@@ -110,11 +114,13 @@ def healthcheck_command() -> str:
     return match.group(1)
 
 
-def container_command(port: int) -> list[str]:
-    match = re.search(r"^CMD exec python (serve\.py .+)$", dockerfile(), re.M)
-    assert match, "no `CMD exec python serve.py ...` line"
-    command = match.group(1).replace('"${PORT}"', str(port)).replace("--address=0.0.0.0", "--address=127.0.0.1")
-    return [sys.executable, *shlex.split(command)]
+def container_command() -> list[str]:
+    """The Dockerfile's CMD (exec form), bound to 127.0.0.1 instead of every address."""
+    match = re.search(r"^CMD (\[.+\])$", dockerfile(), re.M)
+    assert match, "no exec-form `CMD [...]` line"
+    command = json.loads(match.group(1))
+    assert command[:2] == ["bash", "deploy/class-server.sh"], command
+    return [*command, "--address", "127.0.0.1"]
 
 
 @pytest.fixture(scope="module")
@@ -123,10 +129,11 @@ def container(tmp_path_factory):
     context = build_context(tmp_path_factory.mktemp("image") / "app")
     port = free_port()
     log = context / "server.log"
-    # Two workers behind serve.py's balancer, as on a 2-core host: the checks below go through it.
-    env = dict(os.environ, PORT=str(port), PYTHONUNBUFFERED="1", EXPLORER_WORKERS="2")
-    with open(log, "w") as out:
-        process = subprocess.Popen(container_command(port), cwd=context, stdout=out, stderr=subprocess.STDOUT,
+    # Two workers behind HAProxy, as on a 2-core host: the checks below go through it.  The workers run
+    # this interpreter (in the image: the image's python3).
+    env = dict(os.environ, PORT=str(port), PYTHONUNBUFFERED="1", EXPLORER_WORKERS="2", PYTHON=sys.executable)
+    with open(log, "a") as out:  # append: supervisord's programs write to the same file
+        process = subprocess.Popen(container_command(), cwd=context, stdout=out, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
         wait_healthy(f"http://127.0.0.1:{port}", process, 90, log)
@@ -145,7 +152,9 @@ def test_the_image_contents_pass_the_dockerfile_health_check(container):
 
 def test_the_image_contents_serve_every_page_with_the_production_profile(container):
     _, port, _, process = container
-    assert len(process_tree(process.pid)) == 3, "serve.py and its two Streamlit workers"
+    assert sorted(class_server_workers(process.pid)) == ["w0", "w1"], "two Streamlit workers"
+    commands = [Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] for pid in process_tree(process.pid)]
+    assert b"haproxy" in commands, commands
 
     async def visit():
         problems = []

@@ -1,0 +1,48 @@
+"""Helpers for tests of a sticky balancer in front of tests/support/worker_app.py workers (the class
+server's HAProxy, the compose file's): plain HTTP with the balancer's cookie, and a websocket visit
+that reports which worker the page ran on."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+from tests.support.wsclient import Session
+
+COOKIE = "ae_worker"
+
+
+def set_cookie(values: list[str]) -> str | None:
+    """The value of the balancer's cookie among Set-Cookie header values, if it set one."""
+    found = [v.split(";")[0].split("=", 1)[1] for v in values if v.startswith(COOKIE + "=")]
+    return found[0] if found else None
+
+
+def get(url: str, cookie: str | None = None, timeout: float = 10) -> tuple[int, str, str | None]:
+    """(status, body, the value of the balancer's cookie set in the answer, if it set one)."""
+    headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as response:
+            status, body, answer = response.status, response.read().decode(errors="replace"), response.headers
+    except urllib.error.HTTPError as error:
+        status, body, answer = error.code, "", error.headers
+    return status, body, set_cookie(answer.get_all("Set-Cookie") or [])
+
+
+async def visit(url: str, cookie: str | None = None, *, keep_open: bool = False):
+    """One websocket session of worker_app.py (with the balancer's cookie, if given): (the worker the
+    handshake's answer pinned it to, or None; the pid the page printed; the download URL it
+    offered[; the open session, with keep_open])."""
+    session = Session(url, keep_elements=True, headers={"Cookie": f"{COOKIE}={cookie}"} if cookie else None)
+    await session.connect()
+    try:
+        result = await session.rerun(timeout=30)
+        assert result.ok, result.status
+    finally:
+        if not keep_open:
+            await session.close()
+    pinned = set_cookie(session.handshake_headers.get_all("Set-Cookie"))
+    texts = [e.markdown.body for _, e in result.elements if e is not None and e.WhichOneof("type") == "markdown"]
+    urls = [e.download_button.url for _, e in result.elements
+            if e is not None and e.WhichOneof("type") == "download_button"]
+    return (pinned, int(texts[0].split()[-1]), urls[0]) + ((session,) if keep_open else ())
