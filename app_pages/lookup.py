@@ -14,7 +14,7 @@ from explorer.analysis.lookup import (
     soft_lookup,
 )
 from explorer.figures import common as figures
-from explorer.ui import UrlControls, download_csv, escape_markdown, page_header
+from explorer.ui import download_csv, escape_markdown, lesson_page, next_lesson, plotly_chart
 
 DIM = EXAMPLE_KEYS.shape[1]
 QUERY_KEYS = [f"q{i + 1}" for i in range(DIM)]
@@ -27,15 +27,14 @@ def set_query(vector) -> None:
         st.session_state[key] = float(np.clip(round(float(x), 1), -SLIDER_LIMIT, SLIDER_LIMIT))
 
 
-page_header(
+controls, lesson = lesson_page(
+    "lookup",
     "Attention as a lookup",
     "A Python dictionary answers only when the key matches exactly. Attention is a *soft* version of "
     "that lookup: the query is compared with **every** key (a dot product), the scores become weights "
     "that are positive and add up to one (a softmax), and the answer is the **weighted mix of the "
     "values**. A close match takes almost all of the weight; keys that match about equally share it.",
 )
-
-controls = UrlControls()
 left, right = st.columns([1, 2], gap="large")
 
 with left:
@@ -80,12 +79,20 @@ with left:
                       help=f"Set the query to key k{j + 1}")
 
 controls.report()
+if not lesson.revealed:
+    st.stop()
 
 result = soft_lookup(query, keys, values, scale_by_sqrt_d=scale, temperature=temperature)
 key_labels = [f"k{j + 1}" for j in range(len(keys))]
 
 with right:
     st.subheader("1 · Score every key, 2 · softmax, 3 · mix the values")
+    chart_left, chart_right = st.columns(2)
+    plotly_chart(figures.bar_chart(key_labels, result.scores, title="Scores q·k", value_title="score"),
+                 where=chart_left, key="scores")
+    plotly_chart(figures.bar_chart(key_labels, result.weights, title="Weights after softmax", value_title="weight",
+                                   domain=(0.0, 1.15), color="#21918c"), where=chart_right, key="weights")
+    lesson.explain()
     table = pd.DataFrame(
         {
             "key": [", ".join(f"{x:g}" for x in k) for k in keys],
@@ -103,16 +110,6 @@ with right:
         "softmax input": st.column_config.NumberColumn(format="%.2f", help="score × scale ÷ temperature"),
         "weight": st.column_config.ProgressColumn(format="%.2f", min_value=0.0, max_value=1.0),
     })
-    chart_left, chart_right = st.columns(2)
-    chart_left.plotly_chart(
-        figures.bar_chart(key_labels, result.scores, title="Scores q·k", value_title="score"),
-        width="stretch", key="scores",
-    )
-    chart_right.plotly_chart(
-        figures.bar_chart(key_labels, result.weights, title="Weights after softmax", value_title="weight",
-                          domain=(0.0, 1.15), color="#21918c"),
-        width="stretch", key="weights",
-    )
     terms = [f"{w:.2f}·v{j + 1}" for j, w in enumerate(result.weights) if w >= 0.005]
     st.markdown("**Output** = " + " + ".join(terms) + " = **[" + ", ".join(f"{x:.2f}" for x in result.output) + "]**")
     if result.scale != 1.0:
@@ -140,12 +137,9 @@ stacked = soft_lookup(stacked_queries, keys, values, scale_by_sqrt_d=scale, temp
 query_labels = ["your query"] + [f"k{j + 1} as query" for j in range(len(keys))]
 matrix_left, matrix_right = st.columns([3, 2], gap="large")
 with matrix_left:
-    st.plotly_chart(
-        figures.heatmap(stacked.weights, x_labels=key_labels, y_labels=query_labels, x_title="key",
-                        y_title="query", value_name="weight", zmin=0.0, zmax=1.0,
-                        title="Softmax weights, one row per query"),
-        width="stretch",
-    )
+    plotly_chart(figures.heatmap(stacked.weights, x_labels=key_labels, y_labels=query_labels, x_title="key",
+                                 y_title="query", value_name="weight", zmin=0.0, zmax=1.0,
+                                 title="Softmax weights, one row per query"), key="stacked_weights")
     download_csv("lookup_weights.csv", "Download the weights (CSV)", figures.matrix_csv, stacked.weights,
                  query_labels, key_labels, corner="query")
 with matrix_right:
@@ -161,3 +155,5 @@ Self-attention is exactly this, with the queries, keys and values all computed f
 sequence — one row per token.
 """
     )
+
+next_lesson("lookup")

@@ -22,9 +22,25 @@ from .common import (
     token_axis,
 )
 
-__all__ = ["attention_grid", "attention_pipeline_figure"]
+__all__ = ["MASK_GREY", "attention_grid", "attention_pipeline_figure"]
 
 HOVER_CELL_BUDGET = 40_000  # grid cells that get token-pair hover labels
+MASK_GREY = "#a9a9a9"  # masked cells: a neutral grey, outside the colour scale (not "weight 0")
+MASK_LABEL = "masked: may not attend"
+
+
+def _mask_trace(allowed: np.ndarray, xaxis: str, yaxis: str) -> dict:
+    """Grey cells where attention is not allowed, drawn over a panel whose own z is blank there."""
+    return {"type": "heatmap", "z": np.where(allowed, np.nan, 1.0).astype(np.float32), "xaxis": xaxis,
+            "yaxis": yaxis, "xgap": 1, "ygap": 1, "colorscale": [[0, MASK_GREY], [1, MASK_GREY]],
+            "showscale": False, "hovertemplate": f"{MASK_LABEL}<extra></extra>"}
+
+
+def _mask_legend() -> dict:
+    """A legend entry for the grey cells (an invisible point with a grey square marker)."""
+    return {"type": "scatter", "x": [None], "y": [None], "mode": "markers", "name": MASK_LABEL,
+            "marker": {"symbol": "square", "size": 16, "color": MASK_GREY}, "showlegend": True,
+            "hoverinfo": "skip"}
 
 
 def attention_grid(
@@ -32,16 +48,23 @@ def attention_grid(
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
     *,
+    allowed: np.ndarray | None = None,
+    layer_numbers: Sequence[int] | None = None,
     selected: tuple[int, int] | None = None,
     title: str = "",
 ) -> go.Figure:
     """Layers × heads small multiples of attention weights (layers, heads, T_q, T_k).
 
     One colour scale from 0 to 1 with one colour bar, so every cell is comparable; the selected
-    (layer, head) gets a frame.  Hover shows query token, key token and weight.  Query tokens
-    label the rows once, on the left; key tokens label every column.
+    (layer, head) gets a frame (indices into `weights`).  Hover shows query token, key token and
+    weight.  Query tokens label the rows once, on the left; key tokens label every column.
+    `allowed` (same shape, boolean) marks where attention may look: the other cells are drawn grey,
+    with a legend entry, so a masked cell never reads as a weight of 0.  `layer_numbers` names the
+    rows when `weights` holds only some of a model's layers (default 1, 2, …).
     """
     n_layers, n_heads = weights.shape[:2]
+    layer_numbers = list(layer_numbers) if layer_numbers is not None else list(range(1, n_layers + 1))
+    masked_any = allowed is not None and not np.all(allowed)
     x_domains = grid_domains(n_heads, 0.03 if n_heads > 1 else 0.0)
     y_domains = grid_domains(n_layers, min(0.16, 0.6 / n_layers))[::-1]  # layer 1 at the top
     small = FONT_SIZE - (6 if n_heads >= 4 else 3)
@@ -55,20 +78,24 @@ def attention_grid(
         for head in range(n_heads):
             n = layer * n_heads + head + 1
             suffix = "" if n == 1 else str(n)
+            z = weights[layer, head] if not masked_any else np.where(allowed[layer, head], weights[layer, head], np.nan)
+            name = f"layer {layer_numbers[layer]} head {head + 1}"
             trace = {
                 # float32 halves the payload; weights need no more than 7 significant digits on screen.
-                "type": "heatmap", "z": weights[layer, head].astype(np.float32), "coloraxis": "coloraxis",
+                "type": "heatmap", "z": z.astype(np.float32), "coloraxis": "coloraxis",
                 "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
-                "hovertemplate": f"layer {layer + 1} head {head + 1}<br>{pair}<br>weight %{{z:.3f}}<extra></extra>",
+                "hovertemplate": f"{name}<br>{pair}<br>weight %{{z:.3f}}<extra></extra>",
             }
             if token_hover:
                 trace["customdata"] = hover
             traces.append(trace)
+            if masked_any:
+                traces.append(_mask_trace(allowed[layer, head], f"x{suffix}", f"y{suffix}"))
             layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=x_domains[head], anchor=f"y{suffix}",
                                                    size=small)
             layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
                                                    size=small, reverse=True, show=head == 0)
-            titles.append(panel_title(f"layer {layer + 1} · head {head + 1}", x_domains[head],
+            titles.append(panel_title(f"layer {layer_numbers[layer]} · head {head + 1}", x_domains[head],
                                        y_domains[layer][1] + 0.005))
     shapes = []
     if selected is not None:
@@ -86,6 +113,16 @@ def attention_grid(
         margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 30},
         plot_bgcolor="rgba(0,0,0,0)",
     )
+    if masked_any:
+        traces.append(_mask_legend())
+        layout["legend"] = {"orientation": "h", "x": 0.0, "y": -0.02, "xanchor": "left", "yanchor": "top"}
+        layout["margin"]["b"] = 70
+        for name in layout:  # the legend's invisible point must not widen the panels' ranges
+            if name.startswith(("xaxis", "yaxis")):
+                layout[name]["range"] = [-0.5, (len(key_tokens) if name.startswith("x") else len(query_tokens)) - 0.5]
+                if name.startswith("yaxis"):
+                    layout[name]["range"] = layout[name]["range"][::-1]
+                    layout[name].pop("autorange", None)
     if title:
         layout["title"] = {"text": title, "font": {"size": FONT_SIZE + 2}}
     return figure_from_spec({"data": traces, "layout": layout})
@@ -102,14 +139,16 @@ def attention_pipeline_figure(
 ) -> go.Figure:
     """The four steps of one head side by side: QKᵀ, ÷√d (+ bias), mask, softmax.
 
-    Masked entries (−∞) are drawn blank, not dark, so they read as "not allowed" rather than "small".
+    Masked entries (−∞) are drawn grey, outside both colour scales, so they read as "not allowed"
+    rather than "small"; the weights panel shows them grey too (their weight is 0 by construction).
     Scores share one diverging scale centred on 0 — so the ÷√d panel visibly pales — and weights use
     the 0–1 sequential scale.
     """
-    masked = np.where(np.isfinite(masked_scores), masked_scores, np.nan)
+    allowed = np.isfinite(masked_scores)
+    masked = np.where(allowed, masked_scores, np.nan)
     finite = np.concatenate([raw_scores.ravel(), scaled_scores.ravel()])
     bound = max(1e-9, float(np.max(np.abs(finite)))) if finite.size else 1.0
-    titles = ["QKᵀ (raw scores)", f"÷ √d  (d = {head_dim})", "mask (blank = not allowed)", "softmax → weights"]
+    titles = ["QKᵀ (raw scores)", f"÷ √d  (d = {head_dim})", "mask (grey = not allowed)", "softmax → weights"]
     panels = [(raw_scores, "score"), (scaled_scores, "score"), (masked, "score"), (weights, "weight")]
     x_domains = grid_domains(4, 0.05)
     hover = hover_grid(query_tokens, key_tokens)
@@ -117,10 +156,13 @@ def attention_pipeline_figure(
     for i, ((z, name), domain, text) in enumerate(zip(panels, x_domains, titles, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
         traces.append({
-            "type": "heatmap", "z": z, "coloraxis": "coloraxis2" if name == "weight" else "coloraxis",
+            "type": "heatmap", "z": z if name != "weight" else np.where(allowed, z, np.nan),
+            "coloraxis": "coloraxis2" if name == "weight" else "coloraxis",
             "customdata": hover, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
             "hovertemplate": f"%{{customdata}}<br>{name} %{{z:.3f}}<extra></extra>",
         })
+        if i >= 2 and not allowed.all():
+            traces.append(_mask_trace(allowed, f"x{suffix}", f"y{suffix}"))
         layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 4)
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=(0.0, 1.0), anchor=f"x{suffix}",
                                                size=FONT_SIZE - 4, reverse=True, show=i == 0)

@@ -262,8 +262,20 @@ class CoreferenceTask(Task):
         """Case and punctuation are ignored: "The animal didn't cross." reads as five words."""
         return re.findall(r"[a-z']+", text.lower())
 
+    def in_grammar(self, tokens: list[str]) -> bool:
+        """Is this a sentence of the form the task generates — "the ANIMAL didn't VERB the NOUN because
+        it was too ADJECTIVE" with a verb that fits its object — so that the model's answer means
+        something?  The model never saw any other shape of sentence."""
+        if len(tokens) != 11 or tokens[0] != "the" or tokens[4] != "the" or tokens[7:10] != ["it", "was", "too"]:
+            return False
+        subject, verb, obj, adjective = tokens[1], tokens[3], tokens[5], tokens[10]
+        frame_fits = (tokens[2], tokens[6]) in FRAMES
+        verb_fits = (verb in VERBS and obj in PLACES) or (verb in CHASE_VERBS and obj in ANIMATES and obj != subject)
+        adjectives = AGENT_ADJECTIVES + (PLACE_ADJECTIVES if obj in PLACES else QUARRY_ADJECTIVES)
+        return subject in ANIMATES and frame_fits and verb_fits and adjective in adjectives
+
     def expected_output(self, tokens: list[str]) -> list[str] | None:
-        referent = self.referent(tokens)
+        referent = self.referent(tokens) if self.in_grammar(list(tokens)) else None
         return None if referent is None else [referent]
 
     def referent(self, tokens: list[str]) -> str | None:

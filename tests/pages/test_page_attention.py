@@ -11,21 +11,44 @@ PAGE = "app_pages/attention.py"
 
 
 def grid(at):
-    """(n_traces, T_q, T_k) weights of the layers × heads grid, and the figure itself."""
+    """(n_panels, T_q, T_k) weights of the layers × heads grid (masked cells 0, as the model has them),
+    and the figure itself."""
     figure = plotly_figures(at)[0]
-    return [plotly_array(trace["z"]) for trace in figure["data"]], figure
+    panels = [t for t in figure["data"] if t["type"] == "heatmap" and "coloraxis" in t]
+    return [np.nan_to_num(plotly_array(trace["z"])) for trace in panels], figure
+
+
+def grey_cells(figure) -> list[np.ndarray]:
+    """Per panel, True where the grid draws a masked (grey) cell."""
+    return [plotly_array(t["z"]) == 1 for t in figure["data"] if t["type"] == "heatmap" and "coloraxis" not in t]
+
+
+def label(at) -> str:
+    return " ".join(c.value for c in at.caption if c.value.startswith("Running"))
 
 
 def answer_line(at):
     return next(m.value for m in at.markdown if m.value.startswith(("**Generated", "**“it”", "**Predicted")))
 
 
-def test_default_view_is_the_trained_reverse_model_with_an_anti_diagonal_cross_attention():
+def test_default_view_is_the_trained_reverse_models_masked_decoder():
+    """The page opens on the mask lesson: the decoder's causal self-attention, its future greyed."""
     at = run_page(PAGE)
-    assert any("trained model `reverse-sinusoidal-h4-l2`" in m.value for m in at.markdown)
+    assert "trained model `reverse-sinusoidal-h4-l2`" in label(at)
     assert "G F E D C B A </s>" in answer_line(at) and "correct" in answer_line(at)
-    heads, _ = grid(at)
+    assert at.radio(key="block").value == "decoder"
+    heads, figure = grid(at)
     assert len(heads) == 2 * 4  # 2 layers × 4 heads
+    for grey in grey_cells(figure):
+        T = grey.shape[0]
+        np.testing.assert_array_equal(grey, np.triu(np.ones((T, T), dtype=bool), 1))
+    assert any(t["type"] == "scatter" and t["name"].startswith("masked") for t in figure["data"])
+
+
+def test_trained_reverse_cross_attention_runs_along_the_anti_diagonal():
+    at = run_page(PAGE, {"block": "cross"})
+    heads, figure = grid(at)
+    assert len(heads) == 2 * 4 and not grey_cells(figure), "cross-attention masks nothing here"
     # Some cross-attention head of the trained model reads the mirrored input position.
     T = 7
     best = max(np.mean([h[k, T - 1 - k] for k in range(T)]) for h in heads)
@@ -34,9 +57,10 @@ def test_default_view_is_the_trained_reverse_model_with_an_anti_diagonal_cross_a
 
 def test_causal_mask_zeroes_every_weight_above_the_diagonal_and_rows_sum_to_one():
     at = run_page(PAGE, {"task": "coreference", "mask": "causal"})
-    heads, _ = grid(at)
-    for weights in heads:
+    heads, figure = grid(at)
+    for weights, grey in zip(heads, grey_cells(figure), strict=True):
         assert np.all(np.triu(weights, 1) == 0.0)
+        np.testing.assert_array_equal(grey, np.triu(np.ones_like(grey), 1)), "masked cells are grey"
         np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-6)
 
 
@@ -52,14 +76,16 @@ def test_without_a_mask_an_encoder_looks_both_ways():
 def test_number_of_heatmaps_per_layer_follows_the_heads_control(heads):
     at = run_page(PAGE, {"task": "coreference", "heads": str(heads)})
     traces, figure = grid(at)
-    assert len(traces) == heads * 2
+    paged = heads * 2 > 8  # beyond 8 panels the grid shows the enlarged layer's heads only
+    assert len(traces) == (heads if paged else heads * 2)
     titles = [a["text"] for a in figure["layout"]["annotations"]]
     assert f"layer 2 · head {heads}" in titles
+    assert ("layer 1 · head 1" in titles) != paged
 
 
 def test_unshipped_shape_runs_with_clearly_labelled_random_weights():
     at = run_page(PAGE, {"task": "coreference", "heads": "8"})
-    assert any("random weights" in m.value and "no trained model is shipped" in m.value for m in at.markdown)
+    assert "random weights" in label(at) and "no trained model is shipped" in label(at)
 
 
 @pytest.mark.parametrize("sentence, referent", [(0, "animal"), (1, "street"), (2, "dog"), (3, "cat")])
@@ -93,11 +119,11 @@ def test_padding_blanks_the_padded_keys():
     labels = figure["layout"]["xaxis"]["ticktext"]
     padded = [i for i, token in enumerate(labels) if token == "&lt;pad&gt;"]  # labels are HTML-escaped
     assert padded, "the sentence should have been padded"
-    for weights in heads:
-        assert np.all(weights[:, padded] == 0.0)
+    for weights, grey in zip(heads, grey_cells(figure), strict=True):
+        assert np.all(weights[:, padded] == 0.0) and np.all(grey[:, padded])
     pipeline = plotly_figures(at)[1]
     masked_panel = plotly_array(pipeline["data"][2]["z"])
-    assert np.all(np.isnan(masked_panel[:, padded])), "masked cells are drawn blank"
+    assert np.all(np.isnan(masked_panel[:, padded])), "masked cells are blank in the colour scale (grey over them)"
 
 
 def test_pipeline_panels_follow_the_maths():
@@ -148,3 +174,35 @@ def test_a_link_reopens_the_same_view():
     _, figure = grid(at)
     assert json.dumps(figure["layout"]["xaxis"]["ticktext"]) == json.dumps(list("PEACH"))
     assert at.select_slider(key="head").value == 3
+
+
+# --- state that is always whole, and honest answers (the classroom issue) ---------------------------
+
+
+def test_switching_the_task_loads_its_trained_shape_and_natural_mask():
+    at = run_page(PAGE, {"heads": "8", "mask": "none"})
+    assert "random weights" in label(at)
+    at.selectbox(key="task").set_value("induction").run()
+    assert not at.exception
+    assert at.select_slider(key="heads").value == 2 and at.radio(key="mask").value == "causal"
+    assert "trained model `induction-sinusoidal-h2-l2`" in label(at)
+    assert not info_text(at), "no note about settings the user never typed"
+    at.selectbox(key="task").set_value("coreference").run()
+    assert at.radio(key="mask").value == "none" and "trained model `coreference" in label(at)
+    # What the address bar now holds reopens the same view: the task alone (the rest are its defaults).
+    reopened = run_page(PAGE, {"task": "coreference"})
+    assert label(reopened) == label(at) and answer_line(reopened) == answer_line(at)
+
+
+@pytest.mark.parametrize("text", ["the animal didn't cross the street it was too tired",  # "because" missing
+                                  "the animal didn't cross the zebra because it was too tired"])  # unknown word
+def test_no_verdict_on_text_the_model_cannot_read_whole(text):
+    at = run_page(PAGE, {"task": "coreference", "input_coreference": "your own text…", "text_coreference": text})
+    line = answer_line(at)
+    assert "no verdict" in line and "correct" not in line and "wrong" not in line
+
+
+def test_a_verdict_on_a_sentence_of_the_grammar():
+    text = "the fox didn't chase the goat because it was too sleepy"
+    at = run_page(PAGE, {"task": "coreference", "input_coreference": "your own text…", "text_coreference": text})
+    assert "correct" in answer_line(at) or "wrong" in answer_line(at)

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures import attention as figures
+from explorer.figures.attention import MASK_GREY
 from explorer.figures.common import DIVERGING, colour_list, heatmap
 from tests.support.apptest import plotly_array
 
@@ -29,13 +30,42 @@ def test_attention_grid_is_valid_with_one_shared_colour_scale(layers, heads):
     assert len(spec["layout"]["shapes"]) == 1
 
 
-def test_pipeline_draws_masked_cells_blank():
+def weight_traces(spec) -> list[dict]:
+    return [t for t in spec["data"] if t["type"] == "heatmap" and "coloraxis" in t]
+
+
+def grey_traces(spec) -> list[dict]:
+    return [t for t in spec["data"] if t["type"] == "heatmap" and t.get("colorscale", [[0, ""]])[0][1] == MASK_GREY]
+
+
+def test_pipeline_draws_masked_cells_grey_not_as_a_value():
     raw = np.arange(25, dtype=float).reshape(5, 5)
     masked = np.where(np.tril(np.ones((5, 5))) > 0, raw / 2, -np.inf)
     spec = validated(figures.attention_pipeline_figure(raw, raw / 2, masked, np.eye(5), TOKENS, TOKENS, 4))
-    mask_panel = plotly_array(spec["data"][2]["z"])
-    assert np.all(np.isnan(np.triu(mask_panel, 1)[np.triu_indices(5, 1)]))
-    assert spec["data"][3]["coloraxis"] == "coloraxis2"
+    panels = weight_traces(spec)
+    above = np.triu_indices(5, 1)
+    for panel in panels[2:]:  # the mask and the weights: blank in the colour scale above the diagonal …
+        assert np.all(np.isnan(plotly_array(panel["z"])[above]))
+    greys = grey_traces(spec)
+    assert len(greys) == 2  # … and covered by grey cells there, on the mask and weights panels
+    for grey in greys:
+        cells = plotly_array(grey["z"])
+        assert np.all(cells[above] == 1) and np.all(np.isnan(cells[np.tril_indices(5)]))
+    assert panels[3]["coloraxis"] == "coloraxis2"
+
+
+def test_grid_greys_masked_cells_with_a_legend_entry_and_pages_layers():
+    weights = np.tril(np.ones((2, 3, 4, 4))) / np.arange(1, 5)[:, None]
+    allowed = np.broadcast_to(np.tril(np.ones((4, 4), dtype=bool)), weights.shape)
+    spec = validated(figures.attention_grid(weights[1:], TOKENS[:4], TOKENS[:4], allowed=allowed[1:],
+                                            layer_numbers=[2], selected=(0, 1)))
+    assert len(weight_traces(spec)) == 3 and len(grey_traces(spec)) == 3
+    legend = [t for t in spec["data"] if t["type"] == "scatter"]
+    assert len(legend) == 1 and legend[0]["name"].startswith("masked") and legend[0]["marker"]["color"] == MASK_GREY
+    titles = [a["text"] for a in spec["layout"]["annotations"]]
+    assert titles == ["layer 2 · head 1", "layer 2 · head 2", "layer 2 · head 3"]
+    unmasked = validated(figures.attention_grid(weights, TOKENS[:4], TOKENS[:4], allowed=np.ones_like(allowed)))
+    assert not grey_traces(unmasked) and not [t for t in unmasked["data"] if t["type"] == "scatter"]
 
 
 def test_specs_carry_explicit_colour_lists_not_names():

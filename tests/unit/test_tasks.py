@@ -141,3 +141,17 @@ def test_expected_outputs():
     assert get_task("recall").expected_output(["C", "A", "F", "?"]) == ["C"]
     assert get_task("recall").expected_output(["C", "A", "F"]) is None
     assert get_task("induction").expected_output(["t1", "t2"]) is None
+
+
+def test_coreference_grammar_accepts_what_it_generates_and_nothing_else():
+    task = get_task("coreference")
+    batch = task.evaluation()
+    for row in batch.inputs[:200]:
+        assert task.in_grammar(task.decode(row)), task.decode(row)
+    tired = "the animal didn't cross the street because it was too tired".split()
+    assert task.in_grammar(tired)
+    assert not task.in_grammar(["the", "street", *tired[2:]])  # a place as the subject
+    assert not task.in_grammar([*tired[:3], "chase", *tired[4:]])  # chasing a street
+    assert not task.in_grammar(tired[:-1] + ["fast"])  # an adjective for animals, about a street
+    assert not task.in_grammar(tired[:6] + tired[7:])  # "because" missing
+    assert task.expected_output(tired[:6] + tired[7:]) is None, "no answer expected outside the grammar"
