@@ -152,6 +152,6 @@ def test_coreference_grammar_accepts_what_it_generates_and_nothing_else():
     assert task.in_grammar(tired)
     assert not task.in_grammar(["the", "street", *tired[2:]])  # a place as the subject
     assert not task.in_grammar([*tired[:3], "chase", *tired[4:]])  # chasing a street
-    assert not task.in_grammar(tired[:-1] + ["fast"])  # an adjective for animals, about a street
+    assert not task.in_grammar([*tired[:-1], "fast"])  # an adjective for animals, about a street
     assert not task.in_grammar(tired[:6] + tired[7:])  # "because" missing
     assert task.expected_output(tired[:6] + tired[7:]) is None, "no answer expected outside the grammar"
