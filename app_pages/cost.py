@@ -7,7 +7,7 @@ from explorer.analysis.cost import attention_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS, measure_forward_times, slower_from
 from explorer.figures import cost as figures
 from explorer.figures.common import frame_csv
-from explorer.ui import UrlControls, altair_chart, download_csv, page_header
+from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
 from explorer.views.cost import (
     COST_LAYER_DETAILS,
     complexity_rows,
@@ -38,7 +38,8 @@ def timed_widths() -> set[int]:
     return set()
 
 
-page_header(
+controls, lesson = lesson_page(
+    "cost",
     "Cost: parameters, operations, steps",
     "Attention is not free. Compared with a recurrent layer it has a few times more parameters and, "
     "for long sequences, many more multiplications: every position is compared with every other. "
@@ -46,8 +47,6 @@ page_header(
     "runs in one — and the *path* the gradient travels. Here are the lecture's counts, exactly, for "
     "your sizes, and a stopwatch on this machine.",
 )
-
-controls = UrlControls()
 side = st.sidebar
 side.header("Sizes")
 T = controls.slider("Sequence length T", 2, 4096, 512, 1, "T", where=side)
@@ -58,6 +57,8 @@ n_layers = controls.slider("Layers N", 1, 24, 1, 1, "layers", where=side,
 side.header("Stopwatch")
 T_max = controls.select_slider("Time sequences up to T =", TIMING_LENGTHS, 2048, "time_T", where=side)
 controls.report()
+if not lesson.revealed:
+    st.stop()
 
 # --- the table ---------------------------------------------------------------------------------------------
 st.subheader(f"The complexity table for T = {T}, d = {d}, k = {k}" + (f", N = {n_layers}" if n_layers > 1 else ""))
@@ -70,7 +71,8 @@ st.dataframe(table, hide_index=True, key="complexity", column_config={
     name: st.column_config.NumberColumn(name, format="localized", help=help_text) for name, help_text in exact.items()
 })
 st.caption(" · ".join(f"**{row.label}**: {COST_LAYER_DETAILS[row.layer]}" for row in rows))
-st.plotly_chart(figures.cost_bars(rows), width="stretch", key="cost_bars")
+plotly_chart(figures.cost_bars(rows), key="cost_bars")
+lesson.explain()
 download_csv(f"complexity_T{T}_d{d}_k{k}_N{n_layers}.csv", "Download the table (CSV)", frame_csv, table,
              key="complexity_csv")
 needed = layers_to_connect(T, k)
@@ -182,3 +184,5 @@ an RNN's time is overhead per step.
         st.caption(f"{skipped} measurement(s) left out to stay within the {TIMING_BUDGET_S:.0f} s budget "
                    "(the largest T for the slowest layers). Timings are shared by everyone using this server "
                    "and measured once per setting.")
+
+next_lesson("cost")

@@ -8,7 +8,7 @@ from explorer.figures.unrolled import path_frame, unrolled_figure
 from explorer.model.rnn import RECURRENT_KINDS
 from explorer.training.pretrained import PretrainedModelError
 from explorer.training.tasks import RecallTask
-from explorer.ui import UrlControls, altair_chart, download_csv, page_header
+from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
 from explorer.views.gradients import (
     KIND_LABELS,
     RECALL_MODELS,
@@ -27,7 +27,8 @@ WINDOWS = ["full", "1", "2", "4", "8", "16", "32", "64", "128", "256"]
 DEPENDENCY_LENGTHS = [8, 16, 24, 32, 48, 64]
 DEPENDENCY_WIDTH = 16
 
-page_header(
+controls, lesson = lesson_page(
+    "gradients",
     "Gradient flow: loop vs attention",
     "A recurrent network reaches an early input only by going back through every step in between, "
     "so the training signal from a loss at the end is multiplied by one Jacobian per step: it fades "
@@ -35,8 +36,6 @@ page_header(
     "from all the inputs it may see, so every input is one step from the loss. Below, the four networks "
     "read the *same* random sequence and we measure how much gradient each input receives.",
 )
-
-controls = UrlControls()
 side = st.sidebar
 side.header("Sequence and networks")
 T = controls.select_slider("Sequence length T", LENGTHS, 64, "T", where=side)
@@ -58,6 +57,8 @@ dep_T = controls.select_slider("Sequence length for the matrices", DEPENDENCY_LE
 dep_kind = controls.radio("Recurrent network in the matrices", list(RECURRENT_KINDS), 0, "dep_kind", where=side,
                           horizontal=True)
 controls.report()
+if not lesson.revealed:
+    st.stop()
 
 window = None if window_text == "full" else int(window_text)
 effective_gain = gain if init == "orthogonal" else 1.0
@@ -71,8 +72,9 @@ frame = figures.gradient_frame(curves, KIND_LABELS, paths)
 chart_col, text_col = st.columns([3, 1], gap="large")
 with chart_col:
     altair_chart(figures.gradient_chart, frame, key="gradient_chart")
+    lesson.explain()
     st.caption("The same numbers as colour, one row per network (blank: exactly 0):")
-    st.plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
+    plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
     download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", frame_csv, frame,
                  key="gradient_csv")
 
@@ -127,7 +129,7 @@ that rescales the gradient at every step and keeps the scale as a logarithm, so 
 st.subheader("2 · Why: the path from the loss back to each input")
 diagram_col, diagram_text = st.columns([3, 1], gap="large")
 with diagram_col:
-    st.plotly_chart(unrolled_figure(paths["rnn"], paths["transformer"]), width="stretch", key="unrolled")
+    plotly_chart(unrolled_figure(paths["rnn"], paths["transformer"]), width="stretch", key="unrolled")
     download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", frame_csv,
                  path_frame(paths["rnn"], paths["transformer"]), key="paths_csv")
 with diagram_text:
@@ -150,7 +152,7 @@ with st.spinner(f"Computing {3 * dep_T * dep_T} Jacobian blocks…"):
     views = dependency_views(dep_kind, dep_T, DEPENDENCY_WIDTH, init, effective_gain)
 panels = [(f"{KIND_LABELS[dep_kind]}: the loop", views.recurrent), ("causal attention: masked", views.causal),
           ("encoder attention: unmasked", views.unmasked)]
-st.plotly_chart(figures.dependency_figure(panels), width="stretch", key="dependency")
+plotly_chart(figures.dependency_figure(panels), width="stretch", key="dependency")
 download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", frame_csv,
              figures.dependency_frame(panels), key="dependency_csv")
 st.markdown(
@@ -230,3 +232,5 @@ training logs. Chance is 1 in {len(task.keys)}.
 **At distances {far_band}:** {far}.{verdict}
 """
     )
+
+next_lesson("gradients")

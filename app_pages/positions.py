@@ -15,7 +15,7 @@ from app_pages.positions_relative import relative_section
 from explorer.figures.common import matrix_csv
 from explorer.figures.positions import line_chart, matrix_heatmap
 from explorer.model.positional import ABSOLUTE_ENCODINGS
-from explorer.ui import UrlControls, altair_chart, lesson_text, page_header
+from explorer.ui import altair_chart, lesson_page, lesson_text, next_lesson, plotly_chart
 from explorer.views.positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,
@@ -84,7 +84,7 @@ def matrix_section(view: MatrixView, kind: str, row_labels: list[str] | None, le
         formula_col = matrix_col
     with matrix_col:
         bound = {"sinusoidal": 1.0, "none": 1.0}.get(kind)
-        st.plotly_chart(
+        plotly_chart(
             matrix_heatmap(drawn, row_values=plan.rows, col_values=plan.cols, row_labels=row_labels,
                            x_title="dimension", y_title="position", value_name="PE value",
                            title=f"{kind}: {n_rows} positions × {n_cols} dimensions",
@@ -134,7 +134,7 @@ def geometry_section(view: MatrixView, kind: str, measure_label: str, sim_labels
     sim_rows, sim, share = view.sim_rows, view.similarity, view.offset_share
     sim_col, offset_col = st.columns(2, gap="large")
     with sim_col:
-        st.plotly_chart(
+        plotly_chart(
             matrix_heatmap(sim, row_values=sim_rows, col_values=sim_rows, row_labels=sim_labels,
                            col_labels=sim_labels, x_title="position", y_title="position", value_name=measure_label,
                            title=f"PE·PEᵀ ({measure_label})", zmin=-1.0 if measure == "cosine" else None,
@@ -181,7 +181,8 @@ def wavelength_section(waves: np.ndarray, n_rows: int) -> None:
 
 # --- the page ---------------------------------------------------------------------------------------------
 
-page_header(
+controls, lesson = lesson_page(
+    "positions",
     "Positional encodings",
     "Attention compares every token with every other token, and that comparison has no notion of "
     "*where* the tokens are: hand it the same words in another order and it sees the same set. "
@@ -190,8 +191,11 @@ page_header(
     "their geometry encodes, and what goes wrong without them.",
 )
 notes = st.container()
-controls = UrlControls()
 kind, n_positions, d_model, base, measure_label = matrix_controls(st.sidebar)
+if not lesson.revealed:  # a lesson step asks its question first
+    with notes:
+        controls.report()
+    st.stop()
 try:
     view = matrix_view(kind, n_positions, d_model, float(base), MEASURES[measure_label])
 except PretrainedModelError as problem:  # the learned table lives in a shipped model's weights
@@ -201,9 +205,11 @@ except PretrainedModelError as problem:  # the learned table lives in a shipped 
 lecture_rows = kind != "learned" and view.shape[0] == len(LECTURE_WORDS)
 row_labels = [f"{p} · {w}" for p, w in enumerate(LECTURE_WORDS)] if lecture_rows else None
 matrix_section(view, kind, row_labels, lecture_table=lecture_rows and d_model == 4 and base == 100)
+lesson.explain()
 geometry_section(view, kind, measure_label, row_labels)
 tokens, seed = shuffle_section(controls)
 runs = reversal_section(controls, tokens, seed)
 relative_section(controls, runs, BASES)
 with notes:
     controls.report()
+next_lesson("positions")

@@ -12,7 +12,7 @@ import streamlit as st
 from explorer.figures.common import SEQUENTIAL
 from explorer.figures.positions import panel_grid
 from explorer.training.tasks import get_task
-from explorer.ui import UrlControls, lesson_text, sequence_input
+from explorer.ui import UrlControls, lesson_text, plotly_chart, sequence_input
 from explorer.views.positions import SHIPPED_ENCODINGS, PretrainedModelError, ReversalRun, reversal_run, shuffle_demo
 
 INPUTS = ["A B C D E F G", "H E L L O", "J A B B E D C O D E", "B A N A N A"]
@@ -54,7 +54,7 @@ def shuffle_section(controls: UrlControls) -> tuple[tuple[str, ...], int]:
         before_labels = [f"{p} · {t}" for p, t in enumerate(result.tokens)]
         after_labels = [f"{p} · {t}" for p, t in enumerate(result.shuffled_tokens)]
         scale = float(max(np.abs(result.before).max(), np.abs(result.after).max()))
-        st.plotly_chart(
+        plotly_chart(
             panel_grid([result.before, result.after, result.difference],
                        titles=["outputs, original order", "outputs, shuffled input", "shuffled − original, same token"],
                        row_labels=[before_labels, after_labels, after_labels], x_title="dimension",
@@ -136,7 +136,7 @@ def attention_by_encoding(controls: UrlControls, runs: dict[str, ReversalRun], t
         queries.append(attention.query_tokens)
         keys.append(attention.key_tokens)
     if panels:
-        st.plotly_chart(
+        plotly_chart(
             panel_grid(panels, titles=titles, row_labels=queries, col_labels=keys, x_title="key", y_title="query",
                        value_name="weight", scale=SEQUENTIAL, zmin=0.0, zmax=1.0, columns=3,
                        panel_height=110 + 26 * len(tokens), number_format=".2f", label_size=14),

@@ -11,7 +11,7 @@ import streamlit as st
 from explorer.figures.common import SEQUENTIAL
 from explorer.figures.positions import line_chart, matrix_heatmap, panel_grid
 from explorer.model.positional import alibi_slopes, t5_relative_buckets
-from explorer.ui import UrlControls, altair_chart, lesson_text
+from explorer.ui import UrlControls, altair_chart, lesson_text, plotly_chart
 from explorer.views.positions import MAX_POSITIONS, ReversalRun, draw_plan
 from explorer.views.relative import (
     alibi_causal_bias,
@@ -62,12 +62,12 @@ def rope_section(controls: UrlControls, rope_run: ReversalRun | None, bases: lis
     angle_col, score_col = st.columns(2, gap="large")
     degrees = rope_rotation_degrees(rope_positions, rope_dim, float(rope_base))
     plan = draw_plan(*degrees.shape)
-    angle_col.plotly_chart(
+    plotly_chart(
         matrix_heatmap(degrees[np.ix_(plan.rows, plan.cols)], row_values=plan.rows, col_values=plan.cols,
                        x_title="dimension pair", y_title="position", value_name="angle (°)",
                        title="Rotation of each pair, modulo 360°", zmin=-180.0, zmax=180.0, number_format=".0f",
                        height=460),
-        width="stretch", key="rope_angles",
+        where=angle_col, key="rope_angles",
     )
     offsets = np.arange(-(rope_positions - 1), rope_positions)
     query_positions = [rope_positions - 1, 2 * (rope_positions - 1)]
@@ -89,7 +89,7 @@ def alibi_section(controls: UrlControls) -> None:
     heads = controls.slider("Heads", 1, 16, 4, 1, "alibi_heads", where=a, help="The shipped ALiBi model has 4 heads.")
     length = controls.slider("Sequence length", 2, 32, 8, 1, "alibi_length", where=b)
     columns = 4 if heads >= 4 else heads
-    st.plotly_chart(
+    plotly_chart(
         panel_grid(list(alibi_causal_bias(heads, length)),
                    titles=[f"head {h + 1} · slope {slope_text(s)}" for h, s in enumerate(alibi_slopes(heads))],
                    x_title="key position", y_title="query position", value_name="bias", columns=columns,
@@ -115,12 +115,12 @@ def t5_section(controls: UrlControls) -> None:
                       f"bucket, so the maximum distance must be larger; {usable} is used instead of {max_distance}.")
         max_distance = usable
     bucket_col, step_col = st.columns(2, gap="large")
-    bucket_col.plotly_chart(
+    plotly_chart(
         matrix_heatmap(t5_relative_buckets(length, None, bidirectional, n_buckets, max_distance),
                        x_title="key position", y_title="query position", value_name="bucket",
                        title="Bucket of each (query, key) pair", scale=SEQUENTIAL, zmin=0, zmax=n_buckets - 1,
                        number_format=".0f", height=460),
-        width="stretch", key="t5_buckets_matrix",
+        where=bucket_col, key="t5_buckets_matrix",
     )
     offsets, buckets = t5_offset_buckets(length - 1, bidirectional, n_buckets, max_distance)
     with step_col:

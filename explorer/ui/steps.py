@@ -114,6 +114,7 @@ class Lesson:
         """Next on a clicker: reveal the current step first, then move on."""
         if not self.revealed:
             self._reveal()
+            self._apply(from_widget=True)  # again: controls not drawn while the figures were hidden
         else:
             self._go(self.number + 1)
 
