@@ -18,9 +18,10 @@ from explorer.ui.present import presenting_from_link
 
 @st.cache_resource(show_spinner=False)
 def _import_in_background() -> threading.Thread:
-    """Import torch and the library in the background after the first run.  The home page needs
-    neither, so a fresh server shows it without waiting for torch's import (about 1.2 s); a lesson
-    page opened meanwhile waits for the rest of the import, as it would have anyway."""
+    """Import torch and the library in the background after the first run, then compute every
+    lesson's default view.  The home page needs neither, so a fresh server shows it without waiting
+    for torch's import (about 1.2 s); a lesson page opened meanwhile waits for the rest of the
+    import, as it would have anyway, and computes its own view if the warm-up has not reached it."""
 
     def work() -> None:
         import torch
@@ -31,6 +32,11 @@ def _import_in_background() -> threading.Thread:
                        "explorer.figures.gradients", "explorer.figures.unrolled", "explorer.figures.depth",
                        "explorer.figures.cost"):
             importlib.import_module(module)
+        # Then every lesson's default view, so a lecturer's first click finds it computed.
+        if os.environ.get("EXPLORER_WARM", "1") != "0":
+            from explorer.views.warm import warm_default_views
+
+            warm_default_views()
         if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
             gc.collect()
             gc.freeze()

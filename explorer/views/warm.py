@@ -1,0 +1,59 @@
+"""Compute every lesson's default view once, when a server starts, so that a lecturer's first click
+on each lesson finds its numbers already cached (a fresh server's first visit to the gradient lesson
+took 7.6 s).  app.py runs this in its background thread after the first page is shown.
+
+The arguments are the pages' defaults; tests/unit/test_warm.py runs each page after warming and
+checks that its cached computations were hits, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..model.rnn import RECURRENT_KINDS
+from .attention import PRESETS, ModelChoice, default_shape, view_for
+from .depth import depth_curves
+from .gradients import RECALL_MODELS, dependency_views, gradient_curves, recall_accuracy
+from .positions import SHIPPED_ENCODINGS, matrix_view, reversal_run, shuffle_demo
+
+__all__ = ["warm_default_views"]
+
+# The defaults of the lesson pages' controls (app_pages/*.py).
+ATTENTION_TASK = "reverse"
+# Positional, as the pages call them: an lru_cache keys positional and keyword calls apart.
+GRADIENT_DEFAULTS = (64, 32, "default", 1.0, None, 3)  # T, width, init, gain, BPTT window, seeds
+DEPENDENCY_DEFAULTS = (RECURRENT_KINDS[0], 32, 16, "default", 1.0)  # kind, T, width, init, gain
+DEPTH_DEFAULTS = (12, 32, 16, 3)
+POSITIONS_MATRIX = ("sinusoidal", 4, 4, 100.0, "dot")
+SHUFFLE_INPUT = ("A", "B", "C", "D", "E", "F", "G")
+
+
+def warm_default_views() -> dict[str, float]:
+    """Compute the default views; returns the seconds each lesson took (a failure, such as a damaged
+    model file, is left for the page to report and skipped here)."""
+    encoding, heads, layers = default_shape(ATTENTION_TASK)
+    tokens = tuple(PRESETS[ATTENTION_TASK][0].split())
+    steps = {
+        "attention": lambda: view_for(ModelChoice(ATTENTION_TASK, encoding, heads, layers, True), tokens, "causal",
+                                      len(tokens)),
+        "gradients": lambda: (
+            gradient_curves(*GRADIENT_DEFAULTS),
+            dependency_views(*DEPENDENCY_DEFAULTS),
+            [recall_accuracy(name) for name in RECALL_MODELS],
+        ),
+        "depth": lambda: depth_curves(*DEPTH_DEFAULTS),
+        "positions": lambda: (
+            matrix_view(*POSITIONS_MATRIX),
+            [reversal_run(e, SHUFFLE_INPUT) for e in SHIPPED_ENCODINGS],
+            [shuffle_demo(e, SHUFFLE_INPUT, 0) for e in SHIPPED_ENCODINGS],
+        ),
+    }
+    seconds = {}
+    for lesson, compute in steps.items():
+        started = time.perf_counter()
+        try:
+            compute()
+        except Exception:
+            continue
+        seconds[lesson] = time.perf_counter() - started
+    return seconds
