@@ -115,8 +115,9 @@ def attention_grid(
     )
     if masked_any:
         traces.append(_mask_legend())
-        layout["legend"] = {"orientation": "h", "x": 0.0, "y": -0.02, "xanchor": "left", "yanchor": "top"}
-        layout["margin"]["b"] = 70
+        # Under the colour bar, which gives up the lower quarter of the height for it.
+        layout["coloraxis"]["colorbar"].update(len=0.75, y=1.0, yanchor="top")
+        layout["legend"] = {"x": 1.0, "y": 0.0, "xanchor": "left", "yanchor": "bottom", "itemwidth": 30}
         for name in layout:  # the legend's invisible point must not widen the panels' ranges
             if name.startswith(("xaxis", "yaxis")):
                 layout[name]["range"] = [-0.5, (len(key_tokens) if name.startswith("x") else len(query_tokens)) - 0.5]

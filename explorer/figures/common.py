@@ -117,7 +117,7 @@ def token_axis(labels, *, domain, anchor, size, reverse=False, show=True) -> dic
     }
     if reverse:
         axis["autorange"] = "reversed"
-    elif show and max(map(len, labels), default=0) > 2:
+    elif show and max(map(len, labels), default=0) > 3:  # "<s>" and single letters stay upright
         axis["tickangle"] = -60
     return axis
 

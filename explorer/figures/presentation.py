@@ -31,14 +31,44 @@ def _raise_plotly_fonts(node, minimum: int) -> None:
             _raise_plotly_fonts(item, minimum)
 
 
+def _at_least(holder: dict, key: str, size: int) -> None:
+    """holder[key] is a font dict whose size is at least `size` (set explicitly: the theme a chart
+    is drawn with may give axis titles, legends and colour bars smaller sizes of its own)."""
+    font = holder.setdefault(key, {})
+    font["size"] = max(font.get("size") or 0, size)
+
+
+def _titled(holder: dict, size: int) -> None:
+    title = holder.get("title")
+    if isinstance(title, str):
+        holder["title"] = title = {"text": title}
+    if isinstance(title, dict):
+        _at_least(title, "font", size)
+
+
+def _colour_bar(bar: dict, minimum: int) -> None:
+    _at_least(bar, "tickfont", minimum)
+    _titled(bar, minimum)
+
+
 def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
-    """A copy of a Plotly figure dict whose text is at least `minimum` px: the default font (which
-    every unset size inherits) and every explicit size below it, in titles, ticks, colour bars,
-    legends and annotations."""
+    """A copy of a Plotly figure dict whose text is at least `minimum` px: the default font, every
+    axis's ticks and title, colour bars, the legend, annotations, and every explicit size below it."""
     spec = copy.deepcopy(spec)
     layout = spec.setdefault("layout", {})
-    font = layout.setdefault("font", {})
-    font["size"] = max(font.get("size") or 0, minimum + 2)
+    _at_least(layout, "font", minimum + 2)
+    _at_least(layout.setdefault("legend", {}), "font", minimum)
+    for name, part in layout.items():
+        if name.startswith(("xaxis", "yaxis")) and isinstance(part, dict):
+            _at_least(part, "tickfont", minimum)
+            _titled(part, minimum + 2)
+        elif name.startswith("coloraxis") and isinstance(part, dict):
+            _colour_bar(part.setdefault("colorbar", {}), minimum)
+    for annotation in layout.get("annotations", []):
+        _at_least(annotation, "font", minimum)
+    for trace in spec.get("data", []):
+        if isinstance(trace.get("colorbar"), dict) or (trace.get("showscale") and "coloraxis" not in trace):
+            _colour_bar(trace.setdefault("colorbar", {}), minimum)
     _raise_plotly_fonts(spec, minimum)
     return spec
 

@@ -1,0 +1,89 @@
+"""The classroom rules in a real browser (Chromium at a projector's 1280×720): in presentation mode
+every lesson's first chart starts within the first 520 px and no chart text is under 16 px; text from
+a link never renders as bold or a link; a task switch runs the trained model and its address reopens
+the same view."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from explorer.ui.catalog import LESSONS
+from tests.browser.conftest import require_chromium
+from tests.browser.test_browser import assert_no_exception, open_page, runs_done, wait_until_settled
+
+PROJECTOR = {"width": 1280, "height": 720}
+FOLD_PX = 520
+MIN_FONT_PX = 16
+
+LAYOUT_JS = """
+() => {
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]')];
+  const texts = [...document.querySelectorAll('.js-plotly-plot svg text, .vega-embed svg text')]
+    .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0);
+  return {
+    tops: charts.map(c => c.getBoundingClientRect().top),
+    small: texts.filter(t => parseFloat(getComputedStyle(t).fontSize) < MIN_FONT_PX)
+                .map(t => `${t.textContent.slice(0, 30)} (${getComputedStyle(t).fontSize})`),
+    texts: texts.length,
+  };
+}
+""".replace("MIN_FONT_PX", str(MIN_FONT_PX))
+
+
+@pytest.fixture
+def projector_page(new_page):
+    def open_at(url: str):
+        page = new_page()
+        page.set_viewport_size(PROJECTOR)
+        page.goto(url, wait_until="domcontentloaded")
+        page.wait_for_selector('[data-testid="stApp"]')
+        wait_until_settled(page, 0, f"loading {url}")
+        return page
+    return open_at
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.url_path for p in LESSONS])
+def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, projector_page, app_url,
+                                                                        screenshot_dir):
+    require_chromium()
+    page = projector_page(f"{app_url}/{lesson.url_path}?present=1")
+    assert_no_exception(page, "presentation mode")
+    page.wait_for_timeout(800)  # Vega charts draw after the run finishes
+    layout = page.evaluate(LAYOUT_JS)
+    page.screenshot(path=str(screenshot_dir / f"present-{lesson.url_path}.png"))
+    assert layout["tops"], "the page draws a chart"
+    assert min(layout["tops"]) <= FOLD_PX, f"first chart starts at {min(layout['tops']):.0f} px"
+    assert layout["texts"] > 5, "chart text was found to measure"
+    assert not layout["small"], f"chart text under {MIN_FONT_PX} px: {layout['small'][:10]}"
+    title = page.locator('[data-testid="stMain"] h1').bounding_box()
+    assert title["x"] < 200, f"the sidebar starts folded away (the title starts at x = {title['x']:.0f})"
+
+
+def test_text_from_a_link_never_renders_as_bold_or_a_link(new_page, app_url):
+    require_chromium()
+    hostile = "`**Session expired.** [Sign in](//e.vil)`"
+    page = open_page(new_page, f"{app_url}/lookup?{quote(hostile)}=1")
+    note = page.locator('[data-testid="stAlert"]').filter(has_text="Session expired")
+    assert note.count() == 1, "the unknown setting is reported"
+    assert note.locator("a").count() == 0, "no link inside the note"
+    assert note.locator("strong").filter(has_text="Session").count() == 0, "no bold from the link"
+    assert note.locator("code").filter(has_text="Session").count() == 0, "not broken out of a code span either"
+
+
+def test_a_task_switch_runs_the_trained_model_and_its_address_reopens_the_view(new_page, app_url):
+    require_chromium()
+    page = open_page(new_page, f"{app_url}/attention?heads=8")
+    assert any("random weights" in t for t in page.locator('[data-testid="stCaptionContainer"]').all_inner_texts())
+    before = runs_done(page)
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name="induction").click()
+    wait_until_settled(page, before, "switching the task")
+    running = next(t for t in page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
+                   if t.startswith("Running"))
+    assert "trained model induction-sinusoidal-h2-l2" in running.replace("`", "")
+    address = page.url
+    assert "task=induction" in address and "heads=" not in address, address
+    again = open_page(new_page, address)
+    assert running in again.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
