@@ -34,7 +34,7 @@ from tests.support.apptest import run_async
 from tests.support.server import free_port, process_tree, stop, wait_healthy
 from tests.support.wsclient import Session
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION = ROOT / ".streamlit" / "production.toml"
 
 
