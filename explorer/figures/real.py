@@ -72,13 +72,14 @@ def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple
 
 def head_score_map(scores: np.ndarray, *, title: str, value_name: str, highlight: Sequence[tuple[int, int]] = (),
                    height: int = 360) -> go.Figure:
-    """(layers, heads) shares in [0, 1] as a layers × heads map, printed as percentages, on a diverging
+    """(layers, heads) shares in [0, 1] as a layers × heads map, printed as percents, on a diverging
     scale centred on 50 % (chance for a head that does not care).  `highlight` frames some cells."""
     n_layers, n_heads = scores.shape
     trace = {
         "type": "heatmap", "z": scores.astype(np.float64), "x": list(range(1, n_heads + 1)),
         "y": list(range(1, n_layers + 1)), "colorscale": colour_list(DIVERGING), "zmin": 0.0, "zmax": 1.0,
-        "zmid": 0.5, "xgap": 2, "ygap": 2, "texttemplate": "%{z:.0%}", "textfont": {"size": FONT_SIZE - 2},
+        "zmid": 0.5, "xgap": 2, "ygap": 2, "text": np.round(100 * scores).astype(int).astype(str).tolist(),
+        "texttemplate": "%{text}", "textfont": {"size": FONT_SIZE - 2},  # percent, without the sign (room)
         "colorbar": {"title": {"text": value_name, "side": "right"}, "thickness": 16, "tickformat": ".0%"},
         "hovertemplate": f"layer %{{y}} head %{{x}}<br>{value_name}: %{{z:.1%}}<extra></extra>",
     }

@@ -37,13 +37,15 @@ PAGE_MAX_TOKENS = 32  # word pieces drawn, [CLS] and [SEP] included: beyond that
 MAX_CHARS = 300
 PAIR = ("The animal didn't cross the street because it was too tired.",
         "The animal didn't cross the street because it was too wide.")
-PRESETS = (
-    *PAIR,
-    "The trophy didn't fit into the suitcase because it was too big.",
-    "The dog didn't catch the cat because it was too slow.",
-    "A robot 🤖 ordered crème brûlée at the café in Zürich for 12.50 euros.",
-    "Unbelievably, the transformers outperformed the recurrent networks.",
-)
+# The page's example sentences by short name (the name is what a link carries: ?sentence=too+wide).
+PRESETS = {
+    "too tired": PAIR[0],
+    "too wide": PAIR[1],
+    "trophy and suitcase": "The trophy didn't fit into the suitcase because it was too big.",
+    "dog and cat": "The dog didn't catch the cat because it was too slow.",
+    "unusual words": "A robot 🤖 ordered crème brûlée at the café in Zürich for 12.50 euros.",
+    "word pieces": "Unbelievably, the transformers outperformed the recurrent networks.",
+}
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def test_numbers_in_the_lesson_text_and_steps_are_true():
     assert l4h2 == [0.68, 0.05, 0.28, 0.12]
     T = len(tired.tokens)
     assert min(tired.weights[0, 2, i, i - 1] for i in range(1, T)) > 0.995  # layer 1 head 3: previous token
-    for text in PRESETS[:4]:  # "about half" of the attention on [CLS] in layers 2 to 5
+    for text in list(PRESETS.values())[:4]:  # "about half" of the attention on [CLS] in layers 2 to 5
         cls = real_view(text).weights[1:5, :, :, 0].mean(axis=(1, 2))
         assert np.all((cls > 0.44) & (cls < 0.62)), cls
     best = referent_heads().best[0]
@@ -97,7 +97,7 @@ def test_numbers_in_the_lesson_text_and_steps_are_true():
     norms = np.linalg.norm(learned, axis=1)
     assert (round(float(norms.min()), 1), round(float(norms.max()), 1)) == (0.4, 2.4)
     assert round(clip, 2) == 0.06 and round(float(np.abs(learned).max()), 1) == 1.9
-    unknown = real_view(PRESETS[4]).tokens
+    unknown = real_view(PRESETS["unusual words"]).tokens
     assert "[UNK]" in unknown and unknown[5:7] == ("cr", "##eme") and unknown[16:19] == ("12", ".", "50")
     # The quoted numbers really are in the texts.
     steps = " ".join(s.reveal for s in load_steps("real"))
