@@ -97,14 +97,13 @@ def referent_report(minilm: MiniLM | None = None, sentences: list[CorefSentence]
     wins = scores["right"] > scores["other"]  # (N, layers, heads)
     subject = np.array([s.about_subject for s in sentences])
     n_layers, n_heads = wins.shape[1:]
-
-    def share(mask: np.ndarray) -> list[list[float]]:
-        return np.round(wins[mask].mean(0), 4).tolist()
-
-    overall = wins.mean(0)
-    halves = wins[subject].mean(0), wins[~subject].mean(0)
+    overall, when_subject, when_object = wins.mean(0), wins[subject].mean(0), wins[~subject].mean(0)
     ranked = sorted(((layer, head) for layer in range(n_layers) for head in range(n_heads)),
                     key=lambda lh: -overall[lh])
+
+    def rounded(array: np.ndarray) -> list:
+        return np.round(array, 4).tolist()
+
     task = CoreferenceTask()
     return {
         "model": "all-MiniLM-L6-v2", "package": f"{PACKAGE}=={VERSION}",
@@ -114,14 +113,14 @@ def referent_report(minilm: MiniLM | None = None, sentences: list[CorefSentence]
         "measure": "share of sentences where the attention from \"it\" to the noun it refers to is larger "
                    "than to the other noun (a noun's word pieces summed)",
         "regenerate": ".venv/bin/python -m explorer.analysis.referent",
-        "right_above_other": np.round(overall, 4).tolist(),  # [layer][head], from 0
-        "right_above_other_when_subject": share(subject),
-        "right_above_other_when_object": share(~subject),
-        "mean_weight_right": np.round(scores["right"].mean(0), 4).tolist(),
-        "mean_weight_other": np.round(scores["other"].mean(0), 4).tolist(),
-        "best_heads": [{"layer": layer + 1, "head": head + 1, "right_above_other": round(float(overall[lh]), 4),
-                        "when_subject": round(float(halves[0][lh]), 4), "when_object": round(float(halves[1][lh]), 4)}
-                       for lh in ranked[:5] for layer, head in [lh]],
+        "right_above_other": rounded(overall),  # [layer][head], counted from 0
+        "right_above_other_when_subject": rounded(when_subject),
+        "right_above_other_when_object": rounded(when_object),
+        "mean_weight_right": rounded(scores["right"].mean(0)),
+        "mean_weight_other": rounded(scores["other"].mean(0)),
+        "best_heads": [{"layer": layer + 1, "head": head + 1, "right_above_other": rounded(overall[layer, head]),
+                        "when_subject": rounded(when_subject[layer, head]),
+                        "when_object": rounded(when_object[layer, head])} for layer, head in ranked[:5]],
     }
 
 

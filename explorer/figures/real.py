@@ -28,46 +28,52 @@ def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple
                   panel_px: int = 92) -> go.Figure:
     """(layers, heads, T, T) attention as thumbnails: one layer per row, one head per column.
 
-    Drawn as one heatmap with blank (NaN) gaps between the panels: 72 traces with 144 axes cost
+    Drawn as one heatmap with blank (NaN) gaps around the panels: 72 traces with 144 axes cost
     Plotly ~150 ms to build on every rerun, one trace a few.  No tick labels (a thumbnail shows a
     pattern: a diagonal, a column on [CLS]); hover names layer, head and both tokens.  One colour
-    scale 0–1; the selected (layer, head) is framed."""
+    scale 0–1; the selected (layer, head) is framed by a line through the gaps around it."""
     n_layers, n_heads, T, _ = weights.shape
     gap = max(1, round(T / 10))
-    step = T + gap
-    z = np.full((n_layers * step - gap, n_heads * step - gap), np.nan, dtype=np.float32)
+    step = T + gap  # panel (layer, head) starts at row gap + layer·step, column gap + head·step
+    z = np.full((gap + n_layers * step, gap + n_heads * step), np.nan, dtype=np.float32)
     for layer in range(n_layers):
         for head in range(n_heads):
-            z[layer * step:layer * step + T, head * step:head * step + T] = weights[layer, head]
-    # Category axes with unique labels, so that hover can name tokens without a label per cell.
+            z[gap + layer * step:gap + layer * step + T, gap + head * step:gap + head * step + T] = weights[layer, head]
+    # Category axes with unique labels, so that hover can name tokens without a label per cell;
+    # the gaps' labels are distinct runs of spaces.
     names = [f"{i} {plotly_text(token)}" for i, token in enumerate(tokens)]
-    gaps = [" " * (k + 1) for k in range(max(n_layers, n_heads) * gap)]
-    x = [f"head {h + 1}: {name}" for h in range(n_heads) for name in [*names, *gaps[h * gap:(h + 1) * gap]]]
-    y = [f"layer {n + 1}: {name}" for n in range(n_layers) for name in [*names, *gaps[n * gap:(n + 1) * gap]]]
-    trace = {"type": "heatmap", "z": z, "x": x[:z.shape[1]], "y": y[:z.shape[0]], "hoverongaps": False,
-             "coloraxis": "coloraxis", "hovertemplate": "%{y} → %{x}<br>weight %{z:.3f}<extra></extra>"}
+
+    def labels(kind: str, n: int) -> list[str]:
+        blank = iter(" " * k for k in range(1, (n + 1) * gap + 1))
+        out = [next(blank) for _ in range(gap)]
+        for i in range(n):
+            out += [f"{kind} {i + 1}: {name}" for name in names] + [next(blank) for _ in range(gap)]
+        return out
+
+    x, y = labels("head", n_heads), labels("layer", n_layers)
+    traces = [{"type": "heatmap", "z": z, "x": x, "y": y, "hoverongaps": False, "coloraxis": "coloraxis",
+               "hovertemplate": "%{y} → %{x}<br>weight %{z:.3f}<extra></extra>"}]
+    if selected is not None:  # the frame runs through the gap cells just outside the panel
+        left, top = gap + selected[1] * step - 1, gap + selected[0] * step - 1
+        xs, ys = [x[left], x[left + T + 1]], [y[top], y[top + T + 1]]
+        traces.append({"type": "scatter", "mode": "lines", "x": [xs[0], xs[1], xs[1], xs[0], xs[0]],
+                       "y": [ys[0], ys[0], ys[1], ys[1], ys[0]], "line": {"color": "#e66101", "width": 4},
+                       "hoverinfo": "skip", "showlegend": False})
     axis = {"showticklabels": False, "ticks": "", "showgrid": False, "zeroline": False, "type": "category"}
-    centre = [(i * step + T / 2) / (z.shape[1]) for i in range(n_heads)]
-    middle = [(i * step + T / 2) / (z.shape[0]) for i in range(n_layers)]
-    notes = [{"text": f"head {h + 1}", "x": centre[h], "y": 1.0, "xref": "paper", "yref": "paper", "xanchor": "center",
-              "yanchor": "bottom", "showarrow": False, "font": {"size": FONT_SIZE}} for h in range(n_heads)]
-    notes += [{"text": f"layer {n + 1}", "x": -0.004, "y": 1 - middle[n], "xref": "paper", "yref": "paper",
-               "xanchor": "right", "yanchor": "middle", "textangle": -90, "showarrow": False,
+    notes = [{"text": f"head {h + 1}", "x": (gap + h * step + T / 2) / z.shape[1], "y": 1.0, "xref": "paper",
+              "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
+              "font": {"size": FONT_SIZE}} for h in range(n_heads)]
+    notes += [{"text": f"layer {n + 1}", "x": -0.004, "y": 1 - (gap + n * step + T / 2) / z.shape[0], "xref": "paper",
+               "yref": "paper", "xanchor": "right", "yanchor": "middle", "textangle": -90, "showarrow": False,
                "font": {"size": FONT_SIZE}} for n in range(n_layers)]
-    shapes = []
-    if selected is not None:
-        layer, head = selected
-        shapes.append({"type": "rect", "xref": "x", "yref": "y", "line": {"color": "#e66101", "width": 4},
-                       "x0": head * step - 0.9, "x1": head * step + T - 0.1,
-                       "y0": layer * step - 0.9, "y1": layer * step + T - 0.1})
     layout = {
-        "annotations": notes, "shapes": shapes, "font": {"size": FONT_SIZE}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "annotations": notes, "font": {"size": FONT_SIZE}, "plot_bgcolor": "rgba(0,0,0,0)",
         "xaxis": {**axis}, "yaxis": {**axis, "autorange": "reversed"},
         "coloraxis": {"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                       "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16}},
         "height": n_layers * panel_px + 60, "margin": {"l": 40, "r": 10, "t": 40, "b": 10},
     }
-    return figure_from_spec({"data": [trace], "layout": layout})
+    return figure_from_spec({"data": traces, "layout": layout})
 
 
 def head_score_map(scores: np.ndarray, *, title: str, value_name: str, highlight: Sequence[tuple[int, int]] = (),

@@ -25,6 +25,7 @@ import functools
 import hashlib
 import importlib.util
 import json
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,7 +173,7 @@ class MiniLM:
         except Exception as problem:  # a file that parses wrong does not fit this code
             raise MiniLMError(f"{self.model_dir}: the files do not fit together ({type(problem).__name__}: "
                               f"{str(problem).splitlines()[0][:200]}). Reinstall with: {REINSTALL}") from None
-        self.cls, self.sep = self.tokenizer.token_to_id("[CLS]"), self.tokenizer.token_to_id("[SEP]")
+        self.sep = self.tokenizer.token_to_id("[SEP]")
         self.parameters = sum(p.numel() for p in self.encoder.parameters())
         self.load_seconds = time.perf_counter() - started
 
@@ -212,8 +213,14 @@ class MiniLM:
         return self.trace(text, max_tokens)[2]
 
     def position_table(self) -> np.ndarray:
-        """The learned position vectors, (512, 384): row p is added to the token at position p."""
-        return self.encoder.position.table.numpy()
+        """The learned position vectors, (512, 384): row p is added to the token at position p.  A
+        read-only view of the shared model's own table (no copy)."""
+        table = self.encoder.position.table.numpy()
+        table.setflags(write=False)
+        return table
+
+
+_LOADING = threading.Lock()  # two sessions opening the page at once load the model once, not twice
 
 
 @functools.lru_cache(maxsize=2)
@@ -225,4 +232,6 @@ def load_minilm(model_dir: Path | str | None = None) -> MiniLM:
     """all-MiniLM-L6-v2 from the installed package (or `model_dir`), loaded once per process and
     shared: callers must not modify it.  Raises MiniLMError when the package is missing or damaged
     (nothing is cached then, so a repaired install is picked up on the next call)."""
-    return _load(Path(model_dir) if model_dir is not None else minilm_dir())
+    path = Path(model_dir) if model_dir is not None else minilm_dir()
+    with _LOADING:
+        return _load(path)

@@ -23,8 +23,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch t
 def overview_panel(spec: dict, layer: int, head: int, T: int) -> np.ndarray:
     """One head's weights cut out of the overview (one heatmap, panels separated by blank gaps)."""
     z = plotly_array(spec["data"][0]["z"])
-    step = T + max(1, round(T / 10))
-    return z[layer * step:layer * step + T, head * step:head * step + T]
+    gap = max(1, round(T / 10))
+    step = T + gap
+    return z[gap + layer * step:gap + layer * step + T, gap + head * step:gap + head * step + T]
 
 
 def test_default_view_shows_every_head_of_the_lecture_sentence():
@@ -34,12 +35,13 @@ def test_default_view_shows_every_head_of_the_lecture_sentence():
     tokens = model.tokenize(PAIR[0])
     weights = model.attention(PAIR[0])
     spec = plotly_figures(at)[0]
-    assert spec["data"][0]["type"] == "heatmap" and len(spec["data"]) == 1
+    assert [trace["type"] for trace in spec["data"]] == ["heatmap", "scatter"]  # the weights, the frame
     for layer, head in [(0, 0), (0, 2), (3, 1), (5, 11)]:
         np.testing.assert_allclose(overview_panel(spec, layer, head, len(tokens)), weights[layer, head], atol=1e-6)
-    frame = spec["layout"]["shapes"][0]  # the enlarged head (layer 4, head 2) is framed
-    step = len(tokens) + 2
-    assert frame["x0"] < 1 * step < frame["x1"] and frame["y0"] < 3 * step < frame["y1"]
+    frame, x, y = spec["data"][1], spec["data"][0]["x"], spec["data"][0]["y"]  # layer 4, head 2 is framed
+    T, gap = len(tokens), max(1, round(len(tokens) / 10))
+    assert sorted(x.index(v) for v in set(frame["x"])) == [gap + (T + gap) - 1, gap + (T + gap) + T]
+    assert sorted(y.index(v) for v in set(frame["y"])) == [gap + 3 * (T + gap) - 1, gap + 3 * (T + gap) + T]
     np.testing.assert_allclose(heatmap_z(at, 1), weights[3, 1], atol=1e-6)  # the enlarged head
     assert any(r"\[CLS\] · the · animal · didn · ' · t · cross" in m.value for m in at.markdown)
 

@@ -20,19 +20,22 @@ def test_overview_places_every_head_in_its_cell_with_blank_gaps(T):
     weights = np.random.default_rng(T).random((6, 12, T, T)).astype(np.float32)
     tokens = [TOKENS[i % len(TOKENS)] for i in range(T)]
     spec = validated(figures.head_overview(weights, tokens, selected=(5, 11)))
-    assert len(spec["data"]) == 1
+    assert [trace["type"] for trace in spec["data"]] == ["heatmap", "scatter"]  # the weights, the frame
     z = plotly_array(spec["data"][0]["z"])
-    step = T + max(1, round(T / 10))
-    assert z.shape == (6 * step - (step - T), 12 * step - (step - T))
+    gap = max(1, round(T / 10))
+    step = T + gap
+    assert z.shape == (gap + 6 * step, gap + 12 * step)
     for layer, head in [(0, 0), (2, 7), (5, 11)]:
-        np.testing.assert_array_equal(z[layer * step:layer * step + T, head * step:head * step + T],
-                                      weights[layer, head])
-    assert np.isnan(z[T:step]).all() and np.isnan(z[:, T:step]).all()  # the gaps are blank
+        row, col = gap + layer * step, gap + head * step
+        np.testing.assert_array_equal(z[row:row + T, col:col + T], weights[layer, head])
+    assert np.isnan(z[:gap]).all() and np.isnan(z[gap + T:step + gap]).all() and np.isnan(z[:, :gap]).all()
     x, y = spec["data"][0]["x"], spec["data"][0]["y"]
     assert len(set(x)) == len(x) == z.shape[1] and len(set(y)) == len(y) == z.shape[0]  # categories stay apart
     assert T < 3 or ("&lt;b&gt;" in " ".join(x) and "<b>" not in " ".join(x))
-    frame = spec["layout"]["shapes"][0]
-    assert frame["x0"] < 11 * step <= 11 * step + T - 1 < frame["x1"]
+    frame = spec["data"][1]  # through the gap cells around layer 6, head 12
+    assert set(frame["x"]) == {x[gap + 11 * step - 1], x[gap + 11 * step + T]}
+    assert set(frame["y"]) == {y[gap + 5 * step - 1], y[gap + 5 * step + T]}
+    assert len(validated(figures.head_overview(weights, tokens))["data"]) == 1  # nothing selected, no frame
     assert [a["text"] for a in spec["layout"]["annotations"]][:2] == ["head 1", "head 2"]
 
 

@@ -92,6 +92,8 @@ def test_position_table_is_the_models_own():
     table = model.position_table()
     assert table.shape == (512, 384)
     assert np.shares_memory(table, model.encoder.position.table.numpy())
+    with pytest.raises(ValueError):
+        table[0, 0] = 1.0  # the model is shared: its table cannot be changed through this view
 
 
 def test_shipped_referent_scores_are_what_the_code_measures():
