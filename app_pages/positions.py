@@ -14,15 +14,16 @@ from app_pages.positions_models import reversal_section, shuffle_section
 from app_pages.positions_relative import relative_section
 from explorer.figures.common import matrix_csv
 from explorer.figures.positions import line_chart, matrix_heatmap
-from explorer.model.positional import ABSOLUTE_ENCODINGS
 from explorer.ui import altair_chart, lesson_page, lesson_text, next_lesson, plotly_chart
 from explorer.views.positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,
+    MATRIX_KINDS,
     MAX_DIMS,
     MAX_POSITIONS,
     MatrixView,
     PretrainedModelError,
+    colour_bound,
     column_names,
     matrix_view,
 )
@@ -50,13 +51,15 @@ def number(x: float) -> str:
 def matrix_controls(side) -> tuple[str, int, int, int, str]:
     """The sidebar: encoding, sizes, base, the two presets and the similarity measure."""
     side.header("Encoding matrix")
-    kind = controls.radio("Encoding", ABSOLUTE_ENCODINGS, 0, "kind", where=side, horizontal=True,
+    kind = controls.radio("Encoding", MATRIX_KINDS, 0, "kind", where=side, horizontal=True,
                           help="learned: the table the shipped model "
-                               f"`{LEARNED_MODEL}` learned; its size is fixed.")
+                               f"`{LEARNED_MODEL}` learned; MiniLM: the table of a real model, "
+                               "all-MiniLM-L6-v2 (512 × 384). Their sizes are fixed.")
+    fixed = kind in ("learned", "MiniLM")
     n_positions = controls.slider("Positions", 1, MAX_POSITIONS, LECTURE["positions"], 1, "positions", where=side,
-                                  disabled=kind == "learned", help="Rows of the matrix: positions 0 … n − 1.")
+                                  disabled=fixed, help="Rows of the matrix: positions 0 … n − 1.")
     d_model = controls.slider("Dimensions (d_model)", 1, MAX_DIMS, LECTURE["d_model"], 1, "d_model", where=side,
-                              disabled=kind == "learned", help="Columns of the matrix.")
+                              disabled=fixed, help="Columns of the matrix.")
     base = controls.select_slider("Base", BASES, LECTURE["base"], "base", where=side, disabled=kind != "sinusoidal",
                                   help="Sinusoidal only: dimension pair i turns at frequency 1 / base^(2i/d). "
                                        "The paper uses 10000; the lecture's small table uses 100.")
@@ -83,7 +86,7 @@ def matrix_section(view: MatrixView, kind: str, row_labels: list[str] | None, le
         matrix_col, text_col = st.columns([3, 2], gap="large")
         formula_col = matrix_col
     with matrix_col:
-        bound = {"sinusoidal": 1.0, "none": 1.0}.get(kind)
+        bound = colour_bound(kind)
         plotly_chart(
             matrix_heatmap(drawn, row_values=plan.rows, col_values=plan.cols, row_labels=row_labels,
                            x_title="dimension", y_title="position", value_name="PE value",
@@ -121,7 +124,8 @@ def matrix_section(view: MatrixView, kind: str, row_labels: list[str] | None, le
                 st.markdown(text("matrix: lecture table"))
         else:
             st.markdown(text(f"matrix: {kind}", n_rows=n_rows, n_cols=n_cols, model=LEARNED_MODEL))
-        st.caption(f"Source: {view.source}. Token embeddings are multiplied by √d before the position is added.")
+        scaled = "are added unscaled (as in BERT)" if kind == "MiniLM" else "are multiplied by √d"
+        st.caption(f"Source: {view.source}. Token embeddings {scaled} before the position is added.")
 
 
 # --- 2 · geometry ----------------------------------------------------------------------------------------
@@ -153,7 +157,7 @@ def geometry_section(view: MatrixView, kind: str, measure_label: str, sim_labels
                          title="Similarity of position p with p + k", height=420, key="offset_curves")
         if share is None:
             verdict = ("every pair of positions compares the same, so the similarity carries no position at all"
-                       if kind != "learned" else "the similarity is constant")
+                       if kind not in ("learned", "MiniLM") else "the similarity is constant")
             st.markdown(f"**The offset explains:** nothing to explain — {verdict}.")
         else:
             st.markdown(f"**The offset between two positions explains {share:.1%} of this matrix's variation** "
@@ -202,7 +206,7 @@ except PretrainedModelError as problem:  # the learned table lives in a shipped 
     st.error(f"{problem}\n\nShowing the sinusoidal matrix instead.", icon=":material/error:")
     kind = "sinusoidal"
     view = matrix_view(kind, n_positions, d_model, float(base), MEASURES[measure_label])
-lecture_rows = kind != "learned" and view.shape[0] == len(LECTURE_WORDS)
+lecture_rows = kind not in ("learned", "MiniLM") and view.shape[0] == len(LECTURE_WORDS)
 row_labels = [f"{p} · {w}" for p, w in enumerate(LECTURE_WORDS)] if lecture_rows else None
 matrix_section(view, kind, row_labels, lecture_table=lecture_rows and d_model == 4 and base == 100)
 lesson.explain()

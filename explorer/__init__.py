@@ -47,6 +47,7 @@ _PUBLIC = {
     "index_encoding": "model.positional",
     "input_gradient_norms": "analysis.gradients",
     "key_padding_mask": "model.attention",
+    "load_minilm": "training.minilm",
     "random_sequence": "analysis.gradients",
     "recurrent_cost": "analysis.cost",
     "rope_angles": "model.positional",

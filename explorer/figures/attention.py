@@ -43,6 +43,20 @@ def _mask_legend() -> dict:
             "hoverinfo": "skip"}
 
 
+def _show_mask_legend(traces: list[dict], layout: dict, n_queries: int, n_keys: int) -> None:
+    """The grey cells' legend entry, under the colour bar (which gives up the lower quarter of the
+    height for it); every panel's range pinned, so the entry's invisible point widens none."""
+    traces.append(_mask_legend())
+    layout["coloraxis"]["colorbar"].update(len=0.75, y=1.0, yanchor="top")
+    layout["legend"] = {"x": 1.0, "y": 0.0, "xanchor": "left", "yanchor": "bottom", "itemwidth": 30}
+    for name in layout:
+        if name.startswith("xaxis"):
+            layout[name]["range"] = [-0.5, n_keys - 0.5]
+        elif name.startswith("yaxis"):
+            layout[name]["range"] = [n_queries - 0.5, -0.5]
+            layout[name].pop("autorange", None)
+
+
 def attention_grid(
     weights: np.ndarray,
     query_tokens: Sequence[str],
@@ -114,16 +128,7 @@ def attention_grid(
         plot_bgcolor="rgba(0,0,0,0)",
     )
     if masked_any:
-        traces.append(_mask_legend())
-        # Under the colour bar, which gives up the lower quarter of the height for it.
-        layout["coloraxis"]["colorbar"].update(len=0.75, y=1.0, yanchor="top")
-        layout["legend"] = {"x": 1.0, "y": 0.0, "xanchor": "left", "yanchor": "bottom", "itemwidth": 30}
-        for name in layout:  # the legend's invisible point must not widen the panels' ranges
-            if name.startswith(("xaxis", "yaxis")):
-                layout[name]["range"] = [-0.5, (len(key_tokens) if name.startswith("x") else len(query_tokens)) - 0.5]
-                if name.startswith("yaxis"):
-                    layout[name]["range"] = layout[name]["range"][::-1]
-                    layout[name].pop("autorange", None)
+        _show_mask_legend(traces, layout, len(query_tokens), len(key_tokens))
     if title:
         layout["title"] = {"text": title, "font": {"size": FONT_SIZE + 2}}
     return figure_from_spec({"data": traces, "layout": layout})

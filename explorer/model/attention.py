@@ -16,6 +16,7 @@ from torch import nn
 __all__ = [
     "AttentionTrace",
     "MultiHeadAttention",
+    "attention_mask",
     "attention_pipeline",
     "causal_mask",
     "combine_masks",
@@ -42,6 +43,18 @@ def combine_masks(*masks: torch.Tensor | None) -> torch.Tensor | None:
             continue
         result = mask if result is None else (result & mask)
     return result
+
+
+def attention_mask(T: int, *, causal: bool, valid: torch.Tensor | None, device=None) -> torch.Tensor | None:
+    """The self-attention mask of a stack (True = may attend), or None if nothing is hidden.
+
+    causal: position t sees only positions ≤ t, (T, T).  valid: (B, T) booleans, False for padding
+    keys, (B, 1, 1, T).  Both: their AND, broadcast to (B, 1, T, T).
+    """
+    return combine_masks(
+        causal_mask(T, device) if causal else None,
+        key_padding_mask(valid) if valid is not None else None,
+    )
 
 
 @dataclass

@@ -6,7 +6,7 @@ Read it top-down, following one forward pass:
     Stack.forward            token embedding (+ absolute positions), the mask, N layers, final LayerNorm
     EncoderLayer.forward     self-attention, then feed-forward, each with its residual and LayerNorm
     DecoderLayer.forward     the same with cross-attention to the encoder's output in between
-    FeedForward              expand, ReLU, project back
+    FeedForward              expand, ReLU (or GELU), project back
 
 Shapes: B batch, T sequence length, d d_model, heads × head_dim = d.  `forward` returns the logits
 together with a trace of everything the lesson pages draw: per layer and head the self- and
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .attention import AttentionTrace, MultiHeadAttention, causal_mask, combine_masks, key_padding_mask
+from .attention import AttentionTrace, MultiHeadAttention, attention_mask
 from .positional import (
     ABSOLUTE_ENCODINGS,
     ENCODINGS,
@@ -44,18 +44,19 @@ __all__ = [
     "Stack",
     "Transformer",
     "TransformerConfig",
-    "attention_mask",
 ]
 
 ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
 # Where a layer puts its LayerNorms: "post" (the paper: Add & Norm after each sublayer), "pre"
 # (before each sublayer, GPT-2 onwards) or "none" (no LayerNorm at all, for the depth lesson).
 NORM_PLACEMENTS = ("post", "pre", "none")
+ACTIVATIONS = {"relu": torch.relu, "gelu": nn.functional.gelu}  # feed-forward: the paper's; BERT's (erf GELU)
 
 
 @dataclass(frozen=True)
 class TransformerConfig:
-    """Everything that defines a model's shape; saved as JSON beside its weights."""
+    """Everything that defines a model's shape; saved as JSON beside its weights.  The defaults are
+    the paper's; the last five fields make BERT's encoder of it (see explorer/training/minilm.py)."""
 
     vocab_size: int = 32
     d_model: int = 64
@@ -69,6 +70,11 @@ class TransformerConfig:
     max_len: int = 64
     target_vocab_size: int | None = None  # encoder–decoder output vocabulary; None = vocab_size
     base: float = 10000.0  # sinusoidal / RoPE base
+    activation: str = "relu"  # the feed-forward non-linearity, a key of ACTIVATIONS
+    token_types: int = 0  # BERT's segment embeddings (sentence A / B); 0 = none
+    embedding_norm: bool = False  # a LayerNorm on embeddings + positions before layer 0 (BERT)
+    norm_eps: float = 1e-5  # every LayerNorm's ε (BERT: 1e-12)
+    scale_embeddings: bool = True  # token embeddings × √d_model (the paper); BERT adds them unscaled
 
     def __post_init__(self):
         problems = []
@@ -84,6 +90,8 @@ class TransformerConfig:
             problems.append("d_ff must be positive (or None for 4·d_model)")
         if self.target_vocab_size is not None and self.target_vocab_size < 1:
             problems.append("target_vocab_size must be positive (or None for vocab_size)")
+        if self.activation not in ACTIVATIONS or self.token_types < 0 or not self.norm_eps > 0:
+            problems.append(f"need activation in {tuple(ACTIVATIONS)}, token_types >= 0 and norm_eps > 0")
         if not self.base > 0:
             problems.append("base must be positive")
         elif self.d_model % self.n_heads:
@@ -218,18 +226,6 @@ class Transformer(nn.Module):
         return out[:, out.shape[1] - n_steps:], trace
 
 
-def attention_mask(T: int, *, causal: bool, valid: torch.Tensor | None, device=None) -> torch.Tensor | None:
-    """The self-attention mask of a stack (True = may attend), or None if nothing is hidden.
-
-    causal: position t sees only positions ≤ t, (T, T).  valid: (B, T) booleans, False for padding
-    keys, (B, 1, 1, T).  Both: their AND, broadcast to (B, 1, T, T).
-    """
-    return combine_masks(
-        causal_mask(T, device) if causal else None,
-        key_padding_mask(valid) if valid is not None else None,
-    )
-
-
 class Stack(nn.Module):
     """Token embedding, positional information, N layers and (pre-norm only) a final LayerNorm."""
 
@@ -241,24 +237,27 @@ class Stack(nn.Module):
         self.position = AbsolutePositionalEncoding(
             c.encoding if c.encoding in ABSOLUTE_ENCODINGS else "none", c.max_len, c.d_model, c.base
         )
+        self.token_type = nn.Embedding(c.token_types, c.d_model) if c.token_types else None  # BERT's segments
+        self.embed_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps) if c.embedding_norm else nn.Identity()
         self.layers = nn.ModuleList(
-            layer_cls(c.d_model, c.n_heads, c.ff_dim, c.norm, c.residual) for _ in range(c.n_layers)
+            layer_cls(c.d_model, c.n_heads, c.ff_dim, c.norm, c.residual, eps=c.norm_eps, activation=c.activation)
+            for _ in range(c.n_layers)
         )
         # Pre-norm never normalises the residual stream itself, so the stack's output gets one at the end.
-        self.final_norm = nn.LayerNorm(c.d_model) if c.norm == "pre" else nn.Identity()
+        self.final_norm = nn.LayerNorm(c.d_model, eps=c.norm_eps) if c.norm == "pre" else nn.Identity()
         self.t5_bias = T5RelativeBias(c.n_heads, bidirectional) if c.encoding == "t5" else None
         self.rotary = RotaryEmbedding(c.d_model // c.n_heads, c.base) if c.encoding == "rope" else None
 
     def forward(self, tokens: torch.Tensor, *, causal: bool, valid: torch.Tensor | None = None,
                 memory: torch.Tensor | None = None, memory_valid: torch.Tensor | None = None,
-                ) -> tuple[torch.Tensor, torch.Tensor, list[LayerTrace]]:
+                token_types: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, list[LayerTrace]]:
         """tokens: (B, T) → (output (B, T, d), the input to layer 0 (B, T, d), each layer's trace).
 
         memory: the encoder's output (B, T_src, d), for the DecoderLayers of an encoder–decoder;
-        memory_valid marks its padding.
+        memory_valid marks its padding.  token_types: (B, T) segment ids, if the config has them.
         """
         T = tokens.shape[1]
-        x = self.embed_tokens(tokens)  # (B, T, d)
+        x = self.embed_tokens(tokens, token_types)  # (B, T, d)
         stack_input = x
         mask = attention_mask(T, causal=causal, valid=valid, device=tokens.device)
         bias = self.score_bias(T, tokens.device)  # (1 or B, heads, T, T) for ALiBi and T5, else None
@@ -273,13 +272,17 @@ class Stack(nn.Module):
             traces.append(layer_trace)
         return self.final_norm(x), stack_input, traces  # (B, T, d)
 
-    def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
-        """(B, T) ids → (B, T, d): the token embeddings plus the absolute positions (if any)."""
+    def embed_tokens(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, T) ids → (B, T, d): token embeddings + absolute positions (+ token types, LayerNorm: BERT)."""
         T = tokens.shape[1]
         if self.config.max_len < T:
             raise ValueError(f"sequence length {T} exceeds the model's max_len {self.config.max_len}")
         # Scaled by √d as in the paper so the embedding is not drowned by the position vector.
-        return self.embed(tokens) * math.sqrt(self.config.d_model) + self.position(T)
+        scale = math.sqrt(self.config.d_model) if self.config.scale_embeddings else 1.0
+        x = self.embed(tokens) * scale + self.position(T)
+        if self.token_type is not None:  # every token is in segment 0 unless told otherwise
+            x = x + self.token_type(torch.zeros_like(tokens) if token_types is None else token_types)
+        return self.embed_norm(x)
 
     def score_bias(self, T: int, device) -> torch.Tensor | None:
         """What ALiBi or T5 add to the attention scores, (1, heads, T, T); None for other encodings."""
@@ -290,11 +293,11 @@ class Stack(nn.Module):
         return None
 
 
-def _norm(d_model: int, norm: str) -> nn.Module:
+def _norm(d_model: int, norm: str, eps: float) -> nn.Module:
     """A LayerNorm, or an Identity for norm="none"."""
     if norm not in NORM_PLACEMENTS:
         raise ValueError(f"norm must be one of {NORM_PLACEMENTS}")
-    return nn.Identity() if norm == "none" else nn.LayerNorm(d_model)
+    return nn.Identity() if norm == "none" else nn.LayerNorm(d_model, eps=eps)
 
 
 class EncoderLayer(nn.Module):
@@ -305,12 +308,13 @@ class EncoderLayer(nn.Module):
     (the depth lesson's comparisons; `rewired` gives the same weights another wiring).
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True):
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True,
+                 eps: float = 1e-5, activation: str = "relu"):
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, n_heads)
-        self.ffn = FeedForward(d_model, d_ff)
-        self.attn_norm = _norm(d_model, norm)  # around the self-attention
-        self.ffn_norm = _norm(d_model, norm)  # around the feed-forward network
+        self.ffn = FeedForward(d_model, d_ff, activation)
+        self.attn_norm = _norm(d_model, norm, eps)  # around the self-attention
+        self.ffn_norm = _norm(d_model, norm, eps)  # around the feed-forward network
         self.norm = norm
         self.residual = residual
 
@@ -351,14 +355,13 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Masked self-attention, cross-attention to the encoder output, then feed-forward."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True):
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True,
+                 eps: float = 1e-5, activation: str = "relu"):
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, n_heads)
         self.cross_attn = MultiHeadAttention(d_model, n_heads)
-        self.ffn = FeedForward(d_model, d_ff)
-        self.attn_norm = _norm(d_model, norm)
-        self.cross_norm = _norm(d_model, norm)
-        self.ffn_norm = _norm(d_model, norm)
+        self.ffn = FeedForward(d_model, d_ff, activation)
+        self.attn_norm, self.cross_norm, self.ffn_norm = (_norm(d_model, norm, eps) for _ in range(3))
         self.norm = norm
         self.residual = residual
 
@@ -384,12 +387,13 @@ class DecoderLayer(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """Position-wise two-layer network: expand to d_ff, ReLU, project back to d_model."""
+    """Position-wise two-layer network: expand to d_ff, ReLU (or GELU), project back to d_model."""
 
-    def __init__(self, d_model: int, d_ff: int):
+    def __init__(self, d_model: int, d_ff: int, activation: str = "relu"):
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
+        self.activation = ACTIVATIONS[activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(torch.relu(self.linear1(x)))  # (B, T, d) → (B, T, d_ff) → (B, T, d)
+        return self.linear2(self.activation(self.linear1(x)))  # (B, T, d) → (B, T, d_ff) → (B, T, d)

@@ -36,5 +36,7 @@ PAGES = (
              "The gradient reaching each layer of a deep stack, with and without the residual short cut."),
     PageInfo("app_pages/cost.py", "Cost: parameters, operations, steps", "cost", ":material/timer:",
              "The lecture's complexity table counted exactly for your sizes, and a stopwatch on this CPU."),
+    PageInfo("app_pages/real.py", "A real model: MiniLM", "real", ":material/model_training:",
+             "all-MiniLM-L6-v2's 72 heads on any sentence, the “it” pair, and what its heads really do with “it”."),
 )
 LESSONS = tuple(p for p in PAGES if p.url_path)

@@ -30,11 +30,13 @@ from ..model.positional import ABSOLUTE_ENCODINGS, index_encoding, sinusoidal_en
 from ..training.pretrained import PretrainedModelError, load_model, model_name
 from ..training.tasks import get_task
 from .attention import AttentionView, compute_view
+from .real import minilm_positions
 
 __all__ = [
     "DRAW_BUDGET",
     "LEARNED_MODEL",
     "LECTURE_WORDS",
+    "MATRIX_KINDS",
     "MATRIX_TABLE_LIMIT",
     "MAX_DIMS",
     "MAX_POSITIONS",
@@ -45,6 +47,7 @@ __all__ = [
     "PretrainedModelError",
     "ReversalRun",
     "ShuffleResult",
+    "colour_bound",
     "column_names",
     "draw_plan",
     "encoder_output",
@@ -70,6 +73,8 @@ LECTURE_WORDS = ("I", "am", "a", "robot")
 REVERSE_TASK = "reverse"
 SHIPPED_ENCODINGS = ("sinusoidal", "learned", "index", "none", "rope", "alibi")  # reverse-…-h4-l2
 LEARNED_MODEL = model_name(REVERSE_TASK, "learned")
+MINILM = "MiniLM"  # the learned table of a real model, all-MiniLM-L6-v2 (explorer.training.minilm)
+MATRIX_KINDS = (*ABSOLUTE_ENCODINGS, MINILM)
 
 
 # --- the encoding matrix ----------------------------------------------------------------------------
@@ -97,9 +102,9 @@ def learned_table(name: str = LEARNED_MODEL, stack: str = "encoder") -> np.ndarr
 
 
 def encoding_matrix(kind: str, n_positions: int, d_model: int, base: float = 10000.0) -> EncodingMatrix:
-    """The matrix of an absolute scheme.  Learned: the shipped table, whatever the sizes asked."""
-    if kind not in ABSOLUTE_ENCODINGS:
-        raise ValueError(f"unknown absolute encoding {kind!r}; expected one of {ABSOLUTE_ENCODINGS}")
+    """The matrix of an absolute scheme.  Learned and MiniLM: the shipped table, whatever the sizes asked."""
+    if kind not in MATRIX_KINDS:
+        raise ValueError(f"unknown absolute encoding {kind!r}; expected one of {MATRIX_KINDS}")
     if not (1 <= n_positions <= MAX_POSITIONS and 1 <= d_model <= MAX_DIMS):
         raise ValueError(f"need 1–{MAX_POSITIONS} positions and 1–{MAX_DIMS} dimensions")
     if kind == "sinusoidal":
@@ -110,9 +115,21 @@ def encoding_matrix(kind: str, n_positions: int, d_model: int, base: float = 100
         return EncodingMatrix(kind, table, None,
                               f"learned by `{LEARNED_MODEL}` (encoder), {table.shape[0]} positions × "
                               f"{table.shape[1]} dimensions")
+    if kind == MINILM:  # raises MiniLMError, a PretrainedModelError, when the package is missing or damaged
+        table = minilm_positions()[0]
+        return EncodingMatrix(kind, table, None, f"learned by all-MiniLM-L6-v2, {table.shape[0]} positions × "
+                                                 f"{table.shape[1]} dimensions")
     if kind == "index":
         return EncodingMatrix(kind, index_encoding(n_positions, d_model), None, "the raw index p in every dimension")
     return EncodingMatrix(kind, np.zeros((n_positions, d_model)), None, "nothing added")
+
+
+def colour_bound(kind: str) -> float | None:
+    """Where the matrix's colour scale stops (±), or None to span the values: ±1 for sinusoidal and
+    none, the 99th percentile for MiniLM's table (a few outlying dimensions would wash it out)."""
+    if kind == MINILM:
+        return minilm_positions()[1]
+    return {"sinusoidal": 1.0, "none": 1.0}.get(kind)
 
 
 def column_names(d_model: int, base: float | None) -> list[str]:

