@@ -1,7 +1,14 @@
 """Shared fixtures for the explorer library tests."""
 
+import os
+
 import pytest
 import torch
+
+# No background warm-up of the default views in the servers and AppTest runs the tests start
+# (app.py): its model loads would be counted against whatever page a test runs meanwhile, and its
+# CPU would compete with the test.  tests/unit/test_warm.py tests the warm-up itself.
+os.environ.setdefault("EXPLORER_WARM", "0")
 
 
 def _load_torch_mha(torch_mha: torch.nn.MultiheadAttention, ours) -> torch.nn.MultiheadAttention:
