@@ -29,7 +29,7 @@ def _import_in_background() -> threading.Thread:
         for module in ("explorer.views.attention", "explorer.views.gradients", "explorer.views.depth",
                        "explorer.views.positions", "explorer.views.cost", "explorer.figures.attention",
                        "explorer.figures.gradients", "explorer.figures.unrolled", "explorer.figures.depth",
-                       "explorer.figures.cost"):
+                       "explorer.figures.cost", "explorer.views.decoder", "explorer.figures.decoder"):
             importlib.import_module(module)
         if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
             gc.collect()
