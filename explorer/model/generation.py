@@ -123,7 +123,7 @@ class IncrementalDecoder:
         # New query i sits at position start + i and may read keys 0 … start + i (causal).
         causal = torch.arange(start, total)[:, None] >= torch.arange(total)[None, :]  # (n, total)
         mask = combine_masks(causal, key_padding_mask(self.key_valid) if not self.key_valid.all() else None)
-        bias = self.stack.score_bias(total, tokens.device)  # ALiBi / T5: (1, heads, total, total) or None
+        bias = self.stack.score_bias(total, tokens.device)  # ALiBi / T5 table (no products), or None
         bias = None if bias is None else bias[:, :, start:total, :]  # the new rows
         traces = []
         for layer in self.layers:

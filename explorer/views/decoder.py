@@ -20,7 +20,7 @@ import torch
 from ..analysis.cost import cache_setup_cost, generation_step_cost
 from ..analysis.decoding import decode_steps
 from ..model.generation import IncrementalDecoder
-from ..model.parameters import count_parameters
+from ..model.parameters import count_parameters, shapes_only
 from ..model.transformer import Transformer, TransformerConfig
 from ..training.pretrained import PretrainedModelError, find_spec, load_model
 from ..training.tasks import BOS, PAD, Task, get_task
@@ -94,13 +94,15 @@ def example(task_name: str, tokens: tuple[str, ...]) -> Example:
         expected = tuple(task.expected_output(list(tokens)))
         return Example(task_name, tokens, ids, task.index[BOS], len(expected), expected)
     room = task.max_len - len(tokens)
-    if room < 1:
-        raise ValueError(f"a prompt of {len(tokens)} tokens leaves no room in the model's {task.max_len} positions")
+    if room < 2:
+        raise ValueError(f"a prompt of {len(tokens)} tokens leaves no room to write two more in the model's "
+                         f"{task.max_len} positions")
     answer = induction_answer(tokens)
     if answer is not None:
         answer = answer[:room]
-    return Example(task_name, tokens, ids, None, len(answer) if answer else min(FREE_STEPS, room),
-                   None if answer is None else tuple(answer))
+    if answer is None or len(answer) < 2:  # nothing (or a single token) to finish: run on freely
+        return Example(task_name, tokens, ids, None, min(FREE_STEPS, room), None)
+    return Example(task_name, tokens, ids, None, len(answer), tuple(answer))
 
 
 @dataclass(frozen=True)
@@ -296,7 +298,7 @@ class ArchitectureRow:
 def _built(architecture: str, d_model: int, n_layers: int, vocab: int) -> Transformer:
     config = TransformerConfig(vocab_size=vocab, d_model=d_model, n_heads=4, n_layers=n_layers,
                                architecture=architecture, encoding="sinusoidal", norm="pre", max_len=16)
-    with torch.device("meta"):  # shapes only: no memory, no random draws
+    with shapes_only():  # on the meta device: no memory, no random draws
         return Transformer(config)
 
 
