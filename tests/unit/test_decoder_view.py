@@ -56,13 +56,14 @@ def test_a_free_run_is_decode_steps_as_arrays():
     steps = decode_steps(loaded.model, loaded.task.encode(list("PEACH")), 6, loaded.task.index["<s>"])
     assert run.written == run.greedy == ("A", "C", "E", "H", "P", "</s>")
     assert run.queries == ("<s>", "A", "C", "E", "H", "P") and run.keys == run.queries
-    np.testing.assert_array_equal(run.probs, np.stack([s.probs for s in steps]))
+    # Not bit for bit: the cached run may have been made under another torch thread count.
+    np.testing.assert_allclose(run.probs, np.stack([s.probs for s in steps]), atol=1e-6)
     for k, step in enumerate(steps):
-        np.testing.assert_array_equal(run.self_weights[k, ..., :k + 1], step.self_weights)
+        np.testing.assert_allclose(run.self_weights[k, ..., :k + 1], step.self_weights, atol=1e-6)
         assert np.isnan(run.self_weights[k, ..., k + 1:]).all()
-        np.testing.assert_array_equal(run.cross_weights[k], step.cross_weights)
+        np.testing.assert_allclose(run.cross_weights[k], step.cross_weights, atol=1e-6)
     right = loaded.task.encode([*"ACEHP", "</s>"])
-    np.testing.assert_allclose(run.losses, -np.log(run.probs[np.arange(6), right]))
+    np.testing.assert_allclose(run.losses, -np.log(run.probs[np.arange(6), right]), rtol=1e-12)
     for array in (run.probs, run.self_weights, run.cross_weights, run.losses):
         assert not array.flags.writeable, "shared by every session: read-only"
 
