@@ -21,12 +21,16 @@ from dataclasses import dataclass
 
 __all__ = [
     "Cost",
+    "PassCost",
     "attention_cost",
+    "cache_setup_cost",
     "conv1d_cost",
     "decoder_layer_cost",
     "encoder_layer_cost",
     "ffn_cost",
+    "generation_step_cost",
     "recurrent_cost",
+    "teacher_forced_cost",
 ]
 
 _GATES = {"rnn": 1, "gru": 3, "lstm": 4}
@@ -115,3 +119,62 @@ def conv1d_cost(T: int, d: int, k: int) -> Cost:
         raise ValueError("kernel size must be >= 2: a width-1 convolution never connects two positions")
     path = max(1, -(-(T - 1) // (k - 1)))
     return Cost(k * d * d + d, T * k * d * d, sequential_steps=T, path_length=path)
+
+
+# --- a whole model: training pass and generation, with and without the KV cache -----------------------
+
+
+@dataclass(frozen=True)
+class PassCost:
+    """Multiplications of one run of a transformer, by part: the encoder, the decoder (cross-attention
+    included) and the output projection to the vocabulary."""
+
+    encoder: int
+    decoder: int
+    output: int
+
+    @property
+    def total(self) -> int:
+        return self.encoder + self.decoder + self.output
+
+
+def teacher_forced_cost(T: int, d: int, n_layers: int, vocab: int, *, T_src: int | None = None,
+                        d_ff: int | None = None) -> PassCost:
+    """One parallel (teacher-forced) pass: every decoder position at once, the causal mask hiding the
+    future.  T: decoder positions (the shifted target, or a decoder-only model's whole sequence);
+    T_src: source length of an encoder–decoder (None: decoder-only, no encoder, no cross-attention).
+    Output: logits for all T positions (T·d·vocab)."""
+    if T_src is None:
+        return PassCost(0, n_layers * encoder_layer_cost(T, d, d_ff).multiplications, T * d * vocab)
+    return PassCost(n_layers * encoder_layer_cost(T_src, d, d_ff).multiplications,
+                    n_layers * decoder_layer_cost(T, d, T_src, d_ff).multiplications, T * d * vocab)
+
+
+def generation_step_cost(T: int, d: int, n_layers: int, vocab: int, *, T_src: int | None = None,
+                         d_ff: int | None = None, cache: bool = False, new: int = 1) -> PassCost:
+    """The step of greedy generation whose decoder input has T positions (the newest included).
+
+    Without the cache the whole model runs again on everything so far: exactly a teacher-forced pass
+    over the T positions (the encoder included), of which only the last row's logits are used.
+    With the cache only the `new` positions (1, or a decoder-only model's prompt at its first step)
+    are computed, per layer: their Q, K, V and output projections (4·new·d²), their scores against
+    and mix of the T keys so far (2·new·T·d), cross-attention's Q and output projections (2·new·d²)
+    and its scores and mix over the T_src cached encoder keys (2·new·T_src·d), and the feed-forward;
+    then the logits of the new positions.  The encoder and the cross-attention keys and values are
+    not recomputed (`cache_setup_cost` counts them, once).
+    """
+    if not cache:
+        return teacher_forced_cost(T, d, n_layers, vocab, T_src=T_src, d_ff=d_ff)
+    if not 1 <= new <= T:
+        raise ValueError("new positions must be between 1 and T")
+    per_layer = 4 * new * d * d + 2 * new * T * d + ffn_cost(new, d, d_ff).multiplications
+    if T_src is not None:
+        per_layer += 2 * new * d * d + 2 * new * T_src * d
+    return PassCost(0, n_layers * per_layer, new * d * vocab)
+
+
+def cache_setup_cost(d: int, n_layers: int, T_src: int, d_ff: int | None = None) -> PassCost:
+    """What an encoder–decoder computes once before cached decoding: the encoder, and every decoder
+    layer's cross-attention keys and values of the encoder output (2·T_src·d² per layer)."""
+    return PassCost(n_layers * encoder_layer_cost(T_src, d, d_ff).multiplications,
+                    n_layers * 2 * T_src * d * d, 0)

@@ -200,30 +200,16 @@ class Transformer(nn.Module):
         )
         return self.lm_head(y), trace  # (B, T_out, target vocab)
 
-    @torch.no_grad()
     def generate(
-        self, tokens: torch.Tensor, n_steps: int, start_token: int, *, valid: torch.Tensor | None = None,
-        causal: bool | None = None,
+        self, tokens: torch.Tensor, n_steps: int, start_token: int | None, *, valid: torch.Tensor | None = None,
+        causal: bool | None = None, cache: bool = False,
     ) -> tuple[torch.Tensor, ModelTrace]:
-        """Greedy autoregressive decoding: feed each prediction back in as the next input.
+        """Greedy autoregressive decoding, each prediction fed back in as the next input; returns the
+        generated ids (B, n_steps) and the last step's trace.  cache=True runs the encoder once and
+        keeps every decoder layer's keys and values (the same tokens).  See explorer.model.generation."""
+        from .generation import generate  # that module builds on this one
 
-        Encoder–decoder: `tokens` is the source and decoding starts from `start_token`.
-        Decoder-only: `tokens` is the prompt to continue.  `valid` and `causal` are passed to every
-        step's forward (source padding; the self-attention mask).  Returns the generated ids
-        (B, n_steps) and the trace of the final step's forward pass.
-        """
-        arch = self.config.architecture
-        if arch == "encoder":
-            raise ValueError("an encoder-only model does not generate")
-        out = torch.full((tokens.shape[0], 1), start_token, dtype=torch.long) if arch == "encoder-decoder" else tokens
-        trace = ModelTrace()
-        for _ in range(n_steps):
-            if arch == "encoder-decoder":
-                logits, trace = self(tokens, out, causal=causal, valid=valid)
-            else:
-                logits, trace = self(out, causal=causal, valid=valid)
-            out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)  # the likeliest next token, appended
-        return out[:, out.shape[1] - n_steps:], trace
+        return generate(self, tokens, n_steps, start_token, valid=valid, causal=causal, cache=cache)
 
 
 class Stack(nn.Module):
@@ -272,14 +258,16 @@ class Stack(nn.Module):
             traces.append(layer_trace)
         return self.final_norm(x), stack_input, traces  # (B, T, d)
 
-    def embed_tokens(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None) -> torch.Tensor:
-        """(B, T) ids → (B, T, d): token embeddings + absolute positions (+ token types, LayerNorm: BERT)."""
-        T = tokens.shape[1]
+    def embed_tokens(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None,
+                     start: int = 0) -> torch.Tensor:
+        """(B, T) ids at positions start … start+T−1 → (B, T, d): token embeddings + absolute positions
+        (+ token types and a LayerNorm, for BERT)."""
+        T = start + tokens.shape[1]
         if self.config.max_len < T:
             raise ValueError(f"sequence length {T} exceeds the model's max_len {self.config.max_len}")
         # Scaled by √d as in the paper so the embedding is not drowned by the position vector.
         scale = math.sqrt(self.config.d_model) if self.config.scale_embeddings else 1.0
-        x = self.embed(tokens) * scale + self.position(T)
+        x = self.embed(tokens) * scale + self.position(T)[start:]
         if self.token_type is not None:  # every token is in segment 0 unless told otherwise
             x = x + self.token_type(torch.zeros_like(tokens) if token_types is None else token_types)
         return self.embed_norm(x)

@@ -28,6 +28,8 @@ PAGES = (
              "A query scores every key; softmax turns scores into weights; the answer mixes the values."),
     PageInfo("app_pages/attention.py", "Self-attention, masking and heads", "attention", ":material/grid_on:",
              "Trained models' attention, layer by layer and head by head, under any mask you choose."),
+    PageInfo("app_pages/decoder.py", "The decoder at work", "decoder", ":material/keyboard_double_arrow_right:",
+             "Generation one token at a time, teacher forcing, the KV cache, and the three architectures."),
     PageInfo("app_pages/positions.py", "Positional encodings", "positions", ":material/timeline:",
              "The encoding matrices, their geometry, and why attention is blind to order without them."),
     PageInfo("app_pages/gradients.py", "Gradient flow: loop vs attention", "gradients", ":material/trending_down:",

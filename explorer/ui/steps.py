@@ -7,6 +7,7 @@ Each lesson page has its steps as data beside its prose (`<page>.md`), in `app_p
     settings = { task = "coreference", layer = 2, head = 1 }   # control key → value (typed)
     predict = "Which noun will the word “it” attend to most?"  # asked before the figure shows
     reveal = "It picks the animal when the adjective describes an agent…"  # shown with the figure
+    section = "forcing"  # optional: the page section whose figure the step is about (default: the key figure)
 
 The step is in the URL (`step=3`), so a step is a link.  Choosing a step sets the page's controls to
 its settings (a value the link itself sets wins, the first time a link is opened); then the page
@@ -40,6 +41,7 @@ class Step:
     predict: str
     reveal: str
     settings: Mapping[str, object]
+    section: str = ""  # which of the page's sections shows what to see ("" = the key figure)
 
 
 @functools.lru_cache(maxsize=32)
@@ -56,7 +58,7 @@ def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
         if missing or not isinstance(raw.get("settings", {}), dict):
             raise ValueError(f"{path.name}, step {number}: needs {', '.join(missing) or 'a settings table'}")
         steps.append(Step(raw["title"].strip(), raw["predict"].strip(), raw["reveal"].strip(),
-                          dict(raw.get("settings", {}))))
+                          dict(raw.get("settings", {})), str(raw.get("section", "")).strip()))
     return tuple(steps)
 
 
@@ -134,7 +136,8 @@ class Lesson:
         else:
             where.markdown(heading)
 
-    def explain(self, where=st) -> None:
-        """What to see in the revealed figure (nothing outside a step)."""
-        if self.step is not None and self.revealed:
+    def explain(self, where=st, section: str = "") -> None:
+        """What to see in the revealed figure (nothing outside a step).  A page with several sections
+        calls it under each section's figure with the section's name; the step shows under its own."""
+        if self.step is not None and self.revealed and self.step.section == section:
             where.success(self.step.reveal, icon=":material/visibility:")

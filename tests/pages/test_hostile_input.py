@@ -238,10 +238,14 @@ def _typing_check(info, page: PageParams, box: Param):
     @given(text=values)
     def check(text):
         at = run(info.path, box.context)
-        keyed_widgets(at)[box.key][1].input(text).run()
-        # A page checks its link on its first run only (later addresses are its own widgets'), so
-        # after typing only the invariants and the typed text are checked.
-        check_view(at, {}, page, typed={box.key: text})
+        check_view(at, box.context, page)
+        # set_value, not input(): AppTest's input() silently drops text over max_chars, so the server's
+        # own cut (what a browser that ignored the limit would meet) would never be exercised.
+        keyed_widgets(at)[box.key][1].set_value(text).run()
+        # A later run of the session: a lesson page (UrlControls with its page name) reads the link on
+        # its first run only, so now just the parameters its widgets hold are judged against the link.
+        still = {key: value for key, value in box.context.items() if key in keyed_widgets(at)}
+        check_view(at, still, page, typed={box.key: text})
         typed = keyed_widgets(at)[box.key][1]
         limit = typed.proto.max_chars
         assert typed.value == (text[:limit] if limit else text)

@@ -6,17 +6,22 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from explorer.analysis.cost import (
     Cost,
+    PassCost,
     attention_cost,
+    cache_setup_cost,
     conv1d_cost,
     decoder_layer_cost,
     encoder_layer_cost,
     ffn_cost,
+    generation_step_cost,
     recurrent_cost,
+    teacher_forced_cost,
 )
 from explorer.model.attention import MultiHeadAttention
+from explorer.model.generation import IncrementalDecoder
 from explorer.model.parameters import count_parameters
 from explorer.model.rnn import RecurrentNet
-from explorer.model.transformer import DecoderLayer, EncoderLayer, FeedForward
+from explorer.model.transformer import DecoderLayer, EncoderLayer, FeedForward, Transformer, TransformerConfig
 
 
 def _numel(module):
@@ -165,3 +170,73 @@ def test_width_one_convolution_is_rejected_because_it_never_connects_positions()
 
 def test_cost_addition():
     assert Cost(1, 2, 3, 4) + Cost(10, 20, 30, 40) == Cost(11, 22, 33, 44)
+
+
+# --- generation: a training pass, and one generated token with and without the KV cache -----------
+
+
+def _model(architecture, encoding="sinusoidal", d=16, heads=2, layers=3, vocab=13, d_ff=None):
+    torch.manual_seed(0)
+    return Transformer(TransformerConfig(vocab_size=vocab, d_model=d, n_heads=heads, n_layers=layers,
+                                         architecture=architecture, encoding=encoding, d_ff=d_ff, max_len=24)).eval()
+
+
+@pytest.mark.parametrize("encoding", ["sinusoidal", "rope", "alibi", "t5"])
+@pytest.mark.parametrize("d_ff", [None, 24])
+def test_teacher_forced_pass_and_cached_steps_of_an_encoder_decoder(encoding, d_ff):
+    T_src, T, d, layers, vocab = 7, 6, 16, 3, 13
+    model = _model("encoder-decoder", encoding, d=d, layers=layers, vocab=vocab, d_ff=d_ff)
+    source, target = torch.randint(0, vocab, (1, T_src)), torch.randint(0, vocab, (1, T))
+    expected = teacher_forced_cost(T, d, layers, vocab, T_src=T_src, d_ff=d_ff)
+    assert _multiplications(lambda: model(source, target)) == expected.total
+    # The parts, each run on its own: the encoder, and the output projection of T positions.
+    assert _multiplications(lambda: model.encoder(source, causal=False)) == expected.encoder
+    assert expected.output == T * d * vocab
+    made = {}
+    assert _multiplications(lambda: made.setdefault("decoder", IncrementalDecoder(model, source))) == \
+        cache_setup_cost(d, layers, T_src, d_ff).total
+    for t in range(T):  # the step whose decoder input has t + 1 positions
+        new, prefix = target[:, t:t + 1], target[:, :t + 1]
+        counted = _multiplications(lambda: made["decoder"].step(new))  # noqa: B023 (called at once)
+        assert counted == generation_step_cost(t + 1, d, layers, vocab, T_src=T_src, d_ff=d_ff, cache=True).total
+        # Without the cache the step is a whole teacher-forced pass over the prefix, the encoder included.
+        uncached = _multiplications(lambda: model(source, prefix))  # noqa: B023
+        assert uncached == generation_step_cost(t + 1, d, layers, vocab, T_src=T_src, d_ff=d_ff).total
+
+
+def test_decoder_only_prompt_then_cached_steps():
+    P, d, layers, vocab = 5, 16, 2, 13
+    model = _model("decoder", "rope", d=d, layers=layers, vocab=vocab)
+    prompt = torch.randint(0, vocab, (1, P))
+    assert _multiplications(lambda: model(prompt)) == teacher_forced_cost(P, d, layers, vocab).total
+    decoder = IncrementalDecoder(model)
+    whole_prompt = generation_step_cost(P, d, layers, vocab, cache=True, new=P).total
+    assert whole_prompt == teacher_forced_cost(P, d, layers, vocab).total
+    assert _multiplications(lambda: decoder.step(prompt)) == whole_prompt
+    for T in range(P + 1, P + 4):
+        counted = _multiplications(lambda: decoder.step(prompt[:, :1]))
+        assert counted == generation_step_cost(T, d, layers, vocab, cache=True).total
+    assert teacher_forced_cost(P, d, layers, vocab).encoder == 0
+
+
+def test_cached_step_by_hand():
+    """One new position, T keys, T_src source positions, per layer: 4d² + 2Td (self), 2d² + 2·T_src·d
+    (cross), 8d² (feed-forward d → 4d → d); logits d·vocab."""
+    T, T_src, d, layers, vocab = 9, 4, 8, 2, 11
+    step = generation_step_cost(T, d, layers, vocab, T_src=T_src, cache=True)
+    per_layer = 4 * d * d + 2 * T * d + 2 * d * d + 2 * T_src * d + 8 * d * d
+    assert step == PassCost(0, layers * per_layer, d * vocab)
+    assert step.total == layers * per_layer + d * vocab
+    # Summed over a whole output, cached generation does the lower triangle of the teacher-forced
+    # self-attention scores (Σ 2·t·d) where the dense training pass computes the whole square (2·T²·d).
+    n = 6
+    cached = sum(generation_step_cost(t, d, layers, vocab, cache=True).decoder for t in range(1, n + 1))
+    dense = teacher_forced_cost(n, d, layers, vocab).decoder
+    assert dense - cached == layers * (2 * n * n * d - n * (n + 1) * d)
+
+
+def test_generation_step_cost_checks_new():
+    with pytest.raises(ValueError):
+        generation_step_cost(3, 8, 1, 5, cache=True, new=4)
+    with pytest.raises(ValueError):
+        generation_step_cost(3, 8, 1, 5, cache=True, new=0)

@@ -1,0 +1,206 @@
+"""Generation: greedy decoding one token at a time, with or without a KV cache.
+
+A decoder writes its output one token at a time, each token fed back in as the next input.
+
+* Without a cache (`cache=False`) every step runs the whole model again on everything written so
+  far — for an encoder–decoder, the encoder too — and keeps only the last position's logits.
+* With the cache (`cache=True`) the encoder runs once, each decoder layer keeps the keys and values
+  it has already computed (self-attention: one more per step; cross-attention: the encoder output's,
+  computed once), and each step computes the new position only.
+
+The cache is exact because of the causal mask: no position ever reads a later one, so the rows
+already computed do not change when the output grows.  Without the mask they would (every position
+would read the new token), and there would be nothing to keep: `cache=True` then refuses.
+
+Read top-down:
+
+    generate              the greedy loop, both ways
+    IncrementalDecoder    the encoder once, then `step(new tokens)` → logits and trace for those only
+    SelfAttentionCache    one layer's self-attention keys/values, growing by one position a step
+    CrossAttentionCache   one layer's cross-attention keys/values, the encoder output's, made once
+    CachedLayer           a decoder layer that runs its own forward with the caches in place of its
+                          attention modules (the same wiring, norms and feed-forward; nothing copied)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .attention import AttentionTrace, MultiHeadAttention, attention_pipeline, combine_masks, key_padding_mask
+from .transformer import ModelTrace, Transformer
+
+__all__ = ["CachedLayer", "CrossAttentionCache", "IncrementalDecoder", "SelfAttentionCache", "generate"]
+
+
+@torch.no_grad()
+def generate(
+    model: Transformer, tokens: torch.Tensor, n_steps: int, start_token: int | None, *,
+    valid: torch.Tensor | None = None, causal: bool | None = None, cache: bool = False,
+) -> tuple[torch.Tensor, ModelTrace]:
+    """Greedy decoding: `n_steps` tokens, each the likeliest next one, fed back in.
+
+    Encoder–decoder: `tokens` (B, T_src) is the source and decoding starts from `start_token`.
+    Decoder-only: `tokens` is the prompt to continue (`start_token` is not used).  `valid` marks
+    real tokens of the source or prompt (False = padding).  `causal` is the decoder's self-attention
+    mask (default True).  Returns the generated ids (B, n_steps) and the trace of the last step:
+    without the cache, the full forward pass over everything before the last token; with it, the
+    last position's rows only (queries T = 1).
+    """
+    arch = model.config.architecture
+    if arch == "encoder":
+        raise ValueError("an encoder-only model does not generate")
+    if arch == "encoder-decoder" and start_token is None:
+        raise ValueError("an encoder–decoder model needs a start token to begin decoding")
+    batch = tokens.shape[0]
+    out = torch.full((batch, 1), start_token, dtype=torch.long) if arch == "encoder-decoder" else tokens
+    if cache:
+        if causal is False:
+            raise ValueError("a KV cache needs the causal mask: without it every earlier position would "
+                             "read each new token, so nothing computed before could be kept")
+        decoder = IncrementalDecoder(model, tokens if arch == "encoder-decoder" else None, valid=valid)
+        fed, fed_valid = out, (valid if arch == "decoder" else None)
+        for _ in range(n_steps):
+            logits, trace = decoder.step(fed, valid=fed_valid)
+            fed, fed_valid = logits[:, -1:].argmax(-1), None  # the likeliest next token is the next input
+            out = torch.cat([out, fed], dim=1)
+        return out[:, out.shape[1] - n_steps:], trace if n_steps else ModelTrace()
+    trace = ModelTrace()
+    for _ in range(n_steps):
+        if arch == "encoder-decoder":
+            logits, trace = model(tokens, out, causal=causal, valid=valid)
+        else:  # the prompt's padding stays hidden; every generated token is real
+            grown = None if valid is None else torch.cat(
+                [valid.bool(), torch.ones(batch, out.shape[1] - valid.shape[1], dtype=torch.bool)], dim=1)
+            logits, trace = model(out, causal=causal, valid=grown)
+        out = torch.cat([out, logits[:, -1:].argmax(-1)], dim=1)  # the likeliest next token, appended
+    return out[:, out.shape[1] - n_steps:], trace
+
+
+class IncrementalDecoder:
+    """A model's decoder run a few positions at a time, keeping every layer's keys and values.
+
+    Made once per generation (never stored on the shared model).  For an encoder–decoder the
+    constructor runs the encoder on `source` and computes each layer's cross-attention keys and
+    values; then `step(tokens)` feeds the next decoder input(s) and returns the logits and the trace
+    of those positions only.  A decoder-only model can take its whole prompt in the first step.
+    """
+
+    def __init__(self, model: Transformer, source: torch.Tensor | None = None, *,
+                 valid: torch.Tensor | None = None):
+        arch = model.config.architecture
+        if arch == "encoder":
+            raise ValueError("an encoder-only model has no decoder to run")
+        if (arch == "encoder-decoder") != (source is not None):
+            raise ValueError("an encoder–decoder needs a source; a decoder-only model takes none")
+        self.model = model
+        self.stack = model.decoder
+        self.length = 0  # decoder positions computed so far
+        self.key_valid: torch.Tensor | None = None  # (B, length), False on a decoder-only prompt's padding
+        self.encoder_trace = ModelTrace()
+        if arch == "encoder-decoder":
+            memory, self.encoder_trace.encoder_input, self.encoder_trace.encoder_layers = model.encoder(
+                source, causal=False, valid=valid)
+            self.memory_mask = None if valid is None else key_padding_mask(valid)  # (B, 1, 1, T_src)
+            self.layers = [CachedLayer(layer, SelfAttentionCache(layer.self_attn),
+                                       CrossAttentionCache(layer.cross_attn, memory))
+                           for layer in self.stack.layers]
+        else:
+            self.layers = [CachedLayer(layer, SelfAttentionCache(layer.self_attn)) for layer in self.stack.layers]
+
+    @torch.no_grad()
+    def step(self, tokens: torch.Tensor, valid: torch.Tensor | None = None) -> tuple[torch.Tensor, ModelTrace]:
+        """tokens: (B, n) the next n decoder inputs → (logits (B, n, vocab), trace of these n positions).
+
+        valid: (B, n) False on padding (a decoder-only prompt's); later keys are real by default.
+        The trace's decoder layers hold the new rows only: self-attention (B, heads, n, keys so
+        far), cross-attention (B, heads, n, T_src); its encoder part is the one run made at the start.
+        """
+        batch, n = tokens.shape
+        start, total = self.length, self.length + n
+        x = stack_input = self.stack.embed_tokens(tokens, start=start)  # (B, n, d), positions start … total − 1
+        new_valid = torch.ones(batch, n, dtype=torch.bool) if valid is None else valid.bool()
+        self.key_valid = new_valid if self.key_valid is None else torch.cat([self.key_valid, new_valid], dim=1)
+        # New query i sits at position start + i and may read keys 0 … start + i (causal).
+        causal = torch.arange(start, total)[:, None] >= torch.arange(total)[None, :]  # (n, total)
+        mask = combine_masks(causal, key_padding_mask(self.key_valid) if not self.key_valid.all() else None)
+        bias = self.stack.score_bias(total, tokens.device)  # ALiBi / T5 table (no products), or None
+        bias = None if bias is None else bias[:, :, start:total, :]  # the new rows
+        traces = []
+        for layer in self.layers:
+            if layer.cross_attn is None:
+                x, layer_trace = layer(x, mask=mask, bias=bias, rotary=self.stack.rotary)
+            else:
+                x, layer_trace = layer(x, None, self_mask=mask, memory_mask=self.memory_mask, bias=bias,
+                                       rotary=self.stack.rotary)
+            traces.append(layer_trace)
+        self.length = total
+        trace = ModelTrace(encoder_input=self.encoder_trace.encoder_input, decoder_input=stack_input,
+                           encoder_layers=self.encoder_trace.encoder_layers, decoder_layers=traces)
+        return self.model.lm_head(self.stack.final_norm(x)), trace
+
+
+def _attend(attention: MultiHeadAttention, q, k, v, mask, bias) -> tuple[torch.Tensor, AttentionTrace]:
+    """The end of MultiHeadAttention.forward: attention over the given keys, heads merged, projected."""
+    trace = attention_pipeline(q, k, v, mask=mask, bias=bias)  # weights (B, heads, n, keys)
+    batch, _, n, _ = trace.output.shape
+    merged = trace.output.transpose(1, 2).reshape(batch, n, attention.d_model)  # (B, n, d)
+    return attention.out_proj(merged), trace
+
+
+class SelfAttentionCache:
+    """A layer's self-attention for new positions, reading the keys and values of every earlier one.
+
+    Called like the MultiHeadAttention it stands for (by the layer's own forward).  Only the new
+    positions' queries, keys and values are projected; the keys and values join those kept from
+    earlier steps (rotated at their own positions under RoPE, so each is computed once).
+    """
+
+    def __init__(self, attention: MultiHeadAttention):
+        self.attention = attention
+        self.keys: torch.Tensor | None = None  # (B, heads, positions so far, head_dim)
+        self.values: torch.Tensor | None = None
+
+    def __call__(self, query, key_value=None, mask=None, bias=None, rotary=None):
+        a = self.attention
+        q, k, v = (a._split_heads(proj(query)) for proj in (a.q_proj, a.k_proj, a.v_proj))  # (B, heads, n, hd)
+        if rotary is not None:
+            start = 0 if self.keys is None else self.keys.shape[2]
+            positions = torch.arange(start, start + q.shape[2], device=q.device)
+            q, k = rotary(q, positions), rotary(k, positions)
+        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=2)
+        self.values = v if self.values is None else torch.cat([self.values, v], dim=2)
+        return _attend(a, q, self.keys, self.values, mask, bias)
+
+
+class CrossAttentionCache:
+    """A layer's cross-attention: the encoder output's keys and values, projected once at the start."""
+
+    def __init__(self, attention: MultiHeadAttention, memory: torch.Tensor):
+        self.attention = attention
+        self.keys = attention._split_heads(attention.k_proj(memory))  # (B, heads, T_src, head_dim)
+        self.values = attention._split_heads(attention.v_proj(memory))
+
+    def __call__(self, query, key_value=None, mask=None, bias=None, rotary=None):
+        a = self.attention
+        return _attend(a, a._split_heads(a.q_proj(query)), self.keys, self.values, mask, bias)
+
+
+class CachedLayer:
+    """One decoder layer whose attention modules are replaced by caches, for one generation.
+
+    Calling it runs the layer class's own `forward` with this object as `self`: `self_attn` and
+    `cross_attn` are the caches, every other attribute (norms, feed-forward, wiring) is the layer's.
+    So the cached step cannot drift from the layer's definition, and the shared layer is untouched.
+    """
+
+    def __init__(self, layer: torch.nn.Module, self_attn: SelfAttentionCache,
+                 cross_attn: CrossAttentionCache | None = None):
+        self.layer = layer
+        self.self_attn = self_attn
+        self.cross_attn = cross_attn
+
+    def __getattr__(self, name: str):  # only for names not set above: the layer's own
+        return getattr(self.layer, name)
+
+    def __call__(self, *args, **kwargs):
+        return type(self.layer).forward(self, *args, **kwargs)

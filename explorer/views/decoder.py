@@ -1,0 +1,324 @@
+"""What the decoder page shows, computed once per setting and kept (bounded caches, read-only arrays).
+
+* `decoding_run`: a shipped model decoding one input step by step — free running, or teacher-forced
+  with the right answer — with a wrong token put in at some step if asked (`explorer.analysis.decoding`).
+* `step_timings`: the measured time of every generation step with and without the KV cache, once
+  per model, and `step_counts`: the exact multiplications of the same steps (`explorer.analysis.cost`).
+* `architecture_rows`: the parameters of encoder-only, decoder-only and encoder–decoder models of
+  the same sizes, counted on the built modules.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..analysis.cost import cache_setup_cost, generation_step_cost
+from ..analysis.decoding import decode_steps
+from ..model.generation import IncrementalDecoder
+from ..model.parameters import count_parameters, shapes_only
+from ..model.transformer import Transformer, TransformerConfig
+from ..training.pretrained import PretrainedModelError, find_spec, load_model
+from ..training.tasks import BOS, PAD, Task, get_task
+
+__all__ = [
+    "DECODER_MODELS",
+    "PRESETS",
+    "ArchitectureRow",
+    "DecodingRun",
+    "Example",
+    "PretrainedModelError",
+    "StepCounts",
+    "StepTimings",
+    "architecture_rows",
+    "decoding_run",
+    "example",
+    "induction_answer",
+    "model_shape",
+    "step_counts",
+    "step_timings",
+]
+
+DECODER_MODELS = {
+    "reverse": "reverse-sinusoidal-h4-l2",
+    "sort": "sort-sinusoidal-h4-l2",
+    "induction": "induction-sinusoidal-h2-l2",
+}
+PRESETS: dict[str, list[str]] = {
+    "reverse": ["H E L L O", "A B C D E F G", "J A B B E D C O D E", "D E C O D E R"],
+    "sort": ["P E A C H", "D A C B", "M I N G L E D", "C A B B A G E"],
+    "induction": ["t3 t7 t1 t9 t4 t3", "t12 t5 t20 t8 t1 t16 t12", "t2 t4 t6 t8 t10 t12 t14 t2 t4"],
+}
+FREE_STEPS = 6  # tokens to generate after an induction prompt that sets no repeat to finish
+
+
+def model_shape(task_name: str) -> tuple[int, int]:
+    """(layers, heads) of the task's shipped model, from its spec (no file is read)."""
+    spec = find_spec(DECODER_MODELS[task_name])
+    return spec.n_layers, spec.n_heads
+
+
+@dataclass(frozen=True)
+class Example:
+    """One input to decode: the model's input ids, the start token (None for decoder-only), the
+    number of steps and the right answer (None if the input defines none)."""
+
+    task: str
+    tokens: tuple[str, ...]
+    ids: tuple[int, ...]
+    start: int | None
+    n_steps: int
+    expected: tuple[str, ...] | None
+
+
+def induction_answer(tokens: tuple[str, ...] | list[str]) -> list[str] | None:
+    """The rest of the repeat an induction prompt has begun: the prompt is a run of distinct tokens A,
+    then the start of A again; the answer is the rest of A.  None when the prompt is not of that form."""
+    tokens = list(tokens)
+    start = next((i for i, t in enumerate(tokens) if t in tokens[:i]), None)
+    if start is None or tokens[start:] != tokens[:len(tokens) - start]:
+        return None
+    rest = tokens[len(tokens) - start:start]
+    return rest or None
+
+
+def example(task_name: str, tokens: tuple[str, ...]) -> Example:
+    """What to decode for these tokens (already parsed by the task: known tokens, within its length)."""
+    task = get_task(task_name)
+    ids = tuple(task.encode(list(tokens)))
+    if task.architecture == "encoder-decoder":
+        expected = tuple(task.expected_output(list(tokens)))
+        return Example(task_name, tokens, ids, task.index[BOS], len(expected), expected)
+    room = task.max_len - len(tokens)
+    if room < 2:
+        raise ValueError(f"a prompt of {len(tokens)} tokens leaves no room to write two more in the model's "
+                         f"{task.max_len} positions")
+    answer = induction_answer(tokens)
+    if answer is not None:
+        answer = answer[:room]
+    if answer is None or len(answer) < 2:  # nothing (or a single token) to finish: run on freely
+        return Example(task_name, tokens, ids, None, min(FREE_STEPS, room), None)
+    return Example(task_name, tokens, ids, None, len(answer), tuple(answer))
+
+
+@dataclass(frozen=True)
+class DecodingRun:
+    """Every step of one decoding, as read-only numpy arrays (n steps).
+
+    queries:  the decoder input at each step (its newest token)
+    keys:     every decoder position by the end (what self-attention can read)
+    written / greedy: the token each step wrote, and the model's own choice there
+    probs (n, vocab); self_weights (n, layers, heads, keys) NaN beyond the keys a step could see;
+    cross_weights (n, layers, heads, source) or None; losses (n,) −ln p(right token), or None
+    """
+
+    queries: tuple[str, ...]
+    keys: tuple[str, ...]
+    written: tuple[str, ...]
+    greedy: tuple[str, ...]
+    probs: np.ndarray
+    self_weights: np.ndarray
+    cross_weights: np.ndarray | None
+    losses: np.ndarray | None
+    vocab: tuple[str, ...]
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.written)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def _wrong_token(task: Task, probs: np.ndarray, right: int) -> int:
+    """The likeliest token other than the right one (never <pad> or <s>): a plausible mistake."""
+    order = np.argsort(-probs, kind="stable")
+    barred = {right, task.index[PAD], task.index.get(BOS, -1)}
+    return int(next(i for i in order if i not in barred))
+
+
+@functools.lru_cache(maxsize=96)
+def decoding_run(task_name: str, tokens: tuple[str, ...], teacher: bool = False,
+                 mistake: int | None = None) -> DecodingRun:
+    """A shipped model decoding `tokens`: free running, or teacher-forced with the right answer.
+
+    mistake: a step (0-based) where the model is made to write a wrong token — the likeliest one
+    other than the right answer (or other than its own choice, where no answer is known), chosen
+    from the free-running distribution at that step.  Raises PretrainedModelError if the model's
+    files are broken, ValueError if teacher forcing is asked for an input without a right answer.
+    """
+    loaded = load_model(DECODER_MODELS[task_name])
+    task, model = loaded.task, loaded.model
+    ex = example(task_name, tokens)
+    right = None if ex.expected is None else task.encode(list(ex.expected))
+    if teacher and right is None:
+        raise ValueError("teacher forcing needs the right answer, and this input defines none")
+    replace = {}
+    if mistake is not None:
+        if not 0 <= mistake < ex.n_steps:
+            raise ValueError(f"mistake step {mistake} is outside 0 … {ex.n_steps - 1}")
+        clean = decoding_run(task_name, tokens)
+        own = task.index[clean.greedy[mistake]]
+        replace[mistake] = _wrong_token(task, clean.probs[mistake], own if right is None else right[mistake])
+    with torch.inference_mode():
+        steps = decode_steps(model, ex.ids, ex.n_steps, ex.start, teacher=right if teacher else None, replace=replace)
+    written = [task.vocab[s.written] for s in steps]
+    queries = [task.vocab[s.input[-1]] for s in steps]  # the newest input of each step
+    keys = [*task.decode(steps[0].input), *queries[1:]]  # <s> (or the prompt), then each later input
+    n_keys = len(keys)
+    self_weights = np.full((len(steps), *steps[0].self_weights.shape[:2], n_keys), np.nan)
+    for k, step in enumerate(steps):
+        self_weights[k, ..., :step.self_weights.shape[-1]] = step.self_weights
+    probs = np.stack([s.probs for s in steps])
+    cross = None if steps[0].cross_weights is None else np.stack([s.cross_weights for s in steps])
+    losses = None if right is None else -np.log(np.maximum(probs[np.arange(len(steps)), right], 1e-300))
+    return DecodingRun(tuple(queries), tuple(keys), tuple(written), tuple(task.vocab[s.token] for s in steps),
+                       _read_only(probs), _read_only(self_weights), None if cross is None else _read_only(cross),
+                       None if losses is None else _read_only(losses), tuple(task.vocab))
+
+
+# --- the KV cache: measured time and exact counts per step ------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepTimings:
+    """Seconds per generation step (best of a few runs), without and with the cache; `setup` is
+    what the cache computes once before the first step (the encoder and the cross-attention keys
+    and values; 0 for decoder-only).  Steps are 1 … n_steps of the longest input of the model."""
+
+    model: str
+    uncached: np.ndarray
+    cached: np.ndarray
+    setup: float
+    runs: int
+
+
+def _longest_example(task_name: str) -> Example:
+    task = get_task(task_name)
+    if task.architecture == "encoder-decoder":
+        return example(task_name, tuple(task.symbols[:task.max_input_tokens]))
+    half = task.max_len // 2
+    return example(task_name, (*task.vocab[1:half + 1], task.vocab[1]))  # ten distinct tokens, then the repeat
+
+
+def _time_steps(model: Transformer, source: torch.Tensor, inputs: torch.Tensor, first: int, seq2seq: bool):
+    """One generation timed both ways: (seconds of each uncached step, of the cache's setup, of each
+    cached step).  inputs: the decoder input of the whole generation; step k reads its first + k."""
+    uncached, cached = [], []
+    for k in range(inputs.shape[1] - first + 1):
+        tick = time.perf_counter()
+        model(source, inputs[:, :first + k]) if seq2seq else model(inputs[:, :first + k])
+        uncached.append(time.perf_counter() - tick)
+    tick = time.perf_counter()
+    decoder = IncrementalDecoder(model, source) if seq2seq else IncrementalDecoder(model)
+    setup = time.perf_counter() - tick
+    for k in range(inputs.shape[1] - first + 1):
+        tick = time.perf_counter()
+        decoder.step(inputs[:, :first] if k == 0 else inputs[:, first + k - 1:first + k])
+        cached.append(time.perf_counter() - tick)
+    return np.array(uncached), setup, np.array(cached)
+
+
+@functools.lru_cache(maxsize=8)
+def step_timings(task_name: str, repeats: int = 5, budget_s: float = 0.2) -> StepTimings:
+    """Time every step of greedy generation on the model's longest input, both ways, once per model
+    (time per step depends on the position, not on which tokens are there).  After one untimed
+    run (the first call of each shape is slower), each way is run up to `repeats` times, at least
+    twice, stopping once `budget_s` is spent; each step keeps its fastest run, the one least
+    disturbed by other work on the machine."""
+    loaded = load_model(DECODER_MODELS[task_name])
+    model, ex = loaded.model, _longest_example(task_name)
+    source = torch.tensor([ex.ids])
+    seq2seq = ex.start is not None
+    prefix = torch.tensor([[ex.start]]) if seq2seq else source
+    with torch.inference_mode():
+        generated, _ = model.generate(source, ex.n_steps, ex.start)
+        inputs = torch.cat([prefix, generated[:, :-1]], dim=1)
+        _time_steps(model, source, inputs, prefix.shape[1], seq2seq)  # warm-up
+        uncached, setup, cached = _time_steps(model, source, inputs, prefix.shape[1], seq2seq)
+        runs, began = 1, time.perf_counter()
+        while runs < repeats and (runs < 2 or time.perf_counter() - began < budget_s):
+            more = _time_steps(model, source, inputs, prefix.shape[1], seq2seq)
+            uncached, setup, cached = np.minimum(uncached, more[0]), min(setup, more[1]), np.minimum(cached, more[2])
+            runs += 1
+    return StepTimings(DECODER_MODELS[task_name], _read_only(uncached), _read_only(cached),
+                       setup if seq2seq else 0.0, runs)
+
+
+@dataclass(frozen=True)
+class StepCounts:
+    """Multiplications of every step (1 … n), without and with the cache, and the cache's one-off
+    setup (the encoder and the cross-attention keys and values)."""
+
+    uncached: tuple[int, ...]
+    cached: tuple[int, ...]
+    setup: int
+
+
+@functools.lru_cache(maxsize=64)
+def step_counts(task_name: str, n_source: int, n_steps: int) -> StepCounts:
+    """Exact counts for the shipped model of the task: an encoder–decoder decoding `n_steps` tokens
+    of a source of `n_source`, or a decoder-only model continuing a prompt of `n_source` tokens."""
+    config = load_model(DECODER_MODELS[task_name]).model.config
+    d, n, vocab = config.d_model, config.n_layers, config.output_vocab_size
+    if config.architecture == "encoder-decoder":
+        positions = [k + 1 for k in range(n_steps)]
+        uncached = [generation_step_cost(T, d, n, vocab, T_src=n_source, d_ff=config.d_ff).total for T in positions]
+        cached = [generation_step_cost(T, d, n, vocab, T_src=n_source, d_ff=config.d_ff, cache=True).total
+                  for T in positions]
+        return StepCounts(tuple(uncached), tuple(cached), cache_setup_cost(d, n, n_source, config.d_ff).total)
+    positions = [n_source + k for k in range(n_steps)]
+    uncached = [generation_step_cost(T, d, n, vocab, d_ff=config.d_ff).total for T in positions]
+    cached = [generation_step_cost(T, d, n, vocab, d_ff=config.d_ff, cache=True, new=n_source if k == 0 else 1).total
+              for k, T in enumerate(positions)]
+    return StepCounts(tuple(uncached), tuple(cached), 0)
+
+
+# --- three architectures, the same sizes --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArchitectureRow:
+    """One architecture's blocks and parameters, counted on the built model."""
+
+    name: str
+    layers: str  # e.g. "2 + 2"
+    blocks: str  # the attention blocks of its layers: "self" (unmasked), "masked self", "cross"; "|" between stacks
+    parameters: int
+    in_layers: int  # in the attention and feed-forward layers (and their LayerNorms)
+    in_embeddings: int  # token embeddings and the output projection
+
+
+def _built(architecture: str, d_model: int, n_layers: int, vocab: int) -> Transformer:
+    config = TransformerConfig(vocab_size=vocab, d_model=d_model, n_heads=4, n_layers=n_layers,
+                               architecture=architecture, encoding="sinusoidal", norm="pre", max_len=16)
+    with shapes_only():  # on the meta device: no memory, no random draws
+        return Transformer(config)
+
+
+def _row(name: str, layers: str, blocks: str, model: Transformer) -> ArchitectureRow:
+    total = count_parameters(model)
+    embeddings = count_parameters(model.lm_head) + sum(
+        count_parameters(stack.embed) for stack in (model.encoder, model.decoder) if stack is not None)
+    return ArchitectureRow(name, layers, blocks, total, total - embeddings, embeddings)
+
+
+@functools.lru_cache(maxsize=64)
+def architecture_rows(d_model: int, n_layers: int, vocab: int) -> tuple[ArchitectureRow, ...]:
+    """Encoder-only (N layers), decoder-only (N, and 2N: as many layers as both stacks of the
+    encoder–decoder together) and encoder–decoder (N + N), sinusoidal positions (no parameters),
+    pre-norm, feed-forward 4·d: every count is count_parameters of the built model."""
+    unmasked, masked, cross = "self", "masked self", "cross"
+    return (
+        _row("encoder-only", f"{n_layers}", unmasked, _built("encoder", d_model, n_layers, vocab)),
+        _row("decoder-only", f"{n_layers}", masked, _built("decoder", d_model, n_layers, vocab)),
+        _row("decoder-only, twice as deep", f"{2 * n_layers}", masked, _built("decoder", d_model, 2 * n_layers, vocab)),
+        _row("encoder–decoder", f"{n_layers} + {n_layers}", f"{unmasked} | {masked} + {cross}",
+             _built("encoder-decoder", d_model, n_layers, vocab)),
+    )

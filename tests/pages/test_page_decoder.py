@@ -1,0 +1,197 @@
+"""AppTest: the decoder page, every control driven, what it draws read back and checked against the
+library (decode_steps, the cost functions, count_parameters on models built here)."""
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.analysis.cost import cache_setup_cost, generation_step_cost
+from explorer.analysis.decoding import decode_steps
+from explorer.model.parameters import count_parameters
+from explorer.model.transformer import Transformer, TransformerConfig
+from explorer.training.pretrained import load_model
+from explorer.ui.steps import load_steps
+from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
+
+PAGE = "app_pages/decoder.py"
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def step_panels(at) -> dict:
+    data = plotly_figures(at)[0]["data"]
+    return {"bars": data[0], "self": plotly_array(data[1]["z"]),
+            "cross": plotly_array(data[2]["z"]) if len(data) > 2 else None}
+
+
+def library_steps(name: str, letters: str, **kwargs):
+    loaded = load_model(name)
+    task = loaded.task
+    if task.architecture == "encoder-decoder":
+        return task, decode_steps(loaded.model, task.encode(letters.split()), len(letters.split()) + 1,
+                                  task.index["<s>"], **kwargs)
+    return task, decode_steps(loaded.model, task.encode(letters.split()), 4, None, **kwargs)
+
+
+def test_default_view_steps_through_a_reversal():
+    at = run_page(PAGE)
+    assert not at.info and not at.error
+    _, steps = library_steps("reverse-sinusoidal-h4-l2", "H E L L O")
+    panels = step_panels(at)
+    # Step 1: the bars are the next-token distribution's top five, the likeliest first.
+    bars = panels["bars"]
+    top = np.sort(steps[0].probs)[::-1][:5]
+    np.testing.assert_allclose(plotly_array_1d(bars["x"]), top, atol=1e-6)
+    assert bars["customdata"][0] == "O"
+    # Layer 2, mean over heads; only the first row computed, and it reads one key.
+    expected = steps[0].self_weights[1].mean(0)
+    np.testing.assert_allclose(panels["self"][0, :1], expected, atol=1e-6)
+    assert np.isnan(panels["self"][1:]).all() and np.isnan(panels["self"][0, 1:]).all()
+    np.testing.assert_allclose(panels["cross"][0], steps[0].cross_weights[1].mean(0), atol=1e-6)
+    assert np.isnan(panels["cross"][1:]).all()
+    assert any("writes **`O`**" in m.value for m in at.markdown)
+    assert len(at.get("plotly_chart")) == 7
+
+
+def test_the_step_slider_grows_the_triangle_one_row_and_one_key_at_a_time():
+    at = run_page(PAGE)
+    _, steps = library_steps("reverse-sinusoidal-h4-l2", "H E L L O")
+    for t in (2, 4, 6):
+        at.slider(key="t").set_value(t).run()
+        z = step_panels(at)["self"]
+        for k in range(t):
+            visible = z[k][~np.isnan(z[k])]
+            assert len(visible) == k + 1, "step k + 1 reads the k + 1 keys written so far"
+            np.testing.assert_allclose(visible, steps[k].self_weights[1].mean(0), atol=1e-6)
+        assert np.isnan(z[t:]).all(), "the future is blank"
+        written = " ".join("OLLEH"[:t - 1])
+        assert any(f"**written so far** `{written}`" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("layer, head", [(1, "1"), (2, "3"), (1, "mean")])
+def test_layer_and_head_choose_the_rows_drawn(layer, head):
+    at = run_page(PAGE, {"t": "5", "layer": str(layer), "head": head})
+    _, steps = library_steps("reverse-sinusoidal-h4-l2", "H E L L O")
+    panels = step_panels(at)
+
+    def pick(weights):
+        return weights[layer - 1].mean(0) if head == "mean" else weights[layer - 1, int(head) - 1]
+
+    for k in range(5):
+        np.testing.assert_allclose(panels["self"][k, :k + 1], pick(steps[k].self_weights), atol=1e-6)
+        np.testing.assert_allclose(panels["cross"][k], pick(steps[k].cross_weights), atol=1e-6)
+
+
+def test_sort_and_own_text():
+    at = run_page(PAGE, {"task": "sort"})
+    assert any("P E A C H" in m.value for m in at.markdown)
+    at.selectbox(key="input_sort").set_value("your own text…").run()
+    at.text_area(key="text_sort").input("BADGE").run()
+    _, steps = library_steps("sort-sinusoidal-h4-l2", "B A D G E")
+    z = step_panels(at)["cross"]
+    assert z.shape == (6, 5)
+    np.testing.assert_allclose(z[0], steps[0].cross_weights[1].mean(0), atol=1e-6)
+    assert not at.exception
+
+
+def test_induction_is_decoder_only_without_cross_attention():
+    at = run_page(PAGE, {"task": "induction", "t": "4", "head": "2"})
+    panels = step_panels(at)
+    assert panels["cross"] is None
+    task, steps = library_steps("induction-sinusoidal-h2-l2", "t3 t7 t1 t9 t4 t3")
+    z = panels["self"]
+    assert z.shape == (4, 9)  # four steps; the prompt's six keys and three written tokens
+    for k in range(4):
+        np.testing.assert_allclose(z[k, :6 + k], steps[k].self_weights[1, 1], atol=1e-6)
+    assert [task.vocab[s.token] for s in steps] == ["t7", "t1", "t9", "t4"]
+    # A prompt with no repeat to finish: free running only, no loss, a note.
+    at = run_page(PAGE, {"task": "induction", "input_induction": "your own text…", "text_induction": "t1 t2 t3"})
+    assert "Teacher forcing needs the right answer" in info_text(at)
+    assert len(at.get("plotly_chart")) == 6  # no loss chart
+    assert not at.exception
+
+
+def test_a_mistake_propagates_under_free_running_only():
+    at = run_page(PAGE, {"task": "sort", "mistake": "2"})
+    spec = plotly_figures(at)[1]
+    text = spec["data"][0]["text"]
+    assert text[1] == ["A", "B", "C", "E", "H", "P"], "free running writes B, then carries on from it"
+    assert text[3][1] == "B" and text[3][2:] == ["E", "H", "P", "&lt;/s&gt;"], "teacher forcing recovers at once"
+    assert text[2][2] == "C", "teacher forcing reads the right token after the mistake"
+    loss = plotly_figures(at)[2]["data"]
+    task, free = library_steps("sort-sinusoidal-h4-l2", "P E A C H", replace={1: 4})  # 4 = "B"
+    right = task.encode([*"ACEHP", "</s>"])
+    expected = [-np.log(s.probs[r]) for s, r in zip(free, right, strict=True)]
+    np.testing.assert_allclose(plotly_array_1d(loss[0]["y"]), expected, rtol=1e-5, atol=1e-5)
+    assert max(plotly_array_1d(loss[1]["y"])) < 0.01
+    assert any("writes **4 of 4** later tokens wrong" in m.value for m in at.markdown)
+    at.select_slider(key="mistake").set_value("none").run()
+    assert plotly_figures(at)[1]["data"][0]["text"][1] == ["A", "C", "E", "H", "P", "&lt;/s&gt;"]  # escaped
+
+
+def test_cache_counts_are_the_cost_functions_for_this_example():
+    at = run_page(PAGE, {"t": "3"})
+    counts = plotly_figures(at)[4]["data"]
+    config = load_model("reverse-sinusoidal-h4-l2").model.config
+    uncached = [generation_step_cost(T, 64, 2, config.vocab_size, T_src=5).total for T in range(1, 7)]
+    cached = [generation_step_cost(T, 64, 2, config.vocab_size, T_src=5, cache=True).total for T in range(1, 7)]
+    np.testing.assert_allclose(plotly_array_1d(counts[0]["y"]), uncached)
+    np.testing.assert_allclose(plotly_array_1d(counts[1]["y"]), cached)
+    setup = cache_setup_cost(64, 2, 5).total
+    assert any(f"{uncached[2]:,} multiplications without the cache and\n{cached[2]:,} with it" in m.value
+               for m in at.markdown)
+    assert any(f"{sum(cached) + setup:,} with" in m.value for m in at.markdown)
+    grid = plotly_array(plotly_figures(at)[3]["data"][1]["z"])  # with the cache: enc 1, enc 2, dec 1, dec 2, logits
+    assert grid.shape == (5, 5)
+    np.testing.assert_array_equal(grid[2, :3], [0.5, 0.5, 1.0])  # kept, kept, computed now
+    times = plotly_figures(at)[5]["data"]
+    assert len(plotly_array_1d(times[0]["y"])) == 11 and np.all(plotly_array_1d(times[1]["y"]) > 0)
+
+
+def test_architecture_parameters_are_counted_on_built_models():
+    at = run_page(PAGE, {"arch_d": "128", "arch_layers": "3", "arch_vocab": "1000"})
+    table = at.dataframe[0].value.set_index("architecture")
+
+    def built(architecture, layers):  # pre-norm, as the shipped models: a final LayerNorm per stack
+        torch.manual_seed(0)
+        return count_parameters(Transformer(TransformerConfig(vocab_size=1000, d_model=128, n_heads=8, norm="pre",
+                                                              n_layers=layers, architecture=architecture)))
+
+    assert table.loc["encoder-only", "parameters"] == built("encoder", 3)
+    assert table.loc["decoder-only", "parameters"] == built("decoder", 3)
+    assert table.loc["decoder-only, twice as deep", "parameters"] == built("decoder", 6)
+    assert table.loc["encoder–decoder", "parameters"] == built("encoder-decoder", 3)
+    share = built("decoder", 3) / built("encoder-decoder", 3)
+    assert any(f"**{share:.0%}**" in m.value for m in at.markdown)
+    shapes = plotly_figures(at)[6]["layout"]["shapes"]
+    assert sum(s.get("fillcolor") == "#0072B2" for s in shapes) == 3, "a cross-attention block per decoder layer"
+    arrows = [a for a in plotly_figures(at)[6]["layout"]["annotations"] if a.get("showarrow")]
+    assert len(arrows) == 3 and len({(a["ax"], a["ay"]) for a in arrows}) == 1, "all from the encoder's output"
+
+
+def test_the_lesson_reveals_state_true_numbers():
+    """The numbers the lesson steps quote, recomputed."""
+    steps = load_steps("decoder")
+    _, reverse = library_steps("reverse-sinusoidal-h4-l2", "H E L L O")
+    assert f"{reverse[0].cross_weights[1].mean(0)[-1]:.2f}" == "0.98" and "0.98" in steps[0].reveal
+    assert len(reverse[-1].self_weights[0, 0]) == 6 and "Six" in steps[1].reveal
+    _, sort = library_steps("sort-sinusoidal-h4-l2", "P E A C H")
+    row = sort[0].cross_weights[1].mean(0)
+    assert (f"{row[2]:.2f}", f"{row[3]:.2f}") == ("0.77", "0.23")
+    counts = [(generation_step_cost(11, 64, 2, 19, T_src=10).total,
+               generation_step_cost(11, 64, 2, 19, T_src=10, cache=True).total)]
+    assert counts == [(2_506_560, 121_280)] and round(counts[0][0] / counts[0][1]) == 21
+    assert "2,506,560" in steps[5].reveal and "121,280" in steps[5].reveal
+    at = run_page(PAGE, {"arch_d": "512", "arch_layers": "6", "arch_vocab": "32000"})
+    table = at.dataframe[0].value.set_index("architecture")
+    share = table.loc["decoder-only", "parameters"] / table.loc["encoder–decoder", "parameters"]
+    assert f"{share:.0%}" == "55%" and "55%" in steps[7].reveal
+
+
+@pytest.mark.parametrize("params, expected_in_note", [
+    ({"t": "99"}, "Step"), ({"task": "recall"}, "Model"), ({"mistake": "9"}, "Wrong token at step"),
+    ({"arch_d": "100"}, "Width"), ({"head": "7"}, "Head"), ({"nonsense": "1"}, "nonsense"),
+])
+def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
+    at = run_page(PAGE, params)
+    assert expected_in_note in info_text(at)
+    assert len(at.get("plotly_chart")) == 7

@@ -1,0 +1,76 @@
+"""explorer.figures.decoder: every builder passes Plotly's full validation and draws what it is handed."""
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from explorer.figures import decoder as figures
+from tests.support.apptest import plotly_array
+
+
+def validated(fig: go.Figure) -> dict:
+    return go.Figure(fig.to_dict()).to_dict()
+
+
+@pytest.mark.parametrize("cross", [True, False])
+def test_step_figure(cross):
+    self_weights = np.full((3, 4), np.nan)
+    self_weights[0, :1], self_weights[1, :2] = [1.0], [0.3, 0.7]
+    cross_weights = np.full((3, 5), np.nan)
+    cross_weights[:2] = 0.2
+    spec = validated(figures.step_figure(["B", "A", "<s>"], [0.9, 0.07, 0.03], "B", self_weights, ["<s>", "B", "?"],
+                                         ["<s>", "B", "?", "?"], cross_weights if cross else None, list("ABCDE"), 1))
+    assert len(spec["data"]) == (3 if cross else 2)
+    bars = spec["data"][0]
+    assert bars["marker"]["color"][0] == figures.PUT_IN and bars["customdata"][2] == "&lt;s&gt;"
+    z = plotly_array(spec["data"][1]["z"])
+    np.testing.assert_allclose(z[1, :2], [0.3, 0.7], rtol=1e-6)
+    assert np.isnan(z[2]).all()
+    frames = spec["layout"]["shapes"]
+    assert len(frames) == (2 if cross else 1) and frames[0]["y0"] == 0.5 and frames[0]["y1"] == 1.5
+
+
+def test_forcing_figure_colours_right_and_wrong():
+    rows = [("free running writes", ["A", "B", "C"], [True, False, False]),
+            ("teacher forcing writes", ["A", "B", "E"], [True, False, True]),
+            ("no answer", ["x", "y", "z"], [None, None, None])]
+    spec = validated(figures.forcing_figure(rows, ["step 1", "step 2", "step 3"], 1))
+    z = spec["data"][0]["z"]
+    assert [list(r) for r in z] == [[1.0, 0.0, 0.0], [1.0, 0.0, 1.0], [0.5, 0.5, 0.5]]
+    assert spec["layout"]["shapes"][0]["x0"] == 0.5
+    assert not validated(figures.forcing_figure(rows, ["1", "2", "3"], None))["layout"].get("shapes")
+
+
+def test_line_figure():
+    spec = validated(figures.line_figure([1, 2, 3], {"a": [1.0, np.nan, 3.0], "b": [0.5, 0.5, 0.5]}, x_title="step",
+                                         y_title="loss", title="t", marker_x=2, dashes={"b": "dash"}))
+    assert spec["data"][0]["y"][1] is None and spec["data"][1]["line"]["dash"] == "dash"
+    assert spec["layout"]["shapes"][0]["x0"] == 2
+
+
+@pytest.mark.parametrize("n_source, position, new", [(5, 2, 1), (0, 6, 1), (0, 5, 6)])
+def test_cache_figure_marks_what_each_step_computes_and_keeps(n_source, position, new):
+    spec = validated(figures.cache_figure(2, n_source, position, new))
+    without, with_cache = (plotly_array(trace["z"]) for trace in spec["data"])
+    rows = (4 if n_source else 2) + 1
+    assert without.shape[0] == with_cache.shape[0] == rows
+    decoder_rows = slice(2 if n_source else 0, rows - 1)
+    assert np.all(without[decoder_rows, :position + 1] == figures.COMPUTED)
+    assert np.all(with_cache[decoder_rows, position + 1 - new:position + 1] == figures.COMPUTED)
+    assert np.all(with_cache[decoder_rows, :position + 1 - new] == figures.KEPT)
+    if n_source:
+        assert np.all(without[:2, :n_source] == figures.COMPUTED) and np.all(with_cache[:2, :n_source] == figures.KEPT)
+    assert with_cache[-1, position] == figures.COMPUTED and np.isnan(with_cache[-1, position + 1:]).all()
+
+
+@pytest.mark.parametrize("layers, drawn", [(1, 1), (2, 2), (6, 3)])
+def test_architecture_figure(layers, drawn):
+    spec = validated(figures.architecture_figure(layers))
+    fills = [s.get("fillcolor") for s in spec["layout"]["shapes"]]
+    colours = figures.BLOCK_COLOURS
+    assert fills.count(colours["self-attention"]) == 2 * drawn  # encoder-only and the encoder
+    assert fills.count(colours["masked self-attention"]) == 2 * drawn  # decoder-only and the decoder
+    assert fills.count(colours["cross-attention"]) == drawn
+    arrows = [a for a in spec["layout"]["annotations"] if a.get("showarrow")]
+    assert len(arrows) == drawn
+    assert f"{layers} layer" in spec["layout"]["title"]["text"]
