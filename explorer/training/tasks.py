@@ -13,6 +13,7 @@ set generated from a fixed seed so that a model's card accuracy can be reproduce
 
 from __future__ import annotations
 
+import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -121,6 +122,10 @@ class Task(ABC):
     def expected_output(self, tokens: list[str]) -> list[str] | None:
         """The right answer to the input, where the task defines one (shown beside the model's)."""
         return None
+
+    def details(self) -> dict:
+        """What a model card should record about this task beyond its name (e.g. how data is drawn)."""
+        return {}
 
     @abstractmethod
     def batch(self, n: int, generator: torch.Generator) -> Batch:
@@ -333,30 +338,60 @@ class RecallTask(Task):
     it has to keep the first token through every later one.  The same data trains a causal
     transformer and tanh RNN / LSTM / GRU, so accuracy against distance compares the one-step path
     of attention with the T-step path of the loop.
-    """
+
+    Training gaps are mostly short (`gaps="log-uniform"`): each batch draws its longest gap L with
+    log L uniform on [0, log(max_distance + 1)], then its gaps uniformly from 1 … L (at 128: ≈ 60 %
+    of gaps are 8 or less, ≈ 4 % over 64); a batch is only as long as its longest gap.  "uniform"
+    draws gaps uniformly from 1 … max_distance.  The evaluation set holds every distance 1 …
+    max_distance equally often, whatever the training gaps."""
 
     name = "recall"
     architecture = "decoder"
     description = "Remember the first letter across a gap of other letters."
     keys = tuple("ABCDEFGH")
-    eval_size = 2048
+    eval_size = 1024  # 8 per distance: a lesson page evaluates four models on it when it first opens
     spells_words = True
+    GAPS = ("log-uniform", "uniform")
 
-    def __init__(self, max_distance: int = 128):
+    def __init__(self, max_distance: int = 128, gaps: str = "log-uniform"):
         super().__init__([PAD, "?", *self.keys])
-        self.max_distance = max_distance
+        if gaps not in self.GAPS:
+            raise ValueError(f"unknown gap distribution {gaps!r}; expected one of {self.GAPS}")
+        if max_distance < 1:
+            raise ValueError("max_distance must be at least 1")
+        self.max_distance, self.gaps = max_distance, gaps
         self.max_len = max_distance + 1
 
     def batch(self, n: int, generator: torch.Generator) -> Batch:
-        distance = torch.randint(1, self.max_distance + 1, (n,), generator=generator)
+        if self.gaps == "uniform":
+            distance = torch.randint(1, self.max_distance + 1, (n,), generator=generator)
+        else:
+            u = torch.rand((), generator=generator).item()
+            longest = min(self.max_distance, int(math.exp(u * math.log(self.max_distance + 1))))
+            distance = torch.randint(1, longest + 1, (n,), generator=generator)
+        return self.examples(distance, generator)
+
+    def evaluation(self) -> Batch:
+        """The fixed held-out set: distances 1 … max_distance in turn, each equally often (the
+        remainder of eval_size / max_distance goes to the shortest), letters from eval_seed."""
+        distance = torch.arange(self.eval_size) % self.max_distance + 1
+        return self.examples(distance.sort().values, torch.Generator().manual_seed(self.eval_seed))
+
+    def examples(self, distance: torch.Tensor, generator: torch.Generator) -> Batch:
+        """One example per entry of `distance` (each 1 … max_distance), as long as the longest."""
+        n, length = len(distance), int(distance.max()) + 1
         first = self.index[self.keys[0]]
-        letters = torch.randint(first, first + len(self.keys), (n, self.max_len), generator=generator)
-        positions = torch.arange(self.max_len)[None]
+        letters = torch.randint(first, first + len(self.keys), (n, length), generator=generator)
+        positions = torch.arange(length)[None]
         tokens = torch.where(positions == distance[:, None], self.index["?"], letters)
         valid = positions <= distance[:, None]
         tokens = torch.where(valid, tokens, 0)
         targets = torch.where(positions == distance[:, None], letters[:, :1], -100)
         return Batch(tokens, targets, valid, distance=distance)
+
+    def details(self) -> dict:
+        return {"max_distance": self.max_distance, "training_gaps": self.gaps,
+                "evaluation_gaps": "every distance 1 … max_distance equally often"}
 
     def expected_output(self, tokens: list[str]) -> list[str] | None:
         return [tokens[0]] if tokens and tokens[-1] == "?" else None

@@ -12,6 +12,7 @@ import argparse
 import copy
 import dataclasses
 import functools
+import itertools
 import json
 import math
 import multiprocessing
@@ -32,13 +33,15 @@ from .pretrained import (
     AttentionHint,
     ModelSpec,
     build_model,
+    distance_band_edges,
     evaluate,
     find_spec,
     forward,
     model_config,
+    recall_correct,
     sha256_of,
 )
-from .tasks import CoreferenceTask, get_task
+from .tasks import CoreferenceTask, RecallTask, get_task
 
 __all__ = ["main", "train", "write_model_table"]
 
@@ -87,6 +90,41 @@ def referent_attention(model, task: CoreferenceTask) -> dict:
             "every_head": {f"layer {lay + 1} head {h + 1}": round(v, 3) for (lay, h), v in scores.items()}}
 
 
+def recall_bands(model, task: RecallTask) -> dict:
+    """Held-out accuracy over ranges of distance 1–8, 9–32, 33–64, 65–128, 129–256, … (the recall
+    lesson's curve in a few numbers, for the card and the table)."""
+    distance, right = recall_correct(model, task)
+    return {f"{lo}–{hi - 1}": round(float(right[(distance >= lo) & (distance < hi)].mean()), 4)
+            for lo, hi in itertools.pairwise(distance_band_edges(task.max_distance))}
+
+
+class LearningCurve:
+    """Held-out accuracy by distance band at a few steps during training (the recall task): which
+    gaps a model learns first, and when.  Called by `_optimise` after every step; evaluates every
+    50 steps up to 500, then every 250, and at the end.  Its time is kept apart from training's."""
+
+    def __init__(self, task: RecallTask, steps: int):
+        self.task = task
+        self.at = {*range(50, min(500, steps) + 1, 50), *range(750, steps + 1, 250), steps}
+        self.points: dict[int, dict] = {}
+        self.seconds = 0.0
+
+    def __call__(self, step: int, model) -> None:
+        if step in self.at:
+            started = time.perf_counter()
+            model.eval()
+            self.points[step] = recall_bands(model, self.task)
+            model.train()
+            self.seconds += time.perf_counter() - started
+
+    def card(self) -> dict:
+        steps = sorted(self.points)
+        bands = list(self.points[steps[-1]]) if steps else []
+        return {"about": "held-out accuracy by distance band after each of these training steps",
+                "steps": steps, "accuracy": {band: [self.points[s][band] for s in steps] for band in bands},
+                "evaluation_s": round(self.seconds, 1)}
+
+
 def head_ablation(model, task) -> dict:
     """Held-out accuracy with one head silenced at a time (its slice of the output projection set
     to zero, on a copy): how much the model relies on each head."""
@@ -109,9 +147,10 @@ def attention_hint_loss(trace, hint: AttentionHint, task, batch) -> torch.Tensor
     return -torch.log(wanted + 1e-6).mean()
 
 
-def _optimise(spec: ModelSpec, model, task, steps: int, quiet: bool) -> tuple[float, float]:
+def _optimise(spec: ModelSpec, model, task, steps: int, quiet: bool, checkpoint=None) -> tuple[float, float]:
     """AdamW with warm-up and cosine decay, gradients clipped to norm 1, batches drawn from the
-    seed + 1.  Returns the mean loss of the last 50 steps and the wall time in seconds."""
+    seed + 1.  `checkpoint(step, model)`, if given, is called after every step (it must leave the
+    model as it found it).  Returns the mean loss of the last 50 steps and the wall time in seconds."""
     optimiser = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=0.01)
     generator = torch.Generator().manual_seed(spec.seed + 1)
     started = time.perf_counter()
@@ -134,6 +173,8 @@ def _optimise(spec: ModelSpec, model, task, steps: int, quiet: bool) -> tuple[fl
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimiser.step()
         recent_losses = [*recent_losses, loss.item()][-50:]
+        if checkpoint is not None:
+            checkpoint(step + 1, model)
         if not quiet:
             _progress(spec.name, step + 1, steps, loss.item(), started)
     return sum(recent_losses) / len(recent_losses), time.perf_counter() - started
@@ -148,7 +189,9 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
     task = get_task(spec.task)
     config = model_config(spec, task)
     model = build_model(spec.kind, task, config)
-    final_loss, wall_time = _optimise(spec, model, task, steps, quiet)
+    curve = LearningCurve(task, steps) if isinstance(task, RecallTask) else None
+    final_loss, wall_time = _optimise(spec, model, task, steps, quiet, curve)
+    wall_time -= curve.seconds if curve else 0.0  # training alone, not the evaluations along the way
     model.eval()
     metrics = evaluate(model, task)
 
@@ -184,6 +227,11 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
             "about": "for the first `steps` steps, the loss also had `weight` × −log(attention of this head "
                      "(layer, head counted from 0) from the query position to the target position)",
         }
+    if task.details():
+        card["task_details"] = task.details()
+    if curve:
+        card["heldout_by_distance"] = recall_bands(model, task)
+        card["learning_curve"] = curve.card()
     if isinstance(task, CoreferenceTask):
         with torch.no_grad():
             card["referent_head"] = referent_attention(model, task)
@@ -200,6 +248,21 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
 
 def _train_by_name(name: str, out_dir: Path = PRETRAINED_DIR) -> dict:
     return train(find_spec(name), out_dir)
+
+
+def _recall_note(card: dict) -> str:
+    """A recall model's line under the table: accuracy by distance, and when training got there."""
+    bands = ", ".join(f"{band} {100 * value:.0f} %" for band, value in card["heldout_by_distance"].items())
+    gaps = card.get("task_details", {}).get("training_gaps", "uniform")
+    gaps = "mostly short (log-uniform)" if gaps == "log-uniform" else gaps
+    note = (f"- `{card['name']}`, trained on {gaps} gaps: held-out accuracy by distance from the key to '?': "
+            f"{bands} (chance {100 / len(get_task(card['task']).keys):.1f} %)")
+    curve = card.get("learning_curve")
+    if curve:
+        at = [step for i, step in enumerate(curve["steps"]) if all(v[i] >= 0.95 for v in curve["accuracy"].values())]
+        if at:
+            note += f"; every range at 95 % or more from step {at[0]} of {card['steps']} (the card's `learning_curve`)"
+    return note + "."
 
 
 def write_model_table(directory: Path = PRETRAINED_DIR) -> Path:
@@ -220,6 +283,8 @@ def write_model_table(directory: Path = PRETRAINED_DIR) -> Path:
         rows.append(f"| `{card['name']}` | {card['task']} | {architecture} | {encoding} | {card['parameters']:,} | "
                     f"{100 * card['heldout_accuracy']:.1f} % | {card['size_bytes'] / 1e6:.2f} MB | "
                     f"{card['wall_time_s']:.0f} s |")
+        if "heldout_by_distance" in card:
+            notes.append(_recall_note(card))
         if "referent_head" in card:
             named = card["referent_head"]
             hint = card.get("attention_hint")

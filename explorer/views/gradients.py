@@ -23,7 +23,7 @@ from ..analysis.bptt import recurrent_log_gradient_norms
 from ..analysis.dependency import UnmaskedAttentionStack, fast_dependency_matrix
 from ..analysis.gradients import INPUT_SEED_OFFSET, build_sequence_model, input_gradient_norms, random_sequence
 from ..model.rnn import RECURRENT_KINDS
-from ..training.pretrained import load_model, recall_correct
+from ..training.pretrained import distance_band_edges, load_model, recall_correct
 
 __all__ = [
     "KIND_LABELS",
@@ -208,7 +208,7 @@ def recall_accuracy(name: str) -> RecallAccuracy:
 
 def binned_accuracy(result: RecallAccuracy, width: int = 8) -> np.ndarray:
     """For each distance, the accuracy over its bin of `width` distances (1–8, 9–16, …), weighted
-    by examples: the ~16 examples per distance make the raw curve jumpy, the bins much less so."""
+    by examples: the few examples per distance make the raw curve jumpy, the bins much less so."""
     bins = (result.distances - 1) // width
     right = result.accuracy * result.examples
     totals = {b: (right[bins == b].sum(), result.examples[bins == b].sum()) for b in np.unique(bins)}
@@ -217,11 +217,10 @@ def binned_accuracy(result: RecallAccuracy, width: int = 8) -> np.ndarray:
 
 def accuracy_bands(result: RecallAccuracy, edges: tuple[int, ...] | None = None) -> list[tuple[str, float]]:
     """Accuracy over ranges of distance [edges[i], edges[i+1]), weighted by examples, so that the
-    noise of ~16 examples per distance averages out.  Default edges: 1, 9, 33, 65, … up to the
-    longest distance."""
+    noise of a few examples per distance averages out.  Default edges: 1, 9, 33, 65, then doubling
+    (129, 257, …) up to the longest distance (`distance_band_edges`)."""
     if edges is None:
-        longest = int(result.distances.max()) if len(result.distances) else 1
-        edges = (*[e for e in (1, 9, 33, 65) if e <= longest], longest + 1)
+        edges = distance_band_edges(int(result.distances.max()) if len(result.distances) else 1)
     bands = []
     for lo, hi in itertools.pairwise(edges):
         chosen = (result.distances >= lo) & (result.distances < hi)

@@ -131,6 +131,10 @@ def test_recall_accuracy_is_read_from_the_models_evaluation():
         np.testing.assert_allclose(rows.loc[list(CHECKED_DISTANCES), "accuracy"], list(expected.values()), atol=1e-12)
     assert "Download accuracy by distance (CSV)" in [b.proto.label for b in at.get("download_button")]
     assert any("At distances 65–128" in m.value for m in at.markdown)
+    # The table of bands is the page's own evaluation, and agrees with what training wrote in the cards.
+    table = at.dataframe[0].value
+    for name, label in RECALL_MODELS.items():
+        assert dict(table.loc[label]) == pytest.approx(load_model(name).card["heldout_by_distance"], abs=1e-4)
 
 
 def test_the_main_controls_drive_the_view_and_every_chart_has_a_csv():

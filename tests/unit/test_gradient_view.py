@@ -129,6 +129,19 @@ def test_recall_accuracy_evaluates_the_model_per_distance(monkeypatch):
         assert value == pytest.approx(right[(distance >= first) & (distance < first + 8)].mean())
 
 
+def test_accuracy_bands_double_beyond_64_and_close_at_the_longest_distance():
+    distances = np.arange(1, 301)
+    right = (distances % 3 == 0).astype(float)  # 1 in 3 right at every distance
+    result = gv.RecallAccuracy("fake", distances, right, np.ones(300, dtype=np.int64), None)
+    bands = dict(gv.accuracy_bands(result))
+    assert list(bands) == ["1–8", "9–32", "33–64", "65–128", "129–256", "257–300"]
+    for band, value in bands.items():
+        lo, hi = map(int, band.split("–"))
+        assert value == pytest.approx(np.mean(distances[lo - 1:hi] % 3 == 0))
+    shorter = gv.RecallAccuracy("fake", distances[:128], right[:128], np.ones(128, dtype=np.int64), None)
+    assert [band for band, _ in gv.accuracy_bands(shorter)][-1] == "65–128"
+
+
 def test_chunked_recall_evaluation_matches_the_library_for_a_causal_transformer():
     task = RecallTask(max_distance=20)
     config = TransformerConfig(vocab_size=task.vocab_size, d_model=8, n_heads=2, n_layers=1,

@@ -3,6 +3,7 @@
 import json
 import shutil
 
+import numpy as np
 import pytest
 import torch
 
@@ -14,6 +15,7 @@ from explorer.training.pretrained import (
     find_spec,
     load_model,
     load_model_uncached,
+    recall_correct,
     sha256_of,
 )
 from explorer.training.train import main as train_main
@@ -180,3 +182,59 @@ def test_the_card_records_the_hint_the_heads_and_the_ablation():
     ablation = card["head_ablation"]
     assert len(ablation) == card["config"]["n_layers"] * card["config"]["n_heads"]
     assert min(ablation.values()) < card["heldout_accuracy"] - 0.05, "some head must matter"
+
+
+RECALL = {spec.name: spec.kind for spec in MODEL_SPECS if spec.task == "recall"}
+
+
+@pytest.mark.parametrize("name", sorted(RECALL))
+def test_recall_cards_give_the_accuracy_by_distance_a_fresh_evaluation_finds(name):
+    """The card's bands are the held-out accuracy over each range of distance, recomputed here from
+    the answers at every '?'; the learning curve ends where the card does."""
+    loaded = load_model(name)
+    card = loaded.card
+    distance, right = recall_correct(loaded.model, loaded.task)
+    assert np.array_equal(np.bincount(distance)[1:], np.full(128, loaded.task.eval_size // 128))
+    bands = card["heldout_by_distance"]
+    assert list(bands) == ["1–8", "9–32", "33–64", "65–128"]
+    for band, value in bands.items():
+        lo, hi = map(int, band.split("–"))
+        assert value == pytest.approx(right[(distance >= lo) & (distance <= hi)].mean(), abs=1e-4)
+    assert card["task_details"] == {"max_distance": 128, "training_gaps": "log-uniform",
+                                    "evaluation_gaps": "every distance 1 … max_distance equally often"}
+    curve = card["learning_curve"]
+    assert curve["steps"][-1] == card["steps"] and curve["steps"] == sorted(curve["steps"])
+    assert {band: values[-1] for band, values in curve["accuracy"].items()} == bands
+
+
+def steps_to_learn(card: dict, level: float = 0.95) -> int:
+    """The first step of the card's learning curve at which every distance band is at `level` or more."""
+    curve = card["learning_curve"]
+    return next(step for i, step in enumerate(curve["steps"])
+                if all(values[i] >= level for values in curve["accuracy"].values()))
+
+
+def test_trained_on_mostly_short_gaps_every_recall_model_bridges_every_gap():
+    """What the recall lesson can claim from the shipped models: attention and all three loops answer
+    right at every distance up to 128 (chance is 1 in 8), and the loop without gates, the tanh RNN,
+    is the last of the four to get there."""
+    cards = {name: load_model(name).card for name in RECALL}
+    for name, card in cards.items():
+        assert min(card["heldout_by_distance"].values()) >= 0.98, (name, card["heldout_by_distance"])
+        first = card["learning_curve"]["accuracy"]
+        assert all(values[0] < 0.5 for values in first.values()), "after 50 steps nothing is learned yet"
+    learned = {RECALL[name]: steps_to_learn(card) for name, card in cards.items()}
+    assert learned["rnn"] > max(learned["lstm"], learned["gru"], learned["transformer"]), learned
+
+
+def test_a_recall_training_run_records_its_learning_curve_and_the_table_its_bands(tmp_path):
+    spec = find_spec("recall-rnn")
+    card = train(spec, tmp_path, steps=60, quiet=True)
+    assert card["learning_curve"]["steps"] == [50, 60]
+    assert train(spec, tmp_path / "again", steps=60, quiet=True)["sha256"] == card["sha256"]
+    assert card["heldout_accuracy"] == pytest.approx(
+        sum(card["heldout_by_distance"][band] * n for band, n in (("1–8", 8), ("9–32", 24), ("33–64", 32),
+                                                                   ("65–128", 64))) / 128, abs=1e-3)
+    assert train_main(["--table", "--out", str(tmp_path)]) == 0
+    note = next(line for line in (tmp_path / "README.md").read_text().splitlines() if line.startswith("- `recall-rnn`"))
+    assert all(f"{band} {100 * value:.0f} %" in note for band, value in card["heldout_by_distance"].items())

@@ -1,5 +1,8 @@
 """The toy tasks produce what they claim, deterministically."""
 
+import math
+
+import pytest
 import torch
 
 from explorer.training.tasks import (
@@ -8,6 +11,7 @@ from explorer.training.tasks import (
     PLACE_ADJECTIVES,
     PLACES,
     QUARRY_ADJECTIVES,
+    RecallTask,
     get_task,
 )
 
@@ -81,15 +85,46 @@ def test_coreference_referent_is_none_outside_the_task_grammar():
 
 def test_recall_target_is_the_first_token_at_the_question_mark():
     task = get_task("recall")
-    batch = task.batch(100, gen())
-    for i in range(100):
-        d = int(batch.distance[i])
-        tokens = visible(task, batch.inputs[i], batch.valid[i])
-        assert len(tokens) == d + 1 and tokens[-1] == "?"
-        assert all(t in task.keys for t in tokens[:-1]), "distractors are letters like the key"
-        assert task.vocab[int(batch.targets[i][d])] == tokens[0]
-        assert (batch.targets[i] != -100).sum() == 1
-    assert int(batch.distance.max()) > 48
+    generator = gen()
+    for _ in range(20):
+        batch = task.batch(16, generator)
+        assert batch.inputs.shape[1] == int(batch.distance.max()) + 1, "a batch is as long as its longest gap"
+        for i in range(16):
+            d = int(batch.distance[i])
+            tokens = visible(task, batch.inputs[i], batch.valid[i])
+            assert len(tokens) == d + 1 and tokens[-1] == "?"
+            assert all(t in task.keys for t in tokens[:-1]), "distractors are letters like the key"
+            assert task.vocab[int(batch.targets[i][d])] == tokens[0]
+            assert (batch.targets[i] != -100).sum() == 1
+
+
+def test_recall_training_gaps_are_mostly_short_and_reach_the_longest():
+    """Log-uniform: the longest gap of a batch has log L uniform, its gaps are uniform up to L."""
+    task = get_task("recall")
+    generator = gen(3)
+    batches = [task.batch(64, generator).distance for _ in range(2000)]
+    longest = torch.tensor([int(d.max()) for d in batches])
+    gaps = torch.cat(batches)
+    assert gaps.min() == 1 and task.max_distance - 8 <= gaps.max() <= task.max_distance
+    # P(L ≤ 8) = P(int(129^u) ≤ 8) = log 9 / log 129 ≈ 0.45; P(L > 64) = 1 − log 65 / log 129 ≈ 0.14.
+    assert abs((longest <= 8).float().mean() - math.log(9) / math.log(129)) < 0.04
+    assert abs((longest > 64).float().mean() - (1 - math.log(65) / math.log(129))) < 0.03
+    assert 0.5 < (gaps <= 8).float().mean() < 0.7 and 0.02 < (gaps > 64).float().mean() < 0.07
+    uniform = RecallTask(gaps="uniform").batch(4000, gen(4)).distance
+    assert abs(uniform.float().mean() - 64.5) < 2 and uniform.max() == 128
+    with pytest.raises(ValueError, match="gap distribution"):
+        RecallTask(gaps="geometric")
+
+
+def test_recall_evaluation_holds_every_distance_equally_often():
+    task = RecallTask(max_distance=40)
+    batch = task.evaluation()
+    counts = torch.bincount(batch.distance, minlength=41)[1:]
+    assert counts.min() >= task.eval_size // 40 and counts.max() <= task.eval_size // 40 + 1
+    assert batch.inputs.shape == (task.eval_size, 41)
+    assert torch.equal(batch.inputs, task.evaluation().inputs)
+    first = get_task("recall").evaluation()
+    assert torch.equal(torch.bincount(first.distance)[1:], torch.full((128,), 1024 // 128))
 
 
 def test_evaluation_sets_are_fixed_and_differ_from_training_batches():
