@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .parsed_input import ParsedInput
+
 __all__ = [
     "TASKS",
     "Batch",
@@ -47,26 +49,6 @@ class Batch:
     decoder_inputs: torch.Tensor | None = None
     decoder_valid: torch.Tensor | None = None
     distance: torch.Tensor | None = None
-
-
-@dataclass(frozen=True)
-class ParsedInput:
-    """What the user typed, as the task's tokens.  `unknown` were dropped; `cut` beyond max."""
-
-    tokens: tuple[str, ...]
-    unknown: tuple[str, ...]
-    cut: int
-
-    @property
-    def problems(self) -> list[str]:
-        notes = []
-        if self.unknown:
-            shown = ", ".join(f"'{u[:15]}'" for u in self.unknown[:8])
-            more = f" and {len(self.unknown) - 8} more" if len(self.unknown) > 8 else ""
-            notes.append(f"not in this model's vocabulary, so left out: {shown}{more}")
-        if self.cut:
-            notes.append(f"the input was longer than this model allows; the last {self.cut} tokens were left out")
-        return notes
 
 
 class Task(ABC):

@@ -228,3 +228,15 @@ def accuracy_bands(result: RecallAccuracy, edges: tuple[int, ...] | None = None)
             right = float((result.accuracy[chosen] * result.examples[chosen]).sum())
             bands.append((f"{lo}–{hi - 1}", right / float(result.examples[chosen].sum())))
     return bands
+
+
+LEARNING_STEPS = (100, 150, 200, 250)  # training steps at which the recall lesson compares the models
+
+
+def recall_learning(name: str, steps: tuple[int, ...] = LEARNING_STEPS) -> dict[int, dict[str, float]]:
+    """From a shipped recall model's card: held-out accuracy per distance band after each of `steps`
+    training steps ({step: {band: accuracy}}), where the card recorded them; {} for an older card."""
+    curve = load_model(name).card.get("learning_curve") or {}
+    recorded = curve.get("steps", [])
+    return {step: {band: values[recorded.index(step)] for band, values in curve.get("accuracy", {}).items()}
+            for step in steps if step in recorded}

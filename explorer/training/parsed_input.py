@@ -1,0 +1,27 @@
+"""What a task read of a user's text: kept apart from the tasks so the tasks module stays about data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ParsedInput"]
+
+
+@dataclass(frozen=True)
+class ParsedInput:
+    """What the user typed, as the task's tokens.  `unknown` were dropped; `cut` beyond max."""
+
+    tokens: tuple[str, ...]
+    unknown: tuple[str, ...]
+    cut: int
+
+    @property
+    def problems(self) -> list[str]:
+        notes = []
+        if self.unknown:
+            shown = ", ".join(f"'{u[:15]}'" for u in self.unknown[:8])
+            more = f" and {len(self.unknown) - 8} more" if len(self.unknown) > 8 else ""
+            notes.append(f"not in this model's vocabulary, so left out: {shown}{more}")
+        if self.cut:
+            notes.append(f"the input was longer than this model allows; the last {self.cut} tokens were left out")
+        return notes
