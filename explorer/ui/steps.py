@@ -27,7 +27,7 @@ import streamlit as st
 
 from .text import escape_markdown
 
-__all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps"]
+__all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps", "step_heading"]
 
 STEP_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 STEP_KEY = "step"
@@ -60,6 +60,12 @@ def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
         steps.append(Step(raw["title"].strip(), raw["predict"].strip(), raw["reveal"].strip(),
                           dict(raw.get("settings", {})), str(raw.get("section", "")).strip()))
     return tuple(steps)
+
+
+def step_heading(number: int, total: int, title: str) -> str:
+    """The bold line above a step: "Step 2 of 5 · Title." (no full stop after a title that ends in ?, ! or .)."""
+    end = "" if title.rstrip()[-1:] in (".", "?", "!", "…") else "."
+    return f"**Step {number} of {total} · {escape_markdown(title)}{end}**"
 
 
 class Lesson:
@@ -130,7 +136,7 @@ class Lesson:
                        width="stretch", type="primary" if step else "secondary")
         if step is None:
             return
-        heading = f"**Step {self.number} of {len(self.steps)} · {escape_markdown(step.title)}.**"
+        heading = step_heading(self.number, len(self.steps), step.title)
         if not self.revealed:
             where.info(f"{heading} {step.predict}", icon=":material/psychology_alt:")
         else:
