@@ -26,6 +26,7 @@ _PUBLIC = {
     "ModelTrace": "model.transformer",
     "MultiHeadAttention": "model.attention",
     "RecurrentNet": "model.rnn",
+    "RecurrentSeq2Seq": "model.seq2seq",
     "RecurrentTrace": "model.rnn",
     "RotaryEmbedding": "model.positional",
     "T5RelativeBias": "model.positional",
@@ -55,6 +56,7 @@ _PUBLIC = {
     "sinusoidal_wavelengths": "model.positional",
     "soft_lookup": "analysis.lookup",
     "t5_relative_buckets": "model.positional",
+    "train_live": "training.live",
 }
 
 

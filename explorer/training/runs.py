@@ -142,13 +142,16 @@ class TrainingManager:
             return self._view(run)
 
     def poll(self, session: str, job: LiveJob) -> RunView | None:
-        """`job`'s run as `session` sees it now: None if the run is gone (cancelled or evicted from
-        the cache) or the session has asked for another since.  Polling keeps a run alive."""
+        """`job`'s run as `session` sees it now, and a sign that the session is still there (which
+        keeps an active run alive).  None if the session does not watch an active run of `job`
+        (it asked for another, or stopped, or was silent too long) and the run is not finished."""
         with self._lock:
             now = self._clock()
             self._housekeep(now)
             run = self._runs.get(job)
-            if run is None or self._sessions.get(session, job) != job:
+            if run is None or (run.state in ACTIVE and session not in run.watchers):
+                return None
+            if self._sessions.get(session, job) != job:
                 return None
             run.watchers[session] = now
             self._sessions[session] = job
