@@ -50,6 +50,8 @@ class TrainPanel:
             st.session_state[WATCH] = (self.job, time.monotonic())
         except QueueFull:
             st.session_state[NOTE] = text("queue full", queue=self.manager.max_queue)
+        except ValueError as problem:  # beyond the server's caps (the controls do not allow it)
+            st.session_state[NOTE] = str(problem)
 
     def _stop(self) -> None:
         self.manager.release(self.session)

@@ -24,7 +24,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from .live import MAX_SECONDS, LiveSettings, Snapshot, race, race_settings, run_settings
+from .live import LIVE_SECONDS, MAX_SECONDS, LiveSettings, Snapshot, race, race_settings, run_settings
 
 __all__ = ["ACTIVE", "LiveJob", "QueueFull", "RunView", "TrainingManager", "default_manager"]
 
@@ -100,11 +100,11 @@ class TrainingManager:
     """The server's live runs (see the module docstring).  Thread-safe; one per process is enough."""
 
     def __init__(self, *, slots: int = 1, max_queue: int = 48, abandon_after: float = 20.0, keep_runs: int = 32,
-                 keep_bytes: int = 16 * 2**20, wall_limit: float = 2 * MAX_SECONDS,
-                 clock: Callable[[], float] = time.monotonic):
-        if slots < 1 or max_queue < 0 or abandon_after <= 0 or keep_runs < 0 or wall_limit <= 0:
-            raise ValueError("slots ≥ 1, max_queue ≥ 0, keep_runs ≥ 0, abandon_after and wall_limit > 0")
-        self.slots, self.max_queue, self.abandon_after = slots, max_queue, abandon_after
+                 keep_bytes: int = 16 * 2**20, max_seconds: float = LIVE_SECONDS,
+                 wall_limit: float = 2 * LIVE_SECONDS, clock: Callable[[], float] = time.monotonic):
+        if slots < 1 or max_queue < 0 or abandon_after <= 0 or keep_runs < 0 or min(wall_limit, max_seconds) <= 0:
+            raise ValueError("slots ≥ 1, max_queue ≥ 0, keep_runs ≥ 0; abandon_after, max_seconds, wall_limit > 0")
+        self.slots, self.max_queue, self.abandon_after, self.max_seconds = slots, max_queue, abandon_after, max_seconds
         self.keep_runs, self.keep_bytes, self.wall_limit = keep_runs, keep_bytes, wall_limit
         self._clock = clock
         self._lock = threading.Condition()
@@ -118,7 +118,11 @@ class TrainingManager:
 
     def request(self, session: str, job: LiveJob) -> RunView:
         """Watch `job` from `session`: the run in progress or in the cache, or a new one in the queue.
-        Lets go of the run the session watched before.  Raises QueueFull when the queue is full."""
+        Lets go of the run the session watched before.  Raises QueueFull when the queue is full, and
+        ValueError for a job beyond the server's cap on computing seconds."""
+        if max(runner.max_seconds for runner in job.runners) > self.max_seconds or (
+                job.race_seconds or 0) > self.max_seconds:
+            raise ValueError(f"this server trains a run for at most {self.max_seconds:g} s")
         with self._lock:
             now = self._clock()
             self._housekeep(now)
@@ -279,6 +283,10 @@ class TrainingManager:
                         run.arrived[runner].append(self._clock() - run.started)
                         run.nbytes += snapshot.nbytes
                 state, message = ("cancelled", run.message or "nobody was watching") if run.cancel else ("done", "")
+                last = run.snapshots[0][-1] if run.snapshots[0] else None
+                if state == "done" and run.job.race_seconds is None and last and last.step < run.job.runners[0].steps:
+                    message = (f"it reached the limit of {run.job.runners[0].max_seconds:g} s of computing at step "
+                               f"{last.step}")
             except Exception as problem:  # a bug must not kill the worker: the page shows the message
                 state, message = "failed", f"{type(problem).__name__}: {str(problem)[:300]}"
             with self._lock:

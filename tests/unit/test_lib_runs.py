@@ -151,6 +151,19 @@ def test_wall_time_limit_stops_a_run(make):
     assert manager.finished(job) is None  # a run cut short is not shared as if it were the run
 
 
+def test_the_servers_cap_on_seconds(make):
+    manager = make(max_seconds=5.0)
+    with pytest.raises(ValueError, match="5 s"):
+        manager.request("a", LiveJob.single(LiveSettings(max_seconds=6.0)))
+    with pytest.raises(ValueError, match="5 s"):
+        manager.request("a", LiveJob.race(LiveSettings(max_seconds=5.0), 10.0))
+    job = LiveJob.single(LiveSettings(steps=MAX_STEPS, max_seconds=0.5, seed=next(_seeds)))
+    manager.request("a", job)
+    capped = finish(manager, "a", job)
+    assert capped.state == "done" and "limit of 0.5 s" in capped.message
+    assert capped.snapshots[0][-1].step < MAX_STEPS
+
+
 def test_the_cache_of_finished_runs_is_bounded(make):
     manager = make(keep_runs=1)
     first, second = tiny(), tiny()
