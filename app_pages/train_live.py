@@ -12,8 +12,7 @@ import time
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from explorer.figures.attention import attention_grid
-from explorer.figures.train import Curve, race_figure, training_curves
+from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
 from explorer.training.runs import LiveJob, QueueFull, RunView, default_manager
 from explorer.ui import lesson_text, plotly_chart
 from explorer.views.train import Progress, columns, first_snapshots, probe_tokens, progress
@@ -153,9 +152,8 @@ class TrainPanel:
     # --- the figures -----------------------------------------------------------------------------------
 
     def _draw(self, snapshots, index: int | None) -> None:
-        """The figures for one moment: the probe's attention grid at the snapshot `index` of the
-        transformer (None: the latest) on the left; the loss and accuracy curves, or the race, on the
-        right."""
+        """The figures for one moment: the probe's attention in every layer and head at the snapshot
+        `index` of the transformer (None: the latest), then the loss and accuracy curves or the race."""
         settings = self.job.runners[0]
         transformer = snapshots[0]
         snapshot = transformer[-1 if index is None else index]
@@ -166,21 +164,15 @@ class TrainPanel:
                              accuracy=100 * snapshot.accuracy, rival=self.job.runners[1].model.upper(),
                              rival_step=rival[-1].step, rival_accuracy=100 * rival[-1].accuracy))
         else:
-            st.markdown(text("moment", step=snapshot.step, accuracy=100 * snapshot.accuracy, loss=snapshot.loss,
-                             seconds=snapshot.seconds))
-        left, right = st.columns([3, 2], gap="medium")
-        grid = attention_grid(snapshot.attention, queries, keys)
-        grid.layout.height = 130 + 170 * settings.n_layers
-        with left:
-            plotly_chart(grid, key="train_grid")
-        with right:
-            if self.race:
-                curves = [Curve(runner.model, **columns(shown))
-                          for runner, shown in zip(self.job.runners, snapshots, strict=True)]
-                plotly_chart(race_figure(curves, self.job.race_seconds, stacked=True), key="train_race")
-            else:
-                loss_top = max(s.loss for s in transformer) * 1.05
-                plotly_chart(training_curves(Curve("transformer", **columns(transformer)), settings.steps,
-                                             marker=snapshot.step, loss_top=loss_top, stacked=True),
-                             key="train_curves")
+            st.markdown(text("moment", step=snapshot.step, accuracy=100 * snapshot.accuracy, loss=snapshot.loss)
+                        + (text("moment seconds", seconds=snapshot.seconds) if snapshot.step else ""))
+        plotly_chart(attention_panels(snapshot.attention, queries, keys), key="train_grid")
         self.lesson.explain()
+        if self.race:
+            curves = [Curve(runner.model, **columns(shown))
+                      for runner, shown in zip(self.job.runners, snapshots, strict=True)]
+            plotly_chart(race_figure(curves, self.job.race_seconds), key="train_race")
+        else:
+            loss_top = max(s.loss for s in transformer) * 1.05
+            plotly_chart(training_curves(Curve("transformer", **columns(transformer)), settings.steps,
+                                         marker=snapshot.step, loss_top=loss_top), key="train_curves")

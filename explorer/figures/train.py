@@ -1,6 +1,5 @@
-"""The live-training lesson's figures: the held-out loss and accuracy as a run goes, and a race of
-two models' accuracy against seconds and against steps.  (The attention grid of the probe is
-`explorer.figures.attention.attention_grid`.)
+"""The live-training lesson's figures: the probe's attention in every layer and head, the held-out
+loss and accuracy as a run goes, and a race of two models' accuracy against seconds and steps.
 
 Axes are fixed to the whole run (every step, or the race's seconds) from the first snapshot, so a
 curve grows across a still frame instead of the frame rescaling under it at every poll.
@@ -14,11 +13,22 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import FONT_SIZE, OKABE_ITO, figure_from_spec, grid_domains, panel_title
+from .common import (
+    FONT_SIZE,
+    OKABE_ITO,
+    SEQUENTIAL,
+    colour_list,
+    figure_from_spec,
+    grid_domains,
+    hover_grid,
+    panel_title,
+    token_axis,
+)
 
-__all__ = ["RUNNER_COLOURS", "Curve", "race_figure", "training_curves"]
+__all__ = ["RUNNER_COLOURS", "Curve", "attention_panels", "race_figure", "training_curves"]
 
 RUNNER_COLOURS = {"transformer": OKABE_ITO["blue"], "gru": OKABE_ITO["vermillion"], "lstm": OKABE_ITO["orange"]}
+RUNNER_NAMES = {"gru": "GRU", "lstm": "LSTM"}
 LOSS_COLOUR = OKABE_ITO["vermillion"]
 ACCURACY_COLOUR = OKABE_ITO["blue"]
 
@@ -32,6 +42,41 @@ class Curve:
     loss: np.ndarray
     accuracy: np.ndarray
     seconds: np.ndarray
+
+
+def attention_panels(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
+                     columns: int = 4) -> go.Figure:
+    """Every (layer, head) of attention weights (layers, heads, T_q, T_k) as one panel, layer by
+    layer, `columns` panels to a row (a whole layer per row when it has more heads): for a small
+    model, every head of every layer side by side, so that one screen shows them all.  One colour
+    scale from 0 to 1; query tokens label the first panel of each row."""
+    n_layers, n_heads = weights.shape[:2]
+    per_row = max(n_heads, min(columns, n_layers * n_heads))
+    per_row -= per_row % n_heads  # whole layers in a row
+    rows = -(-n_layers * n_heads // per_row)
+    x_domains = grid_domains(per_row, 0.04)
+    y_domains = grid_domains(rows, 0.5 / rows if rows > 1 else 0.0)[::-1]
+    hover = hover_grid(query_tokens, key_tokens)
+    traces, layout, titles = [], {}, []
+    for n, (layer, head) in enumerate((lay, h) for lay in range(n_layers) for h in range(n_heads)):
+        row, column = divmod(n, per_row)
+        suffix = "" if n == 0 else str(n + 1)
+        traces.append({"type": "heatmap", "z": weights[layer, head].astype(np.float32), "coloraxis": "coloraxis",
+                       "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1, "customdata": hover,
+                       "hovertemplate": f"layer {layer + 1} head {head + 1}<br>%{{customdata}}<br>"
+                                        "weight %{z:.3f}<extra></extra>"})
+        layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=x_domains[column], anchor=f"y{suffix}",
+                                               size=FONT_SIZE - 3)
+        layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[row], anchor=f"x{suffix}",
+                                               size=FONT_SIZE - 3, reverse=True, show=column == 0)
+        titles.append(panel_title(f"layer {layer + 1} · head {head + 1}", x_domains[column], y_domains[row][1] + 0.01))
+    layout.update(
+        annotations=titles, font={"size": FONT_SIZE}, plot_bgcolor="rgba(0,0,0,0)",
+        coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
+                   "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16}},
+        height=60 + rows * (90 + 22 * len(query_tokens)), margin={"l": 10, "r": 10, "t": 30, "b": 20},
+    )
+    return figure_from_spec({"data": traces, "layout": layout})
 
 
 def _axis(domain, anchor: str, title: str, *, upper: float | None = None, percent: bool = False) -> dict:
@@ -95,13 +140,14 @@ def race_figure(curves: Sequence[Curve], seconds: float, *, stacked: bool = Fals
     traces = []
     for curve in curves:
         colour = RUNNER_COLOURS.get(curve.name, OKABE_ITO["black"])
-        common = {"type": "scatter", "mode": "lines+markers", "name": curve.name, "legendgroup": curve.name,
+        name = RUNNER_NAMES.get(curve.name, curve.name)
+        common = {"type": "scatter", "mode": "lines+markers", "name": name, "legendgroup": name,
                   "line": {"color": colour, "width": 3}, "marker": {"size": 5}}
         traces.append({**common, "x": curve.seconds, "y": 100 * curve.accuracy,
-                       "hovertemplate": f"{curve.name}<br>%{{x:.1f}} s<br>%{{y:.1f}} %<extra></extra>"})
+                       "hovertemplate": f"{name}<br>%{{x:.1f}} s<br>%{{y:.1f}} %<extra></extra>"})
         traces.append({**common, "x": curve.steps, "y": 100 * curve.accuracy, "xaxis": "x2", "yaxis": "y2",
                        "showlegend": False,
-                       "hovertemplate": f"{curve.name}<br>step %{{x}}<br>%{{y:.1f}} %<extra></extra>"})
+                       "hovertemplate": f"{name}<br>step %{{x}}<br>%{{y:.1f}} %<extra></extra>"})
     layout = {
         "xaxis": _axis(x1, "y", "seconds of training", upper=seconds * 1.02),
         "yaxis": _axis(y1, "x", "accuracy", percent=True),

@@ -98,7 +98,7 @@ def test_stop_cancels_the_run_and_a_settings_change_lets_it_go():
 def test_the_race_trains_both_models_for_the_same_seconds():
     at = run_page(PAGE, {"mode": "race", "race_seconds": "5", "seed": "15"})
     race = plotly_figures(at)[1]["data"]
-    assert [trace["name"] for trace in race] == ["transformer", "transformer", "gru", "gru"]
+    assert [trace["name"] for trace in race] == ["transformer", "transformer", "GRU", "GRU"]
     assert at.button(key="train_start").label == "Race"
     at.button(key="train_start").click().run()
     poll_to_the_end(at)
