@@ -239,9 +239,10 @@ class Session:
                         elements.append((tuple(msg.metadata.delta_path), None))
                 elif kind == "page_info_changed":
                     self.query = msg.page_info_changed.query_string
-                elif kind == "new_session":  # a whole-page run starts: its fragments announce themselves anew
+                elif kind == "new_session":
                     self.page_script_hash = msg.new_session.page_script_hash or self.page_script_hash
-                    self.auto_reruns = {}
+                    if not msg.metadata.run.fragment_ids:  # a whole-page run: its fragments announce themselves
+                        self.auto_reruns = {}
                 elif kind == "navigation":
                     self.page_script_hash = msg.navigation.page_script_hash or self.page_script_hash
                 elif kind == "page_not_found":
