@@ -94,7 +94,9 @@ class TrainPanel:
             self._draw(first_snapshots(self.job), None)
 
     def _live(self, since: float) -> None:
-        @st.fragment(run_every=self.manager.poll_interval())
+        interval = self.manager.poll_interval()
+
+        @st.fragment(run_every=interval)
         def poll() -> None:
             view = self.manager.poll(self.session, self.job)
             if view is None:
@@ -102,6 +104,8 @@ class TrainPanel:
             shown = progress(view, time.monotonic() - since)
             if shown.complete or view.state in ("cancelled", "failed"):
                 st.rerun()  # into the finished view
+            if abs(self.manager.poll_interval() - interval) >= 1.0:
+                st.rerun()  # a class has joined (or left): poll at the new pace
             self._status(view, shown)
             self._draw(self._or_first(shown.snapshots), None)
 

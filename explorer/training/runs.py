@@ -3,8 +3,9 @@
 A page never trains in its own script thread.  It asks the manager for a job (`request`), then
 polls it (`poll`) from a fragment that reruns every second or so, and draws what has arrived.
 
-* At most `slots` runs train at once (one torch thread each: the app sets one thread per process);
-  more requests wait in a queue of bounded length and see their position in it.
+* At most `slots` runs train at once, each in a child process of its own with one torch thread
+  (worker.py: a run trained in the server's process would hold its interpreter lock against every
+  page of every user); more requests wait in a queue of bounded length and see their position.
 * A session watches one run at a time: asking for another lets go of the first.
 * A run nobody has polled for `abandon_after` seconds is cancelled (the tab was closed), queued or
   running; so is a run whose last watcher let go of it.
@@ -25,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .live import LIVE_SECONDS, MAX_SECONDS, LiveSettings, Snapshot, race, race_settings, run_settings
+from .worker import InlineRunner, ProcessRunner
 
 __all__ = ["ACTIVE", "LiveJob", "QueueFull", "RunView", "TrainingManager", "default_manager"]
 
@@ -101,17 +103,20 @@ class TrainingManager:
 
     def __init__(self, *, slots: int = 1, max_queue: int = 48, abandon_after: float = 20.0, keep_runs: int = 32,
                  keep_bytes: int = 16 * 2**20, max_seconds: float = LIVE_SECONDS,
-                 wall_limit: float = 2 * LIVE_SECONDS, clock: Callable[[], float] = time.monotonic):
+                 wall_limit: float = 2 * LIVE_SECONDS, processes: bool = True,
+                 clock: Callable[[], float] = time.monotonic):
         if slots < 1 or max_queue < 0 or abandon_after <= 0 or keep_runs < 0 or min(wall_limit, max_seconds) <= 0:
             raise ValueError("slots ≥ 1, max_queue ≥ 0, keep_runs ≥ 0; abandon_after, max_seconds, wall_limit > 0")
         self.slots, self.max_queue, self.abandon_after, self.max_seconds = slots, max_queue, abandon_after, max_seconds
         self.keep_runs, self.keep_bytes, self.wall_limit = keep_runs, keep_bytes, wall_limit
+        self.processes = processes  # False: train in the worker threads themselves (tests, notebooks)
         self._clock = clock
         self._lock = threading.Condition()
         self._runs: OrderedDict[LiveJob, _Run] = OrderedDict()  # active and finished, oldest first
         self._queue: deque[LiveJob] = deque()
         self._sessions: dict[str, LiveJob] = {}
         self._threads: list[threading.Thread] = []
+        self._trainers: list = []
         self._closed = False
 
     # --- what pages call ---------------------------------------------------------------------------
@@ -189,7 +194,8 @@ class TrainingManager:
         with self._lock:
             states = [run.state for run in self._runs.values()]
             return {"running": states.count("running"), "queued": len(self._queue), "finished": states.count("done"),
-                    "bytes": sum(run.nbytes for run in self._runs.values()), "sessions": len(self._sessions)}
+                    "bytes": sum(run.nbytes for run in self._runs.values()), "sessions": len(self._sessions),
+                    "trainer_pids": [getattr(trainer, "pid", None) for trainer in self._trainers]}
 
     def close(self) -> None:
         """Cancel everything and stop the threads (tests)."""
@@ -251,7 +257,10 @@ class TrainingManager:
 
     def _start_workers(self) -> None:
         while len(self._threads) < self.slots:
-            thread = threading.Thread(target=self._work, name=f"live-training-{len(self._threads)}", daemon=True)
+            name = f"live-training-{len(self._threads)}"
+            runner = ProcessRunner(name) if self.processes else InlineRunner()
+            self._trainers.append(runner)
+            thread = threading.Thread(target=self._work, args=(runner,), name=name, daemon=True)
             self._threads.append(thread)
             thread.start()
 
@@ -275,26 +284,35 @@ class TrainingManager:
                 run.cancel = True
             return run.cancel
 
-    def _work(self) -> None:
-        while (run := self._next()) is not None:
-            try:
-                for runner, snapshot in run.job.snapshots(lambda run=run: self._should_stop(run)):
-                    with self._lock:
-                        run.snapshots[runner].append(snapshot)
-                        run.arrived[runner].append(self._clock() - run.started)
-                        run.nbytes += snapshot.nbytes
-                state, message = ("cancelled", run.message or "nobody was watching") if run.cancel else ("done", "")
-                last = run.snapshots[0][-1] if run.snapshots[0] else None
-                if state == "done" and run.job.race_seconds is None and last and last.step < run.job.runners[0].steps:
-                    message = (f"it reached the limit of {run.job.runners[0].max_seconds:g} s of computing at step "
-                               f"{last.step}")
-            except Exception as problem:  # a bug must not kill the worker: the page shows the message
-                state, message = "failed", f"{type(problem).__name__}: {str(problem)[:300]}"
-            with self._lock:
-                run.state, run.message = state, message
-                if state == "cancelled" and not run.watchers:
-                    self._runs.pop(run.job, None)
-                self._evict()
+    def _work(self, trainer) -> None:
+        try:
+            if isinstance(trainer, ProcessRunner):
+                trainer.start()  # the child imports torch while the first job is handed over
+            while (run := self._next()) is not None:
+                self._train(trainer, run)
+        finally:
+            trainer.close()
+
+    def _train(self, trainer, run: _Run) -> None:
+        """Run one job to its end, recording its snapshots as they arrive, then its outcome."""
+        try:
+            for runner, snapshot in trainer.run(run.job, lambda run=run: self._should_stop(run)):
+                with self._lock:
+                    run.snapshots[runner].append(snapshot)
+                    run.arrived[runner].append(self._clock() - run.started)
+                    run.nbytes += snapshot.nbytes
+            state, message = ("cancelled", run.message or "nobody was watching") if run.cancel else ("done", "")
+            last = run.snapshots[0][-1] if run.snapshots[0] else None
+            if state == "done" and run.job.race_seconds is None and last and last.step < run.job.runners[0].steps:
+                message = (f"it reached the limit of {run.job.runners[0].max_seconds:g} s of computing at step "
+                           f"{last.step}")
+        except Exception as problem:  # a bug must not kill the worker: the page shows the message
+            state, message = "failed", f"{type(problem).__name__}: {str(problem)[:300]}"
+        with self._lock:
+            run.state, run.message = state, message
+            if state == "cancelled" and not run.watchers:
+                self._runs.pop(run.job, None)
+            self._evict()
 
 
 _DEFAULT: TrainingManager | None = None

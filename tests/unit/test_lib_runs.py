@@ -1,12 +1,16 @@
-"""explorer.training.runs: the server's manager of live runs — background threads, the queue and its
-positions, shared runs, one run per session, abandonment, the caps, the bounded cache.
+"""explorer.training.runs and worker: the server's manager of live runs — background workers, the
+queue and its positions, shared runs, one run per session, abandonment, the caps, the bounded
+cache — and the child processes the runs compute in.
 
 Jobs are tiny (20 steps) or long (MAX_STEPS, stopped by the test).  A fake clock drives the
-abandonment and wall-time limits, so no test waits for them in real time."""
+abandonment and wall-time limits, so no test waits for them in real time.  Most tests train in the
+manager's threads (processes=False, quicker); the last ones in child processes, as the server does."""
 
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 import time
 
 import pytest
@@ -41,7 +45,7 @@ def make():
     managers = []
 
     def build(**kwargs) -> TrainingManager:
-        manager = TrainingManager(**kwargs)
+        manager = TrainingManager(**{"processes": False, **kwargs})
         managers.append(manager)
         return manager
 
@@ -227,3 +231,40 @@ def test_the_default_manager_is_one_per_process(monkeypatch):
         assert first is runs.default_manager() and first.slots == 2
     finally:
         first.close()
+
+
+def test_runs_compute_in_a_child_process_to_the_same_numbers(make):
+    manager = make(processes=True)
+    job = tiny()
+    manager.request("a", job)
+    done = finish(manager, "a", job)
+    (pid,) = manager.stats()["trainer_pids"]
+    assert pid is not None and pid != os.getpid()
+    alone = list(run_settings(job.runners[0]))
+    assert [(s.step, s.loss, s.accuracy) for s in done.snapshots[0]] == [(s.step, s.loss, s.accuracy) for s in alone]
+    assert all(not s.attention.flags.writeable for s in done.snapshots[0])
+    # Stopping a run in the child: quick, and the same child trains the next job.
+    long_job = long()
+    manager.request("a", long_job)
+    wait_for(lambda: len(manager.poll("a", long_job).snapshots[0]) >= 2)
+    manager.release("a")
+    wait_for(lambda: manager.stats()["running"] == 0, timeout=30)
+    second = tiny()
+    manager.request("a", second)
+    assert finish(manager, "a", second).state == "done"
+    assert manager.stats()["trainer_pids"] == [pid]
+
+
+def test_a_child_that_dies_fails_its_run_and_is_replaced(make):
+    manager = make(processes=True)
+    job = long()
+    manager.request("a", job)
+    wait_for(lambda: len(manager.poll("a", job).snapshots[0]) >= 1)
+    (pid,) = manager.stats()["trainer_pids"]
+    os.kill(pid, signal.SIGKILL)
+    failed = finish(manager, "a", job)
+    assert failed.state == "failed" and "ended unexpectedly" in failed.message
+    second = tiny()
+    manager.request("a", second)
+    assert finish(manager, "a", second).state == "done"
+    assert manager.stats()["trainer_pids"][0] not in (None, pid)
