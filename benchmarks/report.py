@@ -79,6 +79,17 @@ def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
                      f"≤ {TARGETS['load_growth_mb_per_min']:.0f} MB/min",
                      f"{memory['second_half_slope_mb_per_min']:+.1f} MB/min (max {memory['max']:.0f} MB)",
                      memory["second_half_slope_mb_per_min"] <= TARGETS["load_growth_mb_per_min"]))
+    train = _result(data, "train-load")
+    if train and "other_pages_during" in train:
+        during = train["other_pages_during"]["p95_ms"]
+        rows += [
+            ("class presses Train: errors", "0", str(train["errors"]), train["errors"] == 0),
+            ("class presses Train: every trainer sees the finished run", f"{train['trainers']}",
+             str(train["trainers_finished"]), train["trainers_finished"] == train["trainers"]),
+            ("class presses Train: other pages' p95 meanwhile", f"≤ {TARGETS['load_p95_ms']:.0f} ms",
+             f"{during:.0f} ms (before: {train['other_pages_before']['p95_ms']:.0f} ms)",
+             during <= TARGETS["load_p95_ms"]),
+        ]
     cold = _result(data, "coldstart")
     if cold and "start_to_home_s_max" in cold:
         rows.append(("cold start to home page (worst of rounds)", f"≤ {TARGETS['cold_start_s']:.0f} s",
@@ -139,6 +150,7 @@ def render(data: dict) -> str:
     out += _load(data)
     out += _load(data, "load-serve",
                  f"Classroom load, production server ({_server_name(_result(data, 'load-serve') or {})})")
+    out += _train_load(data)
     for name in data.get("phases", {}):
         if name.startswith("soak"):
             env = _result(data, name).get("server_env") if isinstance(_result(data, name), dict) else None
@@ -256,6 +268,40 @@ def _load(data: dict, phase: str = "load", title: str = "Classroom load") -> lis
     ]
     for page, s in load["per_page"].items():
         out.append(f"| {page} | {s['n']} | {_f(s['p50_ms'])} | {_f(s['p95_ms'])} | {_f(s['max_ms'])} |")
+    return [*out, ""]
+
+
+def _train_load(data: dict) -> list[str]:
+    train = _result(data, "train-load")
+    if not train:
+        return []
+    if "error" in train:
+        return ["## A class presses Train", "", f"Failed: {train['error']}", ""]
+    before, during, done = train["other_pages_before"], train["other_pages_during"], train["train_to_finished"]
+    out = [
+        "## A class presses Train",
+        "",
+        f"One `streamlit run` process. {train['others']} sessions use the other lessons (a control every ~2 s) "
+        f"throughout; after {train['baseline_s']:.0f} s, {train['trainers']} sessions open the train page with the "
+        f"same settings (`{train['train_query']}`), press Train and poll as the browser does until the finished run "
+        "shows.",
+        "",
+        f"- trainers that saw the finished run: **{train['trainers_finished']} of {train['trainers']}**; Train to "
+        f"finished run p50 {done['p50_ms'] / 1000:.1f} s, max {done['max_ms'] / 1000:.1f} s (one shared run)",
+        f"- the trainers' polls: {train['polls']['n']}, p50 {train['polls']['p50_ms']:.0f} ms, "
+        f"p95 {train['polls']['p95_ms']:.0f} ms",
+        f"- the other pages: p95 **{during['p95_ms']:.0f} ms** while the class trained (p50 {during['p50_ms']:.0f} ms, "
+        f"{during['n']} reruns) against {before['p95_ms']:.0f} ms before (p50 {before['p50_ms']:.0f} ms, "
+        f"{before['n']} reruns)",
+        f"- errors: **{train['errors']}**" + (f" (e.g. {train['error_examples'][:3]})" if train["errors"] else ""),
+        f"- server memory (PSS): {train['server_memory_mb']['before']:.0f} MB before, max "
+        f"{train['server_memory_mb']['max']:.0f} MB",
+        "",
+        "| page | p95 ms before | p95 ms while training |",
+        "|---|---|---|",
+    ]
+    for page, s in train["per_page"].items():
+        out.append(f"| {page} | {_f(s['before']['p95_ms'])} | {_f(s['during']['p95_ms'])} |")
     return [*out, ""]
 
 

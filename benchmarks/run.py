@@ -9,6 +9,8 @@ starts and stops itself:
 3. classroom load: 30 sessions over the pages, a control change every ~2 s each, 60 s, against one
    `streamlit run` process and then (phase load-serve) against deploy/class-server.sh: one
    Streamlit worker per core behind HAProxy (sticky by cookie), the production server;
+   then (phase train-load) 30 sessions press Train on the same settings while 12 others keep using
+   the other pages;
 4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
 5. browser: cold start and control change to repainted heatmap in headless Chromium.
 
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts: check the harness, not the numbers")
     parser.add_argument("--skip", default="", help="comma-separated phases to skip: "
-                                                   "coldstart,latency,load,load-serve,gc,browser,soak")
+                                                   "coldstart,latency,load,load-serve,train-load,gc,browser,soak")
     parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
                                                    "of the existing results file (e.g. --only soak)")
     parser.add_argument("--soak-seconds", type=float, default=0.0,
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
                              "soak[NAME=VALUE]")
     args = parser.parse_args(argv)
-    phases = ["coldstart", "latency", "load", "load-serve", "gc", "browser", "soak"]
+    phases = ["coldstart", "latency", "load", "load-serve", "train-load", "gc", "browser", "soak"]
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     if only:
@@ -163,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     from .findings import gc_variants, nodelay_comparison, server_socket_nodelay
     from .latency import run_latency
     from .load import run_load
+    from .train_load import run_train_load
 
     def timed(name: str, function):
         if name in skip:
@@ -224,6 +227,21 @@ def main(argv: list[str] | None = None) -> int:
     load_seconds = args.load_seconds or (12 if quick else 60)
     timed("load", lambda: load_phase(load_seconds))
     timed("load-serve", lambda: load_phase(load_seconds, workers=SERVE_WORKERS))
+
+    def train_load_phase():
+        with streamlit_server(name="train-load") as app:
+            async def warm():  # every page visited once before class, as in the load phase
+                from explorer.ui.catalog import PAGES
+
+                for info in PAGES:
+                    async with Session(app.url, info.url_path) as session:
+                        await session.rerun()
+
+            asyncio.run(warm())
+            return asyncio.run(run_train_load(app.url, app.process.pid, trainers=6 if quick else 30,
+                                              others=4 if quick else 12, baseline_s=8 if quick else 20))
+
+    timed("train-load", train_load_phase)
     timed("gc", lambda: gc_variants(reps=5 if quick else 30))
     timed("browser", lambda: run_browser(reps=3 if quick else 12))
     soak_env = dict(item.split("=", 1) for item in args.soak_env)

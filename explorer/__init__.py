@@ -29,6 +29,7 @@ _PUBLIC = {
     "MultiHeadAttention": "model.attention",
     "PassCost": "analysis.cost",
     "RecurrentNet": "model.rnn",
+    "RecurrentSeq2Seq": "model.seq2seq",
     "RecurrentTrace": "model.rnn",
     "RotaryEmbedding": "model.positional",
     "T5RelativeBias": "model.positional",
@@ -64,6 +65,7 @@ _PUBLIC = {
     "soft_lookup": "analysis.lookup",
     "t5_relative_buckets": "model.positional",
     "teacher_forced_cost": "analysis.cost",
+    "train_live": "training.live",
 }
 
 

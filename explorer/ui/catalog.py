@@ -36,6 +36,8 @@ PAGES = (
              "How much gradient reaches each input through the loop and through attention, and why it matters."),
     PageInfo("app_pages/depth.py", "Depth: residuals and Add & Norm", "depth", ":material/stacks:",
              "The gradient reaching each layer of a deep stack, with and without the residual short cut."),
+    PageInfo("app_pages/train.py", "Train it live", "train", ":material/model_training:",
+             "Train a transformer on this server and watch its attention form; race it against a GRU."),
     PageInfo("app_pages/cost.py", "Cost: parameters, operations, steps", "cost", ":material/timer:",
              "The lecture's complexity table counted exactly for your sizes, and a stopwatch on this CPU."),
     PageInfo("app_pages/real.py", "A real model: MiniLM", "real", ":material/model_training:",

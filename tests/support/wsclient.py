@@ -139,7 +139,8 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "FINISHED_SUCCESSFULLY" and not self.exceptions and not self.page_not_found
+        return (self.status in ("FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY") and not self.exceptions
+                and not self.page_not_found)
 
 
 class Session:
@@ -165,6 +166,7 @@ class Session:
         self.values: dict[str, WidgetState] = {}  # id -> the value this client set
         self.cache: set[str] = set()  # hashes of cacheable messages received
         self.page_script_hash = ""
+        self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds between its automatic reruns
         self._ws = None
 
     async def __aenter__(self) -> Session:
@@ -204,10 +206,16 @@ class Session:
             params.append((widget.key, url_value(widget, value)))
             self.query = urlencode(params)
 
-    async def rerun(self, timeout: float = RUN_TIMEOUT_S) -> RunResult:
-        """Request a rerun and read until the script has finished and its output has been sent."""
-        state = ClientState(query_string=self.query, page_name=self.page, page_script_hash=self.page_script_hash)
+    async def rerun(self, timeout: float = RUN_TIMEOUT_S, *, fragment_id: str = "") -> RunResult:
+        """Request a rerun and read until the script has finished and its output has been sent.
+
+        With `fragment_id`, the automatic rerun of that fragment (`st.fragment(run_every=...)`), as
+        the browser's timer sends it; `auto_reruns` holds the fragments the last runs announced."""
+        state = ClientState(query_string=self.query, page_name=self.page, page_script_hash=self.page_script_hash,
+                            fragment_id=fragment_id, is_auto_rerun=bool(fragment_id))
         state.widget_states.widgets.extend(self.values.values())
+        # A button press is sent once, like the browser's trigger.
+        self.values = {i: v for i, v in self.values.items() if v.WhichOneof("value") != "trigger_value"}
         if self.use_message_cache:
             state.cached_message_hashes.extend(sorted(self.cache))
         message = BackMsg(rerun_script=state).SerializeToString()
@@ -239,10 +247,17 @@ class Session:
                     self.query = msg.page_info_changed.query_string
                 elif kind == "new_session":
                     self.page_script_hash = msg.new_session.page_script_hash or self.page_script_hash
+                    if not msg.metadata.run.fragment_ids:  # a whole-page run: its fragments announce themselves
+                        self.auto_reruns = {}
                 elif kind == "navigation":
                     self.page_script_hash = msg.navigation.page_script_hash or self.page_script_hash
                 elif kind == "page_not_found":
                     result.page_not_found = True
+                elif kind == "auto_rerun":
+                    self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+                elif kind == "stop_auto_rerun":
+                    for stopped in msg.stop_auto_rerun.fragment_ids:
+                        self.auto_reruns.pop(stopped, None)
                 elif kind == "script_finished":
                     result.status = ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)
                     if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
@@ -252,8 +267,11 @@ class Session:
         except Exception as problem:  # connection closed or broken
             result.status = f"closed: {type(problem).__name__}: {problem}"
         result.seconds = time.perf_counter() - start
-        self.widgets = widgets
-        self.values = {i: v for i, v in self.values.items() if i in widgets}
+        if fragment_id:  # a fragment redraws only its own widgets; the others stay as they were
+            self.widgets.update(widgets)
+        else:
+            self.widgets = widgets
+            self.values = {i: v for i, v in self.values.items() if i in widgets}
         if self.keep_elements:
             result.elements = elements
         return result

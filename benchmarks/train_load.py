@@ -1,0 +1,126 @@
+"""Classroom phase "train-load": a class presses Train on the same settings while other students keep
+using the other pages.
+
+`others` sessions spread over the other lessons change a control every ~2 s for the whole phase
+(as in benchmarks/load.py).  After `baseline_s` seconds, `trainers` sessions open the train page
+with the same settings, arriving over a few seconds, press Train and then poll as the browser does:
+the page's fragment announces its rerun interval and each trainer sends those automatic reruns until
+the page turns into the finished run (the scrubber).  Reported: the other pages' latency before and
+while the class trains (same phase, same machine), the trainers' poll latency, the time from Train
+to the finished run for each trainer (one shared run: about one run's time for everyone), and the
+server's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+from explorer.ui.catalog import PAGES
+from tests.support.server import tree_memory_mb
+from tests.support.wsclient import Session
+
+from .load import HARD_LIMIT_EXTRA_S, RERUN_TIMEOUT_S, _sample_memory, _student
+from .stats import summary_ms
+
+TRAIN_PAGE = "train"
+TRAIN_QUERY = "seed=3"  # the settings the whole class trains (the default 800 steps)
+SCRUBBER = "Replay the run: step"
+
+
+def _train_button(session: Session):
+    return next((w for w in session.widgets.values() if w.kind == "button" and w.proto.label in ("Train", "Race")),
+                None)
+
+
+def _finished(session: Session) -> bool:
+    return any(w.kind == "slider" and w.proto.label == SCRUBBER for w in session.widgets.values())
+
+
+async def _trainer(index: int, url: str, arrival_s: float, stop_at: float, polls: list, done: list,
+                   failures: list) -> None:
+    await asyncio.sleep(arrival_s)
+    session = Session(url, TRAIN_PAGE, TRAIN_QUERY)
+    try:
+        await session.connect()
+        first = await session.rerun(timeout=RERUN_TIMEOUT_S)
+        button = _train_button(session)
+        if not first.ok or button is None:
+            failures.append(f"trainer {index}: first visit {first.status} {first.exceptions[:1]}, button {button}")
+            return
+        session.set(button, True)
+        pressed = time.monotonic()
+        result = await session.rerun(timeout=RERUN_TIMEOUT_S)
+        polls.append(result.seconds)
+        while time.monotonic() < stop_at and result.ok:
+            if _finished(session):
+                done.append(time.monotonic() - pressed)
+                return
+            if not session.auto_reruns:
+                failures.append(f"trainer {index}: no fragment to poll and no finished run")
+                return
+            fragment, interval = next(iter(session.auto_reruns.items()))
+            await asyncio.sleep(interval)
+            result = await session.rerun(timeout=RERUN_TIMEOUT_S, fragment_id=fragment)
+            polls.append(result.seconds)
+        if not result.ok:
+            failures.append(f"trainer {index}: poll {result.status} {result.exceptions[:1]}")
+    except Exception as problem:  # connection refused / broken: an error of the run, never a crash
+        failures.append(f"trainer {index}: {type(problem).__name__}: {problem}")
+    finally:
+        await session.close()
+
+
+async def run_train_load(url: str, server_pid: int, *, trainers: int = 30, others: int = 12,
+                         baseline_s: float = 20.0, train_window_s: float = 120.0, interval_s: float = 2.0,
+                         seed: int = 1) -> dict:
+    """See the module docstring.  The phase ends when every trainer has seen the finished run, or
+    `train_window_s` after the class arrived."""
+    start = time.monotonic()
+    pages = [p.url_path for p in PAGES if p.url_path and p.url_path != TRAIN_PAGE]
+    record, first_visits, failures, polls, done, samples = [], [], [], [], [], []
+    stop = asyncio.Event()
+    memory_before = tree_memory_mb(server_pid)
+    sampler = asyncio.create_task(_sample_memory(server_pid, start, stop, samples))
+    deadline = baseline_s + train_window_s
+    rng = random.Random(seed)
+    students = [asyncio.create_task(_student(i, url, pages[i % len(pages)], start, deadline, interval_s,
+                                             2.0 * i / max(1, others), seed, record, first_visits, failures))
+                for i in range(others)]
+    class_arrives = start + baseline_s
+    stop_at = start + deadline
+    class_tasks = [asyncio.create_task(_trainer(i, url, baseline_s + rng.uniform(0, 3), stop_at, polls, done,
+                                                failures)) for i in range(trainers)]
+    try:
+        await asyncio.wait_for(asyncio.gather(*class_tasks), deadline + HARD_LIMIT_EXTRA_S)
+        trained_until = time.monotonic() - start
+        for task in students:  # the class is done: the other students stop too
+            task.cancel()
+        await asyncio.gather(*students, return_exceptions=True)
+    except TimeoutError:
+        failures.append("the phase did not end in time; cancelled")
+        trained_until = time.monotonic() - start
+        for task in [*students, *class_tasks]:
+            task.cancel()
+        await asyncio.gather(*students, *class_tasks, return_exceptions=True)
+    finally:
+        stop.set()
+        await sampler
+    arrived = class_arrives - start + 3.0  # every trainer has pressed Train by then
+    before = [r for r in record if r["t"] < baseline_s]
+    during = [r for r in record if arrived <= r["t"] <= trained_until]
+    per_page = {page: {"before": summary_ms([r["seconds"] for r in before if r["page"] == page]),
+                       "during": summary_ms([r["seconds"] for r in during if r["page"] == page])} for page in pages}
+    peak = max((pss for _, pss, *_ in samples), default=float("nan"))
+    return {
+        "trainers": trainers, "others": others, "baseline_s": baseline_s, "train_query": TRAIN_QUERY,
+        "trainers_finished": len(done), "errors": len(failures), "error_examples": failures[:10],
+        "train_to_finished": summary_ms(done),
+        "polls": summary_ms(polls),
+        "other_pages_before": summary_ms([r["seconds"] for r in before]),
+        "other_pages_during": summary_ms([r["seconds"] for r in during]),
+        "per_page": per_page,
+        "server_memory_mb": {"before": round(memory_before["pss"], 1), "max": round(peak, 1)},
+        "elapsed_s": round(time.monotonic() - start, 1),
+    }

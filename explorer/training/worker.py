@@ -1,0 +1,158 @@
+"""Where a live run computes: in a child process, so that training never holds the server's GIL.
+
+A Streamlit server runs every session's script in one Python process; a run trained in a thread of
+that process takes its turns at the interpreter lock with every page of every user (measured in the
+classroom benchmark: the other pages' p95 went from 0.65 s to 3.5 s while a class trained, and the
+run itself took five times as long).  A `ProcessRunner` owns one child process (spawned on first use
+and kept for the next job, restarted if it dies) and trains one job at a time in it, one torch
+thread; the snapshots come back over a pipe.  `InlineRunner` computes in the calling thread (a
+notebook, a test).  Both have the same `run(job, should_stop)`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection, Pipe
+from pathlib import Path
+
+__all__ = ["InlineRunner", "ProcessRunner"]
+
+STOP_GRACE_S = 10.0  # a child that does not stop this long after being told is killed
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class InlineRunner:
+    """Computes the job in the calling thread."""
+
+    def run(self, job, should_stop: Callable[[], bool]) -> Iterator:
+        return job.snapshots(should_stop)
+
+    def close(self) -> None:
+        pass
+
+
+class ProcessRunner:
+    """One child process, one job at a time (see the module docstring)."""
+
+    def __init__(self, name: str = "live-training"):
+        self.name = name
+        self._process: subprocess.Popen | None = None
+        self._connection: Connection | None = None
+        self._jobs = itertools.count(1)
+
+    def start(self) -> None:
+        """Start the child now (it imports torch: a second or two), if it is not running.
+
+        `python -m explorer.training.worker`, not multiprocessing's spawn: spawn would import the
+        parent's main module in the child (under `streamlit run`, all of Streamlit: ~80 MB)."""
+        if self._process is not None and self._process.poll() is None:
+            return
+        self.kill()
+        self._connection, child = Pipe()
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        self._process = subprocess.Popen([sys.executable, "-m", "explorer.training.worker", str(child.fileno())],
+                                         pass_fds=(child.fileno(),), cwd=ROOT, stdin=subprocess.DEVNULL,
+                                         env=dict(os.environ, PYTHONPATH=path))
+        child.close()
+
+    def run(self, job, should_stop: Callable[[], bool]) -> Iterator:
+        """(runner, snapshot) pairs as the child computes them.  should_stop is asked every 0.2 s;
+        when it turns true the child is told to stop (and killed if it does not)."""
+        self.start()
+        number = next(self._jobs)
+        self._connection.send((number, job))
+        told = None
+        while True:
+            if self._connection.poll(0.2):
+                try:
+                    message = self._connection.recv()
+                except (EOFError, OSError):
+                    message = ("failed", number, "the training process ended unexpectedly")
+                kind, about, *rest = message
+                if about != number:
+                    continue
+                if kind == "snapshot":
+                    runner, snapshot = rest
+                    if snapshot.attention is not None:
+                        snapshot.attention.flags.writeable = False
+                    yield runner, snapshot
+                    continue
+                if kind == "failed":
+                    if self._process.poll() is not None:  # the child itself is gone: start afresh next time
+                        self.kill()
+                    raise RuntimeError(rest[0])
+                return  # done
+            if self._process.poll() is not None:
+                self.kill()
+                raise RuntimeError("the training process ended unexpectedly")
+            if told is None and should_stop():
+                self._connection.send(("stop", number))
+                told = time.monotonic()
+            elif told is not None and time.monotonic() - told > STOP_GRACE_S:
+                self.kill()
+                return
+
+    def kill(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(timeout=5)
+        if self._connection is not None:
+            self._connection.close()
+        self._process = self._connection = None
+
+    def close(self) -> None:
+        """Ask the child to finish, then make sure it has."""
+        if self._process is not None and self._process.poll() is None:
+            try:
+                self._connection.send(None)
+                self._process.wait(timeout=5)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+
+def _child(connection: Connection) -> None:
+    """The child's loop: a job in, its snapshots out, until None arrives or the server is gone."""
+    import torch
+
+    torch.set_num_threads(1)  # this process's own setting: one thread, like the app
+    stopped: set[int] = set()
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):  # the server has gone
+            return
+        if message is None:
+            return
+        if message[0] == "stop":
+            continue  # a stop for a job that had already finished
+        number, job = message
+
+        def should_stop(number=number) -> bool:
+            while connection.poll():
+                incoming = connection.recv()
+                if incoming is None:
+                    raise SystemExit(0)
+                if incoming[0] == "stop":
+                    stopped.add(incoming[1])
+            return number in stopped
+
+        try:
+            for runner, snapshot in job.snapshots(should_stop):
+                connection.send(("snapshot", number, runner, snapshot))
+            connection.send(("done", number))
+        except Exception as problem:  # reported to the server, which shows it on the page
+            connection.send(("failed", number, f"{type(problem).__name__}: {str(problem)[:300]}"))
+
+
+if __name__ == "__main__":
+    _child(Connection(int(sys.argv[1])))

@@ -1,0 +1,50 @@
+"""The train-it-live page in Chromium: pressing Train starts a run in the server's background, and
+the attention grid, the progress bar and the curves change while the page polls; Stop ends it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from tests.browser.test_browser import assert_no_exception, chart_data, full_page_screenshot, open_page
+
+GRID_CHANGES = 2  # the grid must be redrawn with new weights at least this many times
+WAIT_S = 80.0  # for those changes; a busy shared machine trains slowly
+
+GRID_JS = """() => { const plot = document.querySelector('.js-plotly-plot');
+  return plot && plot._fullData ? JSON.stringify(plot._fullData.map((t) => t.z)) : null; }"""
+PROGRESS_JS = """() => document.querySelector('[data-testid="stProgress"]')?.innerText ?? null"""
+
+
+def grid_weights(page) -> str | None:
+    """The first chart's (the attention grid's) weights as drawn."""
+    return page.evaluate(GRID_JS)
+
+
+def test_train_redraws_the_grid_while_the_model_learns(app_url, new_page, screenshot_dir):
+    page = open_page(new_page, f"{app_url}/train?steps=400&seed=17")
+    assert_no_exception(page, "opening the train page")
+    traces = json.loads(chart_data(page))
+    assert len(traces) == 2 * 2 and all(trace["type"] == "heatmap" for trace in traces)  # layers × heads
+
+    page.get_by_role("button", name="Train", exact=True).click()
+    page.wait_for_function(PROGRESS_JS, timeout=30_000)  # the fragment draws the progress bar
+    seen = {grid_weights(page)}
+    deadline = time.monotonic() + WAIT_S
+    while len(seen) <= GRID_CHANGES:
+        assert time.monotonic() < deadline, f"the grid changed {len(seen) - 1} time(s) in {WAIT_S:.0f} s"
+        seen.add(grid_weights(page))
+        page.wait_for_timeout(250)
+    progress = page.evaluate(PROGRESS_JS)
+    assert "Training: step" in progress or "Starting" in progress or "Waiting" in progress, progress
+    assert_no_exception(page, "while training")
+    full_page_screenshot(page, screenshot_dir / "train-live.png")
+
+    # The curves gained points: more than step 0's single one.
+    page.wait_for_function("""() => { const plot = document.querySelectorAll('.js-plotly-plot')[1];
+        return plot && plot._fullData && plot._fullData.every((t) => t.x && t.x.length >= 2); }""", timeout=30_000)
+
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function("""() => { const b = Array.from(document.querySelectorAll('button'))
+        .find((x) => x.innerText.trim().endsWith('Train')); return b && !b.disabled; }""", timeout=30_000)
+    assert_no_exception(page, "after Stop")

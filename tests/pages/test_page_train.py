@@ -1,0 +1,118 @@
+"""AppTest: the train-it-live page — step 0 before Train, a run trained in the server's background
+manager and polled to the end, the scrubber, a second session sharing the run, Stop, the race.
+
+AppTest does not run the fragment's timer: each `at.run()` here is one poll."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from explorer.training.live import LiveSettings, train_live
+from explorer.training.runs import LiveJob, default_manager
+from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
+
+PAGE = "app_pages/train.py"
+SCRUB = "_train_scrub"
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
+
+
+def grid(at) -> np.ndarray:
+    """The probe's attention as drawn: (layers × heads, queries, keys), the first figure."""
+    figure = plotly_figures(at)[0]
+    return np.stack([plotly_array(trace["z"]) for trace in figure["data"]])
+
+
+def scrubber(at):
+    return next((s for s in at.select_slider if s.key == SCRUB), None)
+
+
+def poll_to_the_end(at, timeout: float = 240.0):
+    """Rerun (as the fragment would) until the scrubber of the finished run appears."""
+    deadline = time.monotonic() + timeout
+    while scrubber(at) is None:
+        assert not at.exception, [e.value for e in at.exception]
+        assert time.monotonic() < deadline, "the run did not finish in time"
+        time.sleep(0.5)
+        at.run()
+    return at
+
+
+def test_before_training_the_page_shows_step_0_of_the_run():
+    at = run_page(PAGE, {"seed": "11"})
+    assert not at.info and scrubber(at) is None
+    first = next(train_live("reverse", seed=11))
+    np.testing.assert_allclose(grid(at), first.attention.reshape(4, 7, 6), atol=1e-6)
+    np.testing.assert_allclose(grid(at).sum(-1), 1, atol=1e-5)
+    curves = plotly_figures(at)[1]["data"]
+    assert [len(plotly_array_1d(trace["y"])) for trace in curves] == [1, 1]
+    assert plotly_array_1d(curves[0]["y"])[0] == pytest.approx(first.loss, rel=1e-6)
+    assert "Step 0" in at.caption[0].value
+    assert not at.button(key="train_start").disabled and at.button(key="train_stop").disabled
+
+
+def test_train_polls_to_the_end_replays_and_is_shared_with_the_next_session():
+    link = {"steps": "200", "seed": "12"}
+    at = run_page(PAGE, link)
+    at.button(key="train_start").click().run()
+    assert at.button(key="train_start").disabled and not at.button(key="train_stop").disabled
+    poll_to_the_end(at)
+    expected = list(train_live("reverse", steps=200, seed=12))
+    steps = [s.step for s in expected]
+    assert list(scrubber(at).options) == [str(s) for s in steps] and scrubber(at).value == 200
+    np.testing.assert_allclose(grid(at), expected[-1].attention.reshape(4, 7, 6), atol=1e-6)
+    curves = plotly_figures(at)[1]["data"]
+    np.testing.assert_allclose(plotly_array_1d(curves[1]["y"]), [100 * s.accuracy for s in expected], atol=1e-9)
+    assert f"**{100 * expected[-1].accuracy:.0f} %**" in "\n".join(m.value for m in at.markdown)
+    # The scrubber replays any snapshot.
+    scrubber(at).set_value(steps[3]).run()
+    np.testing.assert_allclose(grid(at), expected[3].attention.reshape(4, 7, 6), atol=1e-6)
+
+    # Another session with the same settings gets the finished run at once, trained once.
+    other = run_page(PAGE, link)
+    assert "trained this exact setting already" in other.caption[0].value
+    assert scrubber(other) is not None and scrubber(other).value == 200
+    np.testing.assert_allclose(grid(other), expected[-1].attention.reshape(4, 7, 6), atol=1e-6)
+
+
+def test_stop_cancels_the_run_and_a_settings_change_lets_it_go():
+    job = LiveJob.single(LiveSettings(steps=1600, seed=13))
+    at = run_page(PAGE, {"steps": "1600", "seed": "13"})
+    at.button(key="train_start").click().run()
+    assert default_manager().poll("probe", job) is None  # watched by the page's session, not this one
+    at.button(key="train_stop").click().run()
+    assert not at.button(key="train_start").disabled
+    deadline = time.monotonic() + 60
+    while default_manager().stats()["running"] and time.monotonic() < deadline:  # the run winds down
+        time.sleep(0.1)
+    assert default_manager().finished(job) is None
+    # Changing a setting while a run trains lets that run go too.
+    at.button(key="train_start").click().run()
+    at.slider(key="seed").set_value(14).run()
+    assert not at.button(key="train_start").disabled and scrubber(at) is None
+
+
+def test_the_race_trains_both_models_for_the_same_seconds():
+    at = run_page(PAGE, {"mode": "race", "race_seconds": "5", "seed": "15"})
+    race = plotly_figures(at)[1]["data"]
+    assert [trace["name"] for trace in race] == ["transformer", "transformer", "GRU", "GRU"]
+    assert at.button(key="train_start").label == "Race"
+    at.button(key="train_start").click().run()
+    poll_to_the_end(at)
+    race = plotly_figures(at)[1]["data"]
+    for seconds in (plotly_array_1d(race[0]["x"]), plotly_array_1d(race[2]["x"])):
+        assert seconds[0] == 0 and seconds[-1] >= 5 and seconds[-2] < 5
+    assert "the GRU at step" in "\n".join(m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize(("link", "named"), [
+    ({"heads": "3"}, "Heads per layer"), ({"layers": "9"}, "Layers"), ({"encoding": "sideways"}, "Positional encoding"),
+    ({"mode": "race", "task": "induction"}, "Mode"), ({"mode": "race", "steps": "400"}, "steps"),
+])
+def test_bad_links_fall_back_with_a_note(link, named):
+    at = run_page(PAGE, link)
+    assert named in info_text(at)
+    assert len(plotly_figures(at)) == 2

@@ -1,0 +1,61 @@
+"""explorer.figures.train: the curves and the race pass Plotly's full validation and draw the data
+they are handed, on axes fixed to the whole run."""
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
+from tests.support.apptest import plotly_array, plotly_array_1d
+
+
+def validated(fig: go.Figure) -> dict:
+    return go.Figure(fig.to_dict()).to_dict()
+
+
+def curve(name: str, n: int, seconds_per_step: float) -> Curve:
+    steps = np.arange(n) * 25
+    return Curve(name, steps, np.linspace(3, 0.1, n), np.linspace(0, 0.9, n), steps * seconds_per_step)
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_training_curves(stacked):
+    data = curve("transformer", 5, 0.02)
+    spec = validated(training_curves(data, 800, marker=50, stacked=stacked))
+    loss, accuracy = spec["data"]
+    np.testing.assert_array_equal(plotly_array_1d(loss["x"]), data.steps)
+    np.testing.assert_allclose(plotly_array_1d(loss["y"]), data.loss)
+    np.testing.assert_allclose(plotly_array_1d(accuracy["y"]), 100 * data.accuracy)
+    layout = spec["layout"]
+    assert layout["xaxis"]["range"] == [0, 800] and layout["xaxis2"]["range"] == [0, 800]
+    assert layout["yaxis"]["range"][1] == pytest.approx(3 * 1.05)
+    assert [shape["x0"] for shape in layout["shapes"]] == [50, 50]
+    side_by_side = layout["xaxis"]["domain"][1] < layout["xaxis2"]["domain"][0]
+    assert side_by_side != stacked
+
+
+def test_race_figure_draws_each_runner_against_seconds_and_steps():
+    runners = [curve("transformer", 4, 0.03), curve("gru", 7, 0.015)]
+    spec = validated(race_figure(runners, 10.0, stacked=True))
+    assert [trace["name"] for trace in spec["data"]] == ["transformer", "transformer", "GRU", "GRU"]
+    clock, steps = spec["data"][2], spec["data"][3]
+    np.testing.assert_allclose(plotly_array_1d(clock["x"]), runners[1].seconds)
+    np.testing.assert_array_equal(plotly_array_1d(steps["x"]), runners[1].steps)
+    assert spec["layout"]["xaxis"]["range"][1] == pytest.approx(10.2)
+    assert spec["layout"]["xaxis2"]["range"][1] == pytest.approx(150 * 1.02)
+    assert spec["data"][0]["line"]["color"] != spec["data"][2]["line"]["color"]
+
+
+@pytest.mark.parametrize(("layers", "heads", "rows"), [(2, 2, 1), (3, 4, 3), (3, 2, 2), (1, 1, 1)])
+def test_attention_panels_every_layer_and_head_in_rows_of_whole_layers(layers, heads, rows):
+    rng = np.random.default_rng(0)
+    weights = rng.dirichlet(np.ones(6), size=(layers, heads, 7))
+    spec = validated(attention_panels(weights, list("<BCDEFG"), list("ABCDEF")))
+    assert len(spec["data"]) == layers * heads
+    for n, trace in enumerate(spec["data"]):
+        np.testing.assert_allclose(plotly_array(trace["z"]), weights[n // heads, n % heads], rtol=1e-6)
+    titles = [a["text"] for a in spec["layout"]["annotations"]]
+    assert titles[0] == "layer 1 · head 1" and titles[-1] == f"layer {layers} · head {heads}"
+    tops = sorted({round(a["y"], 6) for a in spec["layout"]["annotations"]})
+    assert len(tops) == rows
+    assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1

@@ -1,0 +1,270 @@
+"""explorer.training.runs and worker: the server's manager of live runs — background workers, the
+queue and its positions, shared runs, one run per session, abandonment, the caps, the bounded
+cache — and the child processes the runs compute in.
+
+Jobs are tiny (20 steps) or long (MAX_STEPS, stopped by the test).  A fake clock drives the
+abandonment and wall-time limits, so no test waits for them in real time.  Most tests train in the
+manager's threads (processes=False, quicker); the last ones in child processes, as the server does."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import time
+
+import pytest
+
+from explorer.training import runs
+from explorer.training.live import MAX_STEPS, LiveSettings, run_settings
+from explorer.training.runs import LiveJob, QueueFull, TrainingManager
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
+
+_seeds = itertools.count(100)
+
+
+def tiny() -> LiveJob:
+    return LiveJob.single(LiveSettings(steps=20, snapshot_every=5, seed=next(_seeds)))
+
+
+def long() -> LiveJob:
+    return LiveJob.single(LiveSettings(steps=MAX_STEPS, snapshot_every=50, seed=next(_seeds)))
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def make():
+    managers = []
+
+    def build(**kwargs) -> TrainingManager:
+        manager = TrainingManager(**{"processes": False, **kwargs})
+        managers.append(manager)
+        return manager
+
+    yield build
+    for manager in managers:
+        manager.close()
+
+
+def wait_for(condition, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+    return value
+
+
+def finish(manager: TrainingManager, session: str, job: LiveJob):
+    return wait_for(lambda: (v := manager.poll(session, job)) is not None and not v.active and v)
+
+
+def test_a_run_trains_in_the_background_to_the_same_numbers(make):
+    manager = make()
+    job = tiny()
+    view = manager.request("a", job)
+    assert view.state in ("queued", "running") and view.active
+    done = finish(manager, "a", job)
+    assert done.state == "done" and done.message == ""
+    assert [s.step for s in done.snapshots[0]] == [0, 5, 10, 15, 20]
+    assert len(done.arrived[0]) == 5 and list(done.arrived[0]) == sorted(done.arrived[0])
+    alone = list(run_settings(job.runners[0]))
+    assert [(s.step, s.loss, s.accuracy) for s in done.snapshots[0]] == [(s.step, s.loss, s.accuracy) for s in alone]
+    assert manager.finished(job) == done
+
+
+def test_two_sessions_share_one_run(make):
+    manager = make()
+    job = tiny()
+    manager.request("a", job)
+    manager.request("b", job)
+    stats = manager.stats()
+    assert stats["running"] + stats["queued"] == 1 and stats["sessions"] == 2
+    first, second = finish(manager, "a", job), finish(manager, "b", job)
+    assert first.snapshots == second.snapshots
+    # A third session asking later gets the cached run at once, without training again.
+    third = manager.request("c", job)
+    assert third.state == "done" and third.snapshots == first.snapshots
+    assert manager.stats()["running"] == manager.stats()["queued"] == 0
+
+
+def test_more_requests_than_slots_wait_in_a_queue_with_positions(make):
+    manager = make(slots=1, max_queue=2)
+    first, second, third = long(), tiny(), tiny()
+    manager.request("a", first)
+    wait_for(lambda: manager.poll("a", first).state == "running")
+    assert manager.request("b", second).position == 1
+    view = manager.request("c", third)
+    assert (view.state, view.position) == ("queued", 2)
+    with pytest.raises(QueueFull):
+        manager.request("d", tiny())
+    manager.release("a")  # nobody else watches the first run: it stops, and the queue moves up
+    wait_for(lambda: manager.poll("c", third).position == 1 or manager.poll("c", third).state != "queued")
+    assert manager.poll("a", first) is None
+    assert finish(manager, "c", third).state == "done"
+
+
+def test_one_run_per_session(make):
+    manager = make(slots=1)
+    first, second = long(), tiny()
+    manager.request("a", first)
+    manager.request("b", first)  # someone else watches the first run too
+    wait_for(lambda: manager.poll("a", first).state == "running")
+    manager.request("a", second)  # "a" lets go of the first run; "b" keeps it going
+    assert manager.poll("a", first) is None
+    assert manager.poll("b", first).state == "running"
+    manager.request("b", tiny())  # now nobody watches the first run: it is cancelled
+    wait_for(lambda: manager.stats()["running"] == 0 or manager.poll("a", second).state == "running")
+    assert manager.finished(first) is None
+    assert finish(manager, "a", second).state == "done"
+
+
+def test_runs_nobody_polls_are_cancelled_running_or_queued(make):
+    clock = Clock()
+    manager = make(slots=1, abandon_after=10.0, clock=clock)
+    running, queued = long(), long()
+    manager.request("a", running)
+    wait_for(lambda: manager.poll("a", running).state == "running")
+    manager.request("b", queued)
+    clock.now += 5
+    assert manager.poll("a", running).state == "running"  # "a" polled in time; "b" too, below
+    assert manager.poll("b", queued).state == "queued"
+    clock.now += 11  # both tabs were closed: nobody polls for longer than abandon_after
+    wait_for(lambda: manager.stats()["running"] == 0 and manager.stats()["queued"] == 0)
+    assert manager.stats()["sessions"] == 0 and manager.stats()["finished"] == 0
+    assert manager.poll("a", running) is None and manager.poll("b", queued) is None
+
+
+def test_wall_time_limit_stops_a_run(make):
+    clock = Clock()
+    manager = make(wall_limit=30.0, abandon_after=100.0, clock=clock)
+    job = long()
+    manager.request("a", job)
+    wait_for(lambda: manager.poll("a", job).state == "running")
+    clock.now += 31
+    ended = finish(manager, "a", job)
+    assert ended.state == "cancelled" and "30 s" in ended.message
+    assert ended.snapshots[0] and ended.snapshots[0][-1].step < MAX_STEPS
+    assert manager.finished(job) is None  # a run cut short is not shared as if it were the run
+
+
+def test_the_servers_cap_on_seconds(make):
+    manager = make(max_seconds=5.0)
+    with pytest.raises(ValueError, match="5 s"):
+        manager.request("a", LiveJob.single(LiveSettings(max_seconds=6.0)))
+    with pytest.raises(ValueError, match="5 s"):
+        manager.request("a", LiveJob.race(LiveSettings(max_seconds=5.0), 10.0))
+    job = LiveJob.single(LiveSettings(steps=MAX_STEPS, max_seconds=0.5, seed=next(_seeds)))
+    manager.request("a", job)
+    capped = finish(manager, "a", job)
+    assert capped.state == "done" and "limit of 0.5 s" in capped.message
+    assert capped.snapshots[0][-1].step < MAX_STEPS
+
+
+def test_the_cache_of_finished_runs_is_bounded(make):
+    manager = make(keep_runs=1)
+    first, second = tiny(), tiny()
+    manager.request("a", first)
+    finish(manager, "a", first)
+    manager.request("a", second)
+    finish(manager, "a", second)
+    assert manager.finished(first) is None and manager.finished(second) is not None
+    assert manager.stats()["finished"] == 1 and manager.stats()["bytes"] > 0
+    small = make(keep_bytes=1)  # smaller than any run: nothing is kept
+    job = tiny()
+    small.request("a", job)
+    wait_for(lambda: small.stats()["running"] == small.stats()["queued"] == 0)
+    assert small.finished(job) is None and small.stats()["bytes"] == 0
+
+
+def test_a_failing_run_is_reported_and_the_worker_goes_on(make, monkeypatch):
+    manager = make(slots=1)
+    broken, fine = tiny(), tiny()
+    real = LiveJob.snapshots
+
+    def snapshots(self, should_stop):
+        if self == broken:
+            raise RuntimeError("out of coffee")
+        return real(self, should_stop)
+
+    monkeypatch.setattr(LiveJob, "snapshots", snapshots)
+    manager.request("a", broken)
+    failed = finish(manager, "a", broken)
+    assert failed.state == "failed" and "out of coffee" in failed.message
+    manager.request("b", fine)
+    assert finish(manager, "b", fine).state == "done"
+
+
+def test_a_race_job_trains_both_runners(make):
+    manager = make()
+    job = LiveJob.race(LiveSettings(seed=next(_seeds)), 0.5)
+    assert [r.model for r in job.runners] == ["transformer", "gru"]
+    done = finish(manager, "a", job) if manager.request("a", job) else None
+    assert done.state == "done" and all(len(s) >= 2 for s in done.snapshots)
+    assert all(s[-1].training_seconds >= 0.5 for s in done.snapshots)
+    with pytest.raises(ValueError):
+        LiveJob.race(LiveSettings(), 10_000)
+
+
+def test_polling_slows_down_when_a_class_is_watching(make):
+    manager = make()
+    job = long()
+    assert manager.poll_interval() == 1.5
+    for session in range(30):
+        manager.request(f"s{session}", job)
+    assert manager.stats()["running"] + manager.stats()["queued"] == 1
+    assert manager.poll_interval() == 4.0
+
+
+def test_the_default_manager_is_one_per_process(monkeypatch):
+    monkeypatch.setattr(runs, "_DEFAULT", None)
+    monkeypatch.setenv("EXPLORER_TRAIN_SLOTS", "2")
+    first = runs.default_manager()
+    try:
+        assert first is runs.default_manager() and first.slots == 2
+    finally:
+        first.close()
+
+
+def test_runs_compute_in_a_child_process_to_the_same_numbers(make):
+    manager = make(processes=True)
+    job = tiny()
+    manager.request("a", job)
+    done = finish(manager, "a", job)
+    (pid,) = manager.stats()["trainer_pids"]
+    assert pid is not None and pid != os.getpid()
+    alone = list(run_settings(job.runners[0]))
+    assert [(s.step, s.loss, s.accuracy) for s in done.snapshots[0]] == [(s.step, s.loss, s.accuracy) for s in alone]
+    assert all(not s.attention.flags.writeable for s in done.snapshots[0])
+    # Stopping a run in the child: quick, and the same child trains the next job.
+    long_job = long()
+    manager.request("a", long_job)
+    wait_for(lambda: len(manager.poll("a", long_job).snapshots[0]) >= 2)
+    manager.release("a")
+    wait_for(lambda: manager.stats()["running"] == 0, timeout=30)
+    second = tiny()
+    manager.request("a", second)
+    assert finish(manager, "a", second).state == "done"
+    assert manager.stats()["trainer_pids"] == [pid]
+
+
+def test_a_child_that_dies_fails_its_run_and_is_replaced(make):
+    manager = make(processes=True)
+    job = long()
+    manager.request("a", job)
+    wait_for(lambda: len(manager.poll("a", job).snapshots[0]) >= 1)
+    (pid,) = manager.stats()["trainer_pids"]
+    os.kill(pid, signal.SIGKILL)
+    failed = finish(manager, "a", job)
+    assert failed.state == "failed" and "ended unexpectedly" in failed.message
+    second = tiny()
+    manager.request("a", second)
+    assert finish(manager, "a", second).state == "done"
+    assert manager.stats()["trainer_pids"][0] not in (None, pid)
