@@ -144,9 +144,6 @@ elif task.name == "coreference":
                                           "model was trained on (the ANIMAL didn't VERB the NOUN because it was "
                                           "too ADJECTIVE)")
         answer_right.markdown(f"**“it” points to** &nbsp; `{guess}`{verdict}")
-    note = referent_head_note(choice)
-    if note:
-        st.caption(note)
 else:
     answer_right.markdown(f"**{view.output_title}** &nbsp; `{' '.join(view.output_tokens[:len(tokens)])}`")
     if expected:
@@ -172,6 +169,9 @@ with text_col:
     st.markdown(lesson_text("attention", f"notice: {task_name} {block_name}"))
     if mask != natural_mask and trained:
         st.markdown(lesson_text("attention", "off-mask", mask=mask, natural=natural_mask))
+    note = referent_head_note(choice) if task.name == "coreference" else None
+    if note:  # beside the grid, not above it: the grid stays on a projector's first screen
+        st.caption(note)
 
 weights = attention.weights[layer - 1, head - 1]
 st.subheader(f"Layer {layer}, head {head}: from scores to weights")
