@@ -71,22 +71,35 @@ class UrlControls:
         passed through `escape_markdown` first.  `about` names the control, shown in bold."""
         self._notes.append(message if about is None else f"**{escape_markdown(about)}**: {message}")
 
+    @staticmethod
+    def _forget_if_invalid(key: str, valid) -> None:
+        """Session state is shared by every page of a session: a value another page left under the same
+        key (say `head` = "mean" from the decoder lesson) is dropped if this control cannot hold it."""
+        if key in st.session_state and not valid(st.session_state[key]):
+            del st.session_state[key]
+
     def slider(self, label, min_value, max_value, value, step, key, *, where=st, **kwargs):
+        self._forget_if_invalid(key, lambda v: all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and min_value <= x <= max_value
+            for x in (v if isinstance(v, (list, tuple)) else [v])))
         chosen = where.slider(label, min_value=min_value, max_value=max_value, value=value, step=step,
                               key=key, bind="query-params", **kwargs)
         return self.record(key, label, chosen, f"a number from {min_value} to {max_value}")
 
     def select_slider(self, label, options: Sequence, value, key, *, where=st, **kwargs):
+        self._forget_if_invalid(key, lambda v: v in list(options))
         chosen = where.select_slider(label, options=list(options), value=value, key=key,
                                      bind="query-params", **kwargs)
         return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
 
     def selectbox(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
+        self._forget_if_invalid(key, lambda v: v in list(options))
         chosen = where.selectbox(label, options=list(options), index=index, key=key,
                                  bind="query-params", **kwargs)
         return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
 
     def radio(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
+        self._forget_if_invalid(key, lambda v: v in list(options))
         chosen = where.radio(label, options=list(options), index=index, key=key, bind="query-params", **kwargs)
         return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
 
