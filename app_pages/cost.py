@@ -67,12 +67,12 @@ table = figures.complexity_frame(rows, n_layers)
 exact = {"exact": "parameters (library formula)", "PyTorch count": "count_parameters on the PyTorch modules",
          "multiplications": "multiplications in the matrix products", "steps": "sequential steps",
          "path": "steps from the last output to the first input"}
+plotly_chart(figures.cost_bars(rows), key="cost_bars")  # the key figure first, the exact table under it
+lesson.explain()
 st.dataframe(table, hide_index=True, key="complexity", column_config={
     name: st.column_config.NumberColumn(name, format="localized", help=help_text) for name, help_text in exact.items()
 })
 st.caption(" · ".join(f"**{row.label}**: {COST_LAYER_DETAILS[row.layer]}" for row in rows))
-plotly_chart(figures.cost_bars(rows), key="cost_bars")
-lesson.explain()
 download_csv(f"complexity_T{T}_d{d}_k{k}_N{n_layers}.csv", "Download the table (CSV)", frame_csv, table,
              key="complexity_csv")
 needed = layers_to_connect(T, k)

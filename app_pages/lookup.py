@@ -72,7 +72,8 @@ except ValueError as problem:
     controls.note(f"{escape_markdown(problem)}. Showing {shown} values instead.", about="Values")
 
 with left:
-    st.button("Lecture example query", on_click=set_query, args=(EXAMPLE_QUERY,), icon=":material/school:")
+    st.button("Lecture example query", on_click=set_query, args=(EXAMPLE_QUERY,), icon=":material/school:",
+              key="lecture_query")
     st.caption("Copy a key into the query:")
     for j, column in enumerate(st.columns(len(keys))):
         column.button(f"k{j + 1}", key=f"copy_k{j + 1}", on_click=set_query, args=(keys[j],),

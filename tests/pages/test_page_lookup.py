@@ -67,7 +67,7 @@ def test_copying_a_key_into_the_query_retrieves_its_value():
     _, weights = scores_and_weights(at)
     assert weights[2] > 0.99
     assert any("= **[0.00, 0.00, 1.00]**" in md.value for md in at.markdown)
-    at.button[0].click().run()  # "Lecture example query"
+    at.button(key="lecture_query").click().run()
     scores, _ = scores_and_weights(at)
     np.testing.assert_allclose(scores, LECTURE_SCORES, atol=1e-9)
 
