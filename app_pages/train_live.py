@@ -7,7 +7,9 @@ snapshot is shown the whole page reruns into the finished view, where a scrubber
 Before anyone presses Train the page shows the untrained model (step 0 of the same run)."""
 
 import functools
+import threading
 import time
+from collections import OrderedDict
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -21,6 +23,24 @@ WATCH = "_train_watch"  # session state: (job, time.monotonic() when the session
 SCRUB = "_train_scrub"  # the scrubber's step
 NOTE = "_train_note"  # a message for the next run (the queue was full, the run was stopped)
 text = functools.partial(lesson_text, "train")
+_FIGURES: OrderedDict = OrderedDict()  # (what, job, snapshots shown per runner, index) -> figure, shared
+_FIGURES_LOCK = threading.Lock()
+FIGURES_KEPT = 96
+
+
+def shared_figure(key: tuple, build):
+    """The figure for `key`, built once for every session at the same point of the same run (a
+    class polling one run asks for the same figures); figures are never changed once built."""
+    with _FIGURES_LOCK:
+        if key in _FIGURES:
+            _FIGURES.move_to_end(key)
+            return _FIGURES[key]
+    figure = build()
+    with _FIGURES_LOCK:
+        _FIGURES[key] = figure
+        while len(_FIGURES) > FIGURES_KEPT:
+            _FIGURES.popitem(last=False)
+    return figure
 
 
 def session_id() -> str:
@@ -104,8 +124,8 @@ class TrainPanel:
             shown = progress(view, time.monotonic() - since)
             if shown.complete or view.state in ("cancelled", "failed"):
                 st.rerun()  # into the finished view
-            if abs(self.manager.poll_interval() - interval) >= 1.0:
-                st.rerun()  # a class has joined (or left): poll at the new pace
+            if not interval / 1.5 < self.manager.poll_interval() < interval * 1.5:
+                st.rerun()  # a class has joined (or left): poll at the new pace (a page rerun, so rarely)
             self._status(view, shown)
             self._draw(self._or_first(shown.snapshots), None)
 
@@ -170,13 +190,18 @@ class TrainPanel:
         else:
             st.markdown(text("moment", step=snapshot.step, accuracy=100 * snapshot.accuracy, loss=snapshot.loss)
                         + (text("moment seconds", seconds=snapshot.seconds) if snapshot.step else ""))
-        plotly_chart(attention_panels(snapshot.attention, queries, keys), key="train_grid")
+        moment = (self.job, tuple(len(shown) for shown in snapshots), index)
+        grid = shared_figure(("grid", *moment), lambda: attention_panels(snapshot.attention, queries, keys))
+        plotly_chart(grid, key="train_grid")
         self.lesson.explain()
         if self.race:
-            curves = [Curve(runner.model, **columns(shown))
-                      for runner, shown in zip(self.job.runners, snapshots, strict=True)]
-            plotly_chart(race_figure(curves, self.job.race_seconds), key="train_race")
+            race = shared_figure(("race", *moment), lambda: race_figure(
+                [Curve(runner.model, **columns(shown)) for runner, shown in zip(self.job.runners, snapshots,
+                                                                                strict=True)],
+                self.job.race_seconds))
+            plotly_chart(race, key="train_race")
         else:
-            loss_top = max(s.loss for s in transformer) * 1.05
-            plotly_chart(training_curves(Curve("transformer", **columns(transformer)), settings.steps,
-                                         marker=snapshot.step, loss_top=loss_top), key="train_curves")
+            curves = shared_figure(("curves", *moment), lambda: training_curves(
+                Curve("transformer", **columns(transformer)), settings.steps, marker=snapshot.step,
+                loss_top=max(s.loss for s in transformer) * 1.05))
+            plotly_chart(curves, key="train_curves")

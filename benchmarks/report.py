@@ -294,8 +294,10 @@ def _train_load(data: dict) -> list[str]:
         f"{during['n']} reruns) against {before['p95_ms']:.0f} ms before (p50 {before['p50_ms']:.0f} ms, "
         f"{before['n']} reruns)",
         f"- errors: **{train['errors']}**" + (f" (e.g. {train['error_examples'][:3]})" if train["errors"] else ""),
-        f"- server memory (PSS): {train['server_memory_mb']['before']:.0f} MB before, max "
-        f"{train['server_memory_mb']['max']:.0f} MB",
+        f"- server memory (PSS, the training process included): {train['server_memory_mb']['before']:.0f} MB "
+        f"before, max {train['server_memory_mb']['max']:.0f} MB; CPU (cores busy): "
+        f"{train.get('server_cpu_share', {}).get('before')} before, {train.get('server_cpu_share', {}).get('during')} "
+        "while training",
         "",
         "| page | p95 ms before | p95 ms while training |",
         "|---|---|---|",

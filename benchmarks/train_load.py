@@ -8,7 +8,7 @@ the page's fragment announces its rerun interval and each trainer sends those au
 the page turns into the finished run (the scrubber).  Reported: the other pages' latency before and
 while the class trains (same phase, same machine), the trainers' poll latency, the time from Train
 to the finished run for each trainer (one shared run: about one run's time for everyone), and the
-server's memory.
+server's memory and CPU (its process tree: the training child included).
 """
 
 from __future__ import annotations
@@ -113,6 +113,13 @@ async def run_train_load(url: str, server_pid: int, *, trainers: int = 30, other
     per_page = {page: {"before": summary_ms([r["seconds"] for r in before if r["page"] == page]),
                        "during": summary_ms([r["seconds"] for r in during if r["page"] == page])} for page in pages}
     peak = max((pss for _, pss, *_ in samples), default=float("nan"))
+
+    def cpu_share(low: float, high: float) -> float | None:  # cores busy in the server's process tree
+        inside = [(t, cpu) for t, _, cpu, *_ in samples if low <= t <= high]
+        if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+            return None
+        return round((inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0]), 2)
+
     return {
         "trainers": trainers, "others": others, "baseline_s": baseline_s, "train_query": TRAIN_QUERY,
         "trainers_finished": len(done), "errors": len(failures), "error_examples": failures[:10],
@@ -122,5 +129,8 @@ async def run_train_load(url: str, server_pid: int, *, trainers: int = 30, other
         "other_pages_during": summary_ms([r["seconds"] for r in during]),
         "per_page": per_page,
         "server_memory_mb": {"before": round(memory_before["pss"], 1), "max": round(peak, 1)},
+        "server_cpu_share": {"before": cpu_share(0, baseline_s), "during": cpu_share(arrived, trained_until)},
+        "client_cpu_share": round((samples[-1][4] - samples[0][4]) / max(1e-9, samples[-1][0] - samples[0][0]), 2)
+        if len(samples) > 1 else None,
         "elapsed_s": round(time.monotonic() - start, 1),
     }

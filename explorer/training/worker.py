@@ -3,10 +3,11 @@
 A Streamlit server runs every session's script in one Python process; a run trained in a thread of
 that process takes its turns at the interpreter lock with every page of every user (measured in the
 classroom benchmark: the other pages' p95 went from 0.65 s to 3.5 s while a class trained, and the
-run itself took five times as long).  A `ProcessRunner` owns one child process (spawned on first use
-and kept for the next job, restarted if it dies) and trains one job at a time in it, one torch
-thread; the snapshots come back over a pipe.  `InlineRunner` computes in the calling thread (a
-notebook, a test).  Both have the same `run(job, should_stop)`.
+run itself took five times as long).  A `ProcessRunner` owns one child process (started on first
+use, kept for the next job, restarted if it dies) and trains one job at a time in it: one torch
+thread, at a lower CPU priority than the server; the snapshots come back over a pipe.
+`InlineRunner` computes in the calling thread (a notebook, a test).  Both have the same
+`run(job, should_stop)`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ __all__ = ["InlineRunner", "ProcessRunner"]
 
 STOP_GRACE_S = 10.0  # a child that does not stop this long after being told is killed
 ROOT = Path(__file__).resolve().parents[2]
+# The child runs at a lower CPU priority than the server, so that when the machine is busy the pages
+# of every user are served first and training takes what is left (it slows down; pages do not).
+NICENESS = 10
 
 
 class InlineRunner:
@@ -125,6 +129,7 @@ def _child(connection: Connection) -> None:
     import torch
 
     torch.set_num_threads(1)  # this process's own setting: one thread, like the app
+    os.nice(NICENESS)
     stopped: set[int] = set()
     while True:
         try:

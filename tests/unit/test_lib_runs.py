@@ -220,7 +220,7 @@ def test_polling_slows_down_when_a_class_is_watching(make):
     for session in range(30):
         manager.request(f"s{session}", job)
     assert manager.stats()["running"] + manager.stats()["queued"] == 1
-    assert manager.poll_interval() == 4.0
+    assert manager.poll_interval() == 5.0
 
 
 def test_the_default_manager_is_one_per_process(monkeypatch):
