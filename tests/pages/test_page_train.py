@@ -66,7 +66,7 @@ def test_train_polls_to_the_end_replays_and_is_shared_with_the_next_session():
     np.testing.assert_allclose(grid(at), expected[-1].attention.reshape(4, 7, 6), atol=1e-6)
     curves = plotly_figures(at)[1]["data"]
     np.testing.assert_allclose(plotly_array_1d(curves[1]["y"]), [100 * s.accuracy for s in expected], atol=1e-9)
-    assert f"**{100 * expected[-1].accuracy:.0f} %**" in "\n".join(m.value for m in at.markdown)
+    assert f"**{100 * expected[-1].accuracy:.1f} %**" in "\n".join(m.value for m in at.markdown)
     # The scrubber replays any snapshot.
     scrubber(at).set_value(steps[3]).run()
     np.testing.assert_allclose(grid(at), expected[3].attention.reshape(4, 7, 6), atol=1e-6)
