@@ -1,13 +1,14 @@
 """Where a live run computes: in a child process, so that training never holds the server's GIL.
 
 A Streamlit server runs every session's script in one Python process; a run trained in a thread of
-that process takes its turns at the interpreter lock with every page of every user (measured in the
-classroom benchmark: the other pages' p95 went from 0.65 s to 3.5 s while a class trained, and the
-run itself took five times as long).  A `ProcessRunner` owns one child process (started on first
-use, kept for the next job, restarted if it dies) and trains one job at a time in it: one torch
-thread, at a lower CPU priority than the server; the snapshots come back over a pipe.
-`InlineRunner` computes in the calling thread (a notebook, a test).  Both have the same
-`run(job, should_stop)`.
+that process takes its turns at the interpreter lock with every page of every user (a first version
+did: in the classroom benchmark on the shared development machine the run then took 95 s instead of
+30–50 s, and the other pages' p95 went from 0.65 s to 3.5 s, part of it from the class's polling).
+
+A `ProcessRunner` owns one child process (started on first use, kept for the next job, restarted if
+it dies) and trains one job at a time in it: one torch thread, at a lower CPU priority than the
+server; the snapshots come back over a pipe.  `InlineRunner` computes in the calling thread (a
+notebook, a test).  Both have the same `run(job, should_stop)`.
 """
 
 from __future__ import annotations

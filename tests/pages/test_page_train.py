@@ -66,7 +66,7 @@ def test_train_polls_to_the_end_replays_and_is_shared_with_the_next_session():
     np.testing.assert_allclose(grid(at), expected[-1].attention.reshape(4, 7, 6), atol=1e-6)
     curves = plotly_figures(at)[1]["data"]
     np.testing.assert_allclose(plotly_array_1d(curves[1]["y"]), [100 * s.accuracy for s in expected], atol=1e-9)
-    assert f"**{100 * expected[-1].accuracy:.0f} %**" in "\n".join(m.value for m in at.markdown)
+    assert f"**{100 * expected[-1].accuracy:.1f} %**" in "\n".join(m.value for m in at.markdown)
     # The scrubber replays any snapshot.
     scrubber(at).set_value(steps[3]).run()
     np.testing.assert_allclose(grid(at), expected[3].attention.reshape(4, 7, 6), atol=1e-6)
@@ -116,3 +116,22 @@ def test_bad_links_fall_back_with_a_note(link, named):
     at = run_page(PAGE, link)
     assert named in info_text(at)
     assert len(plotly_figures(at)) == 2
+
+
+def test_a_busy_server_shows_the_queue_position():
+    manager = default_manager()
+    busy = LiveJob.single(LiveSettings(steps=4000, seed=19))
+    manager.request("another class", busy)
+    try:
+        deadline = time.monotonic() + 60
+        while manager.poll("another class", busy).state != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        at = run_page(PAGE, {"steps": "200", "seed": "18"})
+        at.button(key="train_start").click().run()
+        texts = [bar.proto.text for bar in at.get("progress")]
+        assert any("position 1 in the queue" in t for t in texts), texts
+        at.button(key="train_stop").click().run()  # leaves the queue
+        assert manager.stats()["queued"] == 0
+    finally:
+        manager.release("another class")
