@@ -9,7 +9,6 @@ from explorer.analysis.dependency import UnmaskedAttentionStack, fast_dependency
 from explorer.analysis.gradients import (
     SEQUENCE_MODEL_KINDS,
     build_sequence_model,
-    input_gradient_norms,
     random_sequence,
 )
 from explorer.model.rnn import RecurrentTagger
@@ -17,16 +16,9 @@ from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.training.pretrained import LoadedModel, PretrainedModelError, forward, recall_correct
 from explorer.training.tasks import RecallTask
 from explorer.views import gradients as gv
+from tests.unit.test_lib_bptt import reference_log10
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
-
-def reference_log10(kind, width, T, *, init="default", gain=1.0, seed=0, bptt_window=None):
-    """What the lesson plots, by plain autograd: log10 of input_gradient_norms, −inf for zeros."""
-    model = build_sequence_model(kind, width, init=init, gain=gain, seed=seed)
-    norms = input_gradient_norms(model, random_sequence(T, width, seed=1000 + seed), bptt_window=bptt_window)
-    with np.errstate(divide="ignore"):
-        return np.log10(norms)
 
 
 @torch.no_grad()
