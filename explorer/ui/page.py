@@ -8,7 +8,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 
 from .catalog import LESSONS, PAGES
 from .controls import UrlControls
-from .present import PRESENT_KEY, present_toggle, presenting, style_page
+from .present import IMAGE_FORMATS, IMAGE_KEY, PRESENT_KEY, present_toggle, presenting, style_page
 from .steps import Lesson
 
 __all__ = ["lesson_page", "next_lesson"]
@@ -30,6 +30,9 @@ def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
     shown = present_toggle(st.sidebar)
     linked = st.query_params.get(PRESENT_KEY, "").strip().lower()
     controls.record(PRESENT_KEY, "Presentation mode", linked if linked in ("1", "true") else int(shown), "1 or 0")
+    controls.radio("Download charts as", list(IMAGE_FORMATS), 0, IMAGE_KEY, where=st.sidebar, horizontal=True,
+                   help="What the camera button at the top right of each chart saves: "
+                   "PNG for slides, SVG to edit or print at any size.")
     return controls, lesson
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["PRESENT_KEY", "plotly_chart", "present_toggle", "presenting", "presenting_from_link", "style_page"]
+__all__ = ["IMAGE_FORMATS", "IMAGE_KEY", "PRESENT_KEY", "image_format", "plotly_chart", "present_toggle", "presenting", "presenting_from_link", "style_page"]
 
 PRESENT_KEY = "present"
 
@@ -59,6 +59,15 @@ def present_toggle(where=st) -> bool:
                              "folded. The setting is in the link (present=1), like every other.")
 
 
+IMAGE_KEY, IMAGE_FORMATS = "image", ("png", "svg")
+
+
+def image_format() -> str:
+    """The format of the charts' camera button: the sidebar's choice (in the link as `image=svg`)."""
+    chosen = st.session_state.get(IMAGE_KEY)
+    return chosen if chosen in IMAGE_FORMATS else IMAGE_FORMATS[0]
+
+
 def style_page() -> None:
     """The presentation stylesheet, when presenting (call once per run, early)."""
     if presenting():
@@ -69,8 +78,10 @@ def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
     """st.plotly_chart, with every font raised to the presentation minimum when presenting.  The
     figure is sent without Plotly's validation (the builders are validated by the unit tests).
 
-    The chart's toolbar is always shown (not only on hover), so its camera button — a PNG at twice
-    the screen's resolution, made in the browser at no cost to the server — is one visible click."""
+    The chart's toolbar is always shown (not only on hover) and holds one button, the camera: a PNG at
+    twice the screen's resolution, or an SVG (the sidebar's "Download charts as"), made in the browser
+    at no cost to the server, in one visible click.  Dragging still zooms, a double click resets; a
+    lone camera sits in the corner above the colour bar, clear of the panel titles."""
     if presenting():
         import plotly.graph_objects as go
 
@@ -80,5 +91,7 @@ def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
         figure = go.Figure(enlarge_plotly(spec), _validate=False)
     kwargs.setdefault("width", "stretch")
     kwargs.setdefault("config", {"displayModeBar": True, "displaylogo": False,
-                                 "toImageButtonOptions": {"format": "png", "scale": 2, "filename": key or "figure"}})
+                                 "modeBarButtons": [["toImage"]],
+                                 "toImageButtonOptions": {"format": image_format(), "scale": 2,
+                                                          "filename": key or "figure"}})
     where.plotly_chart(figure, key=key, **kwargs)

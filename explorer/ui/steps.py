@@ -139,11 +139,15 @@ class Lesson:
         heading = step_heading(self.number, len(self.steps), step.title)
         if not self.revealed:
             where.info(f"{heading} {step.predict}", icon=":material/psychology_alt:")
+        elif not step.section:  # about the key figure: the answer takes the question's place, above it
+            where.success(f"{heading} {step.reveal}", icon=":material/visibility:")
         else:
             where.markdown(heading)
 
     def explain(self, where=st, section: str = "") -> None:
-        """What to see in the revealed figure (nothing outside a step).  A page with several sections
-        calls it under each section's figure with the section's name; the step shows under its own."""
-        if self.step is not None and self.revealed and self.step.section == section:
+        """What to see in a revealed section's figure (nothing outside a step).  A page with several
+        sections calls it under each section's figure with the section's name; a step about a section
+        shows its answer there.  A step about the key figure (no section) answers in the step bar,
+        where the question was, so the answer and the figure share the first screen."""
+        if self.step is not None and self.revealed and self.step.section and self.step.section == section:
             where.success(self.step.reveal, icon=":material/visibility:")

@@ -45,3 +45,20 @@ def test_the_gradient_download_has_one_row_per_network_and_position():
     button = next(b for b in at.get("download_button") if b.proto.label == "Download the curves (CSV)")
     rows = rows_of(downloaded_text(manager, button))
     assert rows[0][:2] == ["model", "t"] and len(rows) == 1 + 4 * 16
+
+
+@pytest.mark.parametrize(("link", "expected"), [({}, "png"), ({"image": "svg"}, "svg")])
+def test_the_camera_button_saves_the_format_chosen_in_the_sidebar(link, expected):
+    """Every Plotly chart's toolbar holds just the camera; it saves PNG by default, SVG when chosen
+    (the choice is in the link, like every other setting)."""
+    import json
+
+    from tests.support.apptest import run_page
+
+    at = run_page("app_pages/depth.py", link)
+    configs = [json.loads(chart.proto.config) for chart in at.get("plotly_chart")]
+    assert configs
+    for config in configs:
+        assert config["displayModeBar"] is True and config["modeBarButtons"] == [["toImage"]]
+        assert config["toImageButtonOptions"]["format"] == expected
+    assert at.sidebar.radio(key="image").value == expected
