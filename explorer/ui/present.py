@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["IMAGE_FORMATS", "IMAGE_KEY", "PRESENT_KEY", "image_format", "plotly_chart", "present_toggle", "presenting", "presenting_from_link", "style_page"]
+__all__ = [
+    "IMAGE_FORMATS", "IMAGE_KEY", "PRESENT_KEY", "image_format", "plotly_chart",
+    "present_toggle", "presenting", "presenting_from_link", "style_page",
+]
 
 PRESENT_KEY = "present"
 
