@@ -35,7 +35,8 @@ HARD_LIMIT_EXTRA_S = 60.0
 
 
 async def _student(index: int, url: str, url_path: str, start: float, duration_s: float, interval_s: float,
-                   arrival_s: float, seed: int, record: list, first_visits: list, failures: list) -> None:
+                   arrival_s: float, seed: int, record: list, first_visits: list, failures: list,
+                   heavy: bool = False) -> None:
     rng = random.Random(seed * 1000 + index)
     await asyncio.sleep(arrival_s)
     session = Session(url, url_path)
@@ -55,6 +56,8 @@ async def _student(index: int, url: str, url_path: str, start: float, duration_s
                 widget = rng.choice(controls)
                 options = widget.options()
                 if options:
+                    if heavy and widget.kind == "slider":  # the largest quarter of every slider's range
+                        options = options[-max(1, len(options) // 4):]
                     value = rng.choice(options)
                     session.set(widget, value)
                     change = f"{widget.key}={value!r}"
@@ -82,7 +85,8 @@ async def _sample_memory(pid: int, start: float, stop: asyncio.Event, samples: l
 
 
 async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s: float = 60.0,
-                   interval_s: float = 2.0, arrival_window_s: float = 3.0, seed: int = 1) -> dict:
+                   interval_s: float = 2.0, arrival_window_s: float = 3.0, seed: int = 1, heavy: bool = False) -> dict:
+    """`heavy`: every slider a session moves goes to the largest quarter of its range (the heavy soak)."""
     start = time.monotonic()
     record: list[dict] = []
     first_visits: list = []
@@ -93,7 +97,8 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
     memory_before = tree_memory_mb(server_pid)
     tasks = [
         asyncio.create_task(_student(i, url, PAGES[i % len(PAGES)].url_path, start, duration_s, interval_s,
-                                     arrival_window_s * i / max(1, sessions), seed, record, first_visits, failures))
+                                     arrival_window_s * i / max(1, sessions), seed, record, first_visits, failures,
+                                     heavy))
         for i in range(sessions)
     ]
     try:
@@ -116,6 +121,7 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
     span = max(1e-9, samples[-1][0] - samples[0][0]) if samples else float("nan")
     return {
         "sessions": sessions,
+        "heavy": heavy,
         "duration_s": duration_s,
         "interval_s": interval_s,
         "elapsed_s": round(elapsed, 1),

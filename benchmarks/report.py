@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 TARGETS = {
-    "default_p95_ms": 150.0,
-    "floor_ratio": 1.5,
+    "default_p95_ms": 100.0,  # issue 15: every page's p95 at defaults ≤ 100 ms and ≤ 1.3× the floor app
+    "floor_ratio": 1.3,
     "load_errors": 0,
-    "load_p95_ms": 600.0,
+    "load_p95_ms": 600.0,  # one `streamlit run` process (and the train-load phase)
+    "load_serve_p95_ms": 400.0,  # issue 15: the class server, 30 sessions, 2 workers behind HAProxy
     "load_rss_mb": 1024.0,
     "load_growth_mb_per_min": 10.0,
     "cold_start_s": 4.0,
@@ -58,10 +59,11 @@ def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
             continue
         memory = _memory(load)
         who = _server_name(load)
+        target = TARGETS["load_serve_p95_ms" if phase == "load-serve" else "load_p95_ms"]
         rows += [
             (f"classroom ({who}): errors", "0", str(load["errors"]), load["errors"] == 0),
-            (f"classroom ({who}): p95", f"≤ {TARGETS['load_p95_ms']:.0f} ms", f"{load['latency']['p95_ms']:.0f} ms",
-             load["latency"]["p95_ms"] <= TARGETS["load_p95_ms"]),
+            (f"classroom ({who}): p95", f"≤ {target:.0f} ms", f"{load['latency']['p95_ms']:.0f} ms",
+             load["latency"]["p95_ms"] <= target),
             (f"classroom ({who}): server memory", "≤ 1 GB", f"{memory['max']:.0f} MB",
              memory["max"] <= TARGETS["load_rss_mb"]),
             (f"classroom ({who}): memory growth, second half", f"≤ {TARGETS['load_growth_mb_per_min']:.0f} MB/min",
@@ -74,7 +76,8 @@ def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
             continue
         memory = _memory(soak)
         env = " ".join(f"{k}={v}" for k, v in soak.get("server_env", {}).items())
-        rows.append((f"classroom ({_server_name(soak)}), {soak['duration_s']:.0f} s run"
+        heavy = ", heavy settings" if soak.get("heavy") else ""
+        rows.append((f"classroom ({_server_name(soak)}{heavy}), {soak['duration_s']:.0f} s run"
                      f"{' with ' + env if env else ''}: memory growth, second half",
                      f"≤ {TARGETS['load_growth_mb_per_min']:.0f} MB/min",
                      f"{memory['second_half_slope_mb_per_min']:+.1f} MB/min (max {memory['max']:.0f} MB)",

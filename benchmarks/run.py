@@ -125,25 +125,31 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts: check the harness, not the numbers")
     parser.add_argument("--skip", default="", help="comma-separated phases to skip: "
-                                                   "coldstart,latency,load,load-serve,train-load,gc,browser,soak")
+                                                   "coldstart,latency,load,load-serve,train-load,gc,browser,soak,"
+                                                   "soak-heavy")
     parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
                                                    "of the existing results file (e.g. --only soak)")
     parser.add_argument("--soak-seconds", type=float, default=0.0,
                         help="also run the classroom load this long against the class server (phase 'soak'): does "
                              "memory level off?")
+    parser.add_argument("--heavy-soak-seconds", type=float, default=0.0,
+                        help="also run 20 sessions this long against the class server, every slider they move in the "
+                             "largest quarter of its range (phase 'soak-heavy'): memory per worker at heavy settings")
     parser.add_argument("--load-seconds", type=float, default=0.0,
                         help="length of the classroom phases load and load-serve (default 60, --quick 12)")
     parser.add_argument("--soak-env", action="append", default=[], metavar="NAME=VALUE",
                         help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
                              "soak[NAME=VALUE]")
     args = parser.parse_args(argv)
-    phases = ["coldstart", "latency", "load", "load-serve", "train-load", "gc", "browser", "soak"]
+    phases = ["coldstart", "latency", "load", "load-serve", "train-load", "gc", "browser", "soak", "soak-heavy"]
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     if only:
         skip |= set(phases) - only
     if not args.soak_seconds:
         skip.add("soak")
+    if not args.heavy_soak_seconds:
+        skip.add("soak-heavy")
     quick = args.quick
     suffix = "-quick" if quick else ""
     recorder = Recorder(OUT / f"results{suffix}.json", OUT / f"RESULTS{suffix}.md", quick, argv)
@@ -201,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
 
     timed("latency", latency_phase)
 
-    def load_phase(duration_s: float, env: dict | None = None, workers: int = 0):
+    def load_phase(duration_s: float, env: dict | None = None, workers: int = 0, sessions: int = 30,
+                   heavy: bool = False):
         with streamlit_server(name="load", env=env, workers=workers) as app:
             async def warm():
                 from explorer.ui.catalog import PAGES
@@ -216,8 +223,8 @@ def main(argv: list[str] | None = None) -> int:
                         await session.close()
 
             asyncio.run(warm())
-            result = asyncio.run(run_load(app.url, app.process.pid, sessions=8 if quick else 30,
-                                          duration_s=duration_s, interval_s=2.0))
+            result = asyncio.run(run_load(app.url, app.process.pid, sessions=8 if quick else sessions,
+                                          duration_s=duration_s, interval_s=2.0, heavy=heavy))
             result["warmed_up"] = "every page visited once before the run" + (" on every worker" if workers else "")
             result["server_env"] = env or {}
             result["server"] = (f"class-server.sh (HAProxy), {workers} Streamlit workers" if workers
@@ -248,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     soak_name = "soak" + ("[" + ",".join(args.soak_env) + "]" if soak_env else "")
     if "soak" not in skip:  # against the production server
         timed(soak_name, lambda: load_phase(args.soak_seconds, soak_env, workers=SERVE_WORKERS))
+    timed("soak-heavy", lambda: load_phase(args.heavy_soak_seconds, workers=SERVE_WORKERS, sessions=20, heavy=True))
     recorder.save()
     log(f"finished in {recorder.data['runtime_s']:.0f} s: {recorder.report_path}")
     return 0
