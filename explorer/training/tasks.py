@@ -322,11 +322,12 @@ class RecallTask(Task):
     of attention with the T-step path of the loop.
 
     Training gaps are short (`gaps="geometric"`): each example's gap d has P(d) = (2/3)(1/3)^(d − 1),
-    so two thirds are 1, 96 % are 3 or less and 1 in 6561 exceeds 8 (truncated at max_distance).  The evaluation set holds every distance 1 … max_distance (256) equally often,
-    whatever the training gaps, so it measures how far the memory each model learned from short
-    gaps reaches.  The earlier options: "log-uniform" (each batch draws its longest gap L with log L
-    uniform on [0, log(max_distance + 1)], then its gaps uniformly from 1 … L) and "uniform" (gaps
-    uniform on 1 … max_distance).  A batch is only as long as its longest gap."""
+    so two thirds are 1, 96 % are 3 or less and 1 in 6561 exceeds 8 (truncated at max_distance).
+    The evaluation set holds every distance 1 … max_distance (256) equally often, whatever the
+    training gaps, so it measures how far the memory each model learned from short gaps reaches.
+    The earlier options: "log-uniform" (each batch draws its longest gap L with log L uniform on
+    [0, log(max_distance + 1)], then its gaps uniformly from 1 … L) and "uniform" (gaps uniform on
+    1 … max_distance).  A batch is only as long as its longest gap."""
 
     name = "recall"
     architecture = "decoder"

@@ -215,7 +215,7 @@ def test_trained_on_short_gaps_attention_stays_flat_and_the_loops_fade_with_dist
     chance."""
     cards = {RECALL[name]: load_model(name).card for name in RECALL}
     assert len({(card["steps"], card["batch_size"], card["seed"]) for card in cards.values()}) == 1
-    for kind, card in cards.items():
+    for card in cards.values():
         first = card["learning_curve"]["accuracy"]
         assert all(values[0] < 0.5 for values in first.values()), "after 50 steps nothing is learned yet"
     assert min(cards["transformer"]["heldout_by_distance"].values()) >= 0.98
