@@ -7,11 +7,12 @@ from explorer.figures import gradients as figures
 from explorer.figures.common import frame_csv, subscript
 from explorer.figures.unrolled import path_frame, unrolled_figure
 from explorer.model.rnn import RECURRENT_KINDS
-from explorer.training.pretrained import PretrainedModelError
+from explorer.training.pretrained import PretrainedModelError, load_model
 from explorer.training.tasks import RecallTask
 from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
 from explorer.views.gradients import (
     KIND_LABELS,
+    LEARNING_STEPS,
     RECALL_MODELS,
     accuracy_bands,
     binned_accuracy,
@@ -182,7 +183,7 @@ st.subheader("4 · Trained networks: remembering across a gap")
 task = RecallTask()
 results, missing = [], []
 with st.spinner(f"Evaluating the four shipped recall models on {task.eval_size} held-out examples "
-                "(once per server, about a second)…"):
+                "(once per server, a few seconds)…"):
     for name, label in RECALL_MODELS.items():
         try:
             results.append((label, recall_accuracy(name)))
@@ -205,22 +206,43 @@ if results:
         download_csv("recall_accuracy_by_distance.csv", "Download accuracy by distance (CSV)", frame_csv,
                      recall, key="recall_csv")
     examples = int(results[0][1].examples.sum())
-    far_band = bands.columns[-1]
-    far = ", ".join(f"{label} {bands.loc[label, far_band]:.0%}" for label in bands.index)
+    near_band, far_band = bands.columns[0], bands.columns[-1]
+
+    def at(band: str) -> str:
+        return ", ".join(f"{label} {bands.loc[label, band]:.0%}" for label in bands.index)
+
+    loops = [label for label in bands.index if label != RECALL_MODELS["recall-sinusoidal-h4-l2"]]
+    faded = [label for label in loops if bands.loc[label, far_band] < 2 * chance]
+    held = [f"the {label} still answers {bands.loc[label, far_band]:.0%} there"
+            for label in loops if label not in faded]
+    reach = (f"the {' and the '.join(faded)} {'is' if len(faded) == 1 else 'are'} within twice chance at "
+             f"{far_band}" if faded else f"none of the loops is within twice chance at {far_band}")
+    reach = "; ".join([reach, *held])
+    cards = [load_model(name).card for name in available]
+    steps = sorted({card["steps"] for card in cards})
     text_col.markdown(
         f"""
 The task: *{task.description.rstrip(".").lower()}.* Each model reads a letter, then a gap of other
 letters, then '?', and must answer with the first letter; the *distance* is how far back that
-letter is (1 to {task.max_distance} tokens). Points are the accuracy at each distance, the lines the accuracy over
-bins of 8 distances, measured when the page first needs them on the task's fixed held-out set
-({examples} examples, {examples // task.max_distance} per distance). Chance is 1 in {len(task.keys)}.
+letter is. All four learned from the same examples for the same {" / ".join(map(str, steps))} steps, and
+those hold only short gaps: two thirds are a single letter, one in 6561 is longer than 8. They are
+then tested on every distance from 1 to {task.max_distance} equally often ({examples} examples,
+{examples // task.max_distance} per distance, measured when the page first needs them). Points are the
+accuracy at each distance, the lines the accuracy over bins of 8 distances. Chance is 1 in {len(task.keys)}.
 
-**At distances {far_band}:** {far}. Trained long enough, every one of them carries the letter across
-the whole gap: a loop *can* keep one letter for {task.max_distance} steps, once its weights (or an LSTM's
-or GRU's gates) have learned to hold the state steady. What the fading gradient of section 1 costs
-is the *learning*: the signal that would teach a loop to hold on arrives from far back
-exponentially weakened. The table below, from each model's training record, shows it: accuracy by
-distance after a given number of training steps.
+**At distances {near_band}:** {at(near_band)}. **At {far_band}:** {at(far_band)}.
+
+Attention answers as well far away as near: from the '?' it reads the first position in one step,
+whatever lies between, so what it learned on gaps of mostly one or two letters works at any distance. A
+loop has to carry the letter through every letter of the gap, each one written into the same
+state; nothing in training asked it to hold on for more than a few steps, and how far its memory
+reaches differs by model: {reach}.
+
+This measures how far what was learned reaches, not the most a loop can learn: trained longer and
+with gaps up to 128 as well, loops of these kinds (with a state of 64) all learned to carry one
+letter across every one of those gaps (`pretrained/recall-experiments.md`). The table below, from
+each model's training record, gives the accuracy by distance after {", ".join(map(str, LEARNING_STEPS))}
+training steps.
 """
     )
     learning = {(RECALL_MODELS[name], step): row for name in available

@@ -5,7 +5,7 @@
                                       previous-token and induction heads.
 * coreference      (encoder-only):    "the animal didn't cross the street because it was too tired"
                                       — output, at "it", the noun that "it" refers to.
-* recall           (transformer and RNNs): output the first letter after a gap of up to 128 letters.
+* recall           (transformer and RNNs): output the first letter after a gap of up to 256 letters.
 
 Every task has a fixed vocabulary, a `batch(n, generator)` that returns tensors, and an `evaluation`
 set generated from a fixed seed so that a model's card accuracy can be reproduced exactly.
@@ -321,21 +321,24 @@ class RecallTask(Task):
     transformer and tanh RNN / LSTM / GRU, so accuracy against distance compares the one-step path
     of attention with the T-step path of the loop.
 
-    Training gaps are mostly short (`gaps="log-uniform"`): each batch draws its longest gap L with
-    log L uniform on [0, log(max_distance + 1)], then its gaps uniformly from 1 … L (at 128: ≈ 60 %
-    of gaps are 8 or less, ≈ 4 % over 64); a batch is only as long as its longest gap.  "uniform"
-    draws gaps uniformly from 1 … max_distance.  The evaluation set holds every distance 1 …
-    max_distance equally often, whatever the training gaps."""
+    Training gaps are short (`gaps="geometric"`): each example's gap d has P(d) = (2/3)(1/3)^(d − 1),
+    so two thirds are 1, 96 % are 3 or less and 1 in 6561 exceeds 8 (truncated at max_distance).
+    The evaluation set holds every distance 1 … max_distance (256) equally often, whatever the
+    training gaps, so it measures how far the memory each model learned from short gaps reaches.
+    The earlier options: "log-uniform" (each batch draws its longest gap L with log L uniform on
+    [0, log(max_distance + 1)], then its gaps uniformly from 1 … L) and "uniform" (gaps uniform on
+    1 … max_distance).  A batch is only as long as its longest gap."""
 
     name = "recall"
     architecture = "decoder"
     description = "Remember the first letter across a gap of other letters."
     keys = tuple("ABCDEFGH")
-    eval_size = 1024  # 8 per distance: a lesson page evaluates four models on it when it first opens
+    eval_size = 1024  # 4 per distance: a lesson page evaluates four models on it when it first opens
     spells_words = True
-    GAPS = ("log-uniform", "uniform")
+    GAPS = ("geometric", "log-uniform", "uniform")
+    GEOMETRIC_STOP = 2 / 3  # "geometric" gaps: the chance that a gap ends at each letter
 
-    def __init__(self, max_distance: int = 128, gaps: str = "log-uniform"):
+    def __init__(self, max_distance: int = 256, gaps: str = "geometric"):
         super().__init__([PAD, "?", *self.keys])
         if gaps not in self.GAPS:
             raise ValueError(f"unknown gap distribution {gaps!r}; expected one of {self.GAPS}")
@@ -347,6 +350,11 @@ class RecallTask(Task):
     def batch(self, n: int, generator: torch.Generator) -> Batch:
         if self.gaps == "uniform":
             distance = torch.randint(1, self.max_distance + 1, (n,), generator=generator)
+        elif self.gaps == "geometric":
+            # Inverse CDF: P(d > k) = (1 − stop)^k, so d = ceil(log(1 − u) / log(1 − stop)).
+            u = torch.rand(n, generator=generator)
+            distance = (torch.log1p(-u) / math.log1p(-self.GEOMETRIC_STOP)).ceil().long()
+            distance = distance.clamp(1, self.max_distance)
         else:
             u = torch.rand((), generator=generator).item()
             longest = min(self.max_distance, int(math.exp(u * math.log(self.max_distance + 1))))
@@ -372,8 +380,11 @@ class RecallTask(Task):
         return Batch(tokens, targets, valid, distance=distance)
 
     def details(self) -> dict:
-        return {"max_distance": self.max_distance, "training_gaps": self.gaps,
-                "evaluation_gaps": "every distance 1 … max_distance equally often"}
+        details = {"max_distance": self.max_distance, "training_gaps": self.gaps,
+                   "evaluation_gaps": "every distance 1 … max_distance equally often"}
+        if self.gaps == "geometric":
+            details["training_gap_probability"] = "P(d) = (2/3)(1/3)^(d − 1): 2/3 of gaps are 1, 1 in 6561 over 8"
+        return details
 
     def expected_output(self, tokens: list[str]) -> list[str] | None:
         return [tokens[0]] if tokens and tokens[-1] == "?" else None

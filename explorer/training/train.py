@@ -254,7 +254,8 @@ def _recall_note(card: dict) -> str:
     """A recall model's line under the table: accuracy by distance, and when training got there."""
     bands = ", ".join(f"{band} {100 * value:.0f} %" for band, value in card["heldout_by_distance"].items())
     gaps = card.get("task_details", {}).get("training_gaps", "uniform")
-    gaps = "mostly short (log-uniform)" if gaps == "log-uniform" else gaps
+    gaps = {"log-uniform": "mostly short (log-uniform)",
+            "geometric": "short (geometric: 2/3 of gaps 1, 1 in 6561 over 8)"}.get(gaps, gaps)
     note = (f"- `{card['name']}`, trained on {gaps} gaps: held-out accuracy by distance from the key to '?': "
             f"{bands} (chance {100 / len(get_task(card['task']).keys):.1f} %)")
     curve = card.get("learning_curve")

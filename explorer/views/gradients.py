@@ -27,6 +27,7 @@ from ..training.pretrained import distance_band_edges, load_model, recall_correc
 
 __all__ = [
     "KIND_LABELS",
+    "LEARNING_STEPS",
     "RECALL_MODELS",
     "DependencyViews",
     "GradientCurves",
@@ -230,7 +231,7 @@ def accuracy_bands(result: RecallAccuracy, edges: tuple[int, ...] | None = None)
     return bands
 
 
-LEARNING_STEPS = (100, 150, 200, 250)  # training steps at which the recall lesson compares the models
+LEARNING_STEPS = (100, 200, 400, 600)  # training steps at which the recall lesson compares the models
 
 
 def recall_learning(name: str, steps: tuple[int, ...] = LEARNING_STEPS) -> dict[int, dict[str, float]]:

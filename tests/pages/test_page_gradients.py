@@ -130,7 +130,13 @@ def test_recall_accuracy_is_read_from_the_models_evaluation():
         expected = reference_accuracy(name)
         np.testing.assert_allclose(rows.loc[list(CHECKED_DISTANCES), "accuracy"], list(expected.values()), atol=1e-12)
     assert "Download accuracy by distance (CSV)" in [b.proto.label for b in at.get("download_button")]
-    assert any("At distances 65–128" in m.value for m in at.markdown)
+    # The text quotes the page's own measurement at the shortest and the longest band.
+    text = next(m.value for m in at.markdown if "At distances 1–8" in m.value)
+    near = text.split("**At distances 1–8:**")[1].split("**")[0]
+    far = text.split("**At 129–256:**")[1].split("\n\n")[0]
+    for name, label in RECALL_MODELS.items():
+        bands = load_model(name).card["heldout_by_distance"]
+        assert f"{label} {bands['1–8']:.0%}" in near and f"{label} {bands['129–256']:.0%}" in far
     # The table of bands is the page's own evaluation, and agrees with what training wrote in the cards.
     table = at.dataframe[0].value
     for name, label in RECALL_MODELS.items():

@@ -98,9 +98,20 @@ def test_recall_target_is_the_first_token_at_the_question_mark():
             assert (batch.targets[i] != -100).sum() == 1
 
 
-def test_recall_training_gaps_are_mostly_short_and_reach_the_longest():
-    """Log-uniform: the longest gap of a batch has log L uniform, its gaps are uniform up to L."""
+def test_recall_training_gaps_are_short_and_geometric():
+    """Geometric: P(d) = (2/3)(1/3)^(d − 1), so P(d = 1) = 2/3, P(d ≤ 3) = 26/27, mean 1.5."""
     task = get_task("recall")
+    assert task.max_distance == 256 and task.gaps == "geometric"
+    gaps = task.batch(20000, gen(3)).distance
+    assert gaps.min() == 1 and gaps.max() <= 14
+    assert abs((gaps == 1).float().mean() - 2 / 3) < 0.01
+    assert abs((gaps <= 3).float().mean() - 26 / 27) < 0.005
+    assert abs(gaps.float().mean() - 1.5) < 0.02
+
+
+def test_recall_log_uniform_gaps_are_mostly_short_and_reach_the_longest():
+    """Log-uniform: the longest gap of a batch has log L uniform, its gaps are uniform up to L."""
+    task = RecallTask(max_distance=128, gaps="log-uniform")
     generator = gen(3)
     batches = [task.batch(64, generator).distance for _ in range(2000)]
     longest = torch.tensor([int(d.max()) for d in batches])
@@ -110,10 +121,10 @@ def test_recall_training_gaps_are_mostly_short_and_reach_the_longest():
     assert abs((longest <= 8).float().mean() - math.log(9) / math.log(129)) < 0.04
     assert abs((longest > 64).float().mean() - (1 - math.log(65) / math.log(129))) < 0.03
     assert 0.5 < (gaps <= 8).float().mean() < 0.7 and 0.02 < (gaps > 64).float().mean() < 0.07
-    uniform = RecallTask(gaps="uniform").batch(4000, gen(4)).distance
+    uniform = RecallTask(max_distance=128, gaps="uniform").batch(4000, gen(4)).distance
     assert abs(uniform.float().mean() - 64.5) < 2 and uniform.max() == 128
     with pytest.raises(ValueError, match="gap distribution"):
-        RecallTask(gaps="geometric")
+        RecallTask(gaps="poisson")
 
 
 def test_recall_evaluation_holds_every_distance_equally_often():
@@ -124,7 +135,7 @@ def test_recall_evaluation_holds_every_distance_equally_often():
     assert batch.inputs.shape == (task.eval_size, 41)
     assert torch.equal(batch.inputs, task.evaluation().inputs)
     first = get_task("recall").evaluation()
-    assert torch.equal(torch.bincount(first.distance)[1:], torch.full((128,), 1024 // 128))
+    assert torch.equal(torch.bincount(first.distance)[1:], torch.full((256,), 1024 // 256))
 
 
 def test_evaluation_sets_are_fixed_and_differ_from_training_batches():
