@@ -208,7 +208,7 @@ def recall_accuracy(name: str) -> RecallAccuracy:
     loaded = load_model(name)
     if loaded.task.name != "recall":
         raise ValueError(f"{name} is not a recall-task model")
-    distance, right = recall_correct(loaded.model, loaded.task)
+    distance, right = recall_correct(loaded.model, loaded.task, run=POOL.run)  # in pieces on the pool
     distances = np.unique(distance)
     return RecallAccuracy(
         name,
