@@ -115,6 +115,8 @@ def _extract(rev: str, into: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "explorer", "app_pages", "app.py"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    for shared in ("pretrained", "assets"):  # the shipped models and files, the same for both
+        (into / shared).symlink_to(ROOT / shared)
     return into
 
 

@@ -8,7 +8,6 @@ drawn once per (width, seed), with batched matrix products (what the depth page 
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -17,6 +16,7 @@ from torch import nn
 
 from ..model.transformer import NORM_PLACEMENTS, EncoderLayer
 from ..training.seeding import seeded
+from .caching import bounded_cache
 from .gradients import INPUT_SEED_OFFSET, default_readout, random_sequence
 
 __all__ = [
@@ -89,7 +89,7 @@ def layer_gradient_norms(
 DEPTH_CACHED_LAYERS = 24  # the depth page's deepest stack; weights are drawn once per (width, seed) up to it
 
 
-@functools.lru_cache(maxsize=16)
+@bounded_cache(16, max_bytes=32_000_000)
 def _seed_weights(width: int, seed: int, n_layers: int) -> tuple[dict[str, torch.Tensor], ...]:
     """The weights of `_seeded_stack(n_layers, width, seed, 4)` as tensors, layer by layer, then the
     final LayerNorm's.  Layers are drawn in order from the seed, so the first L layers of a deeper

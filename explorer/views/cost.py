@@ -19,12 +19,12 @@ so the table can check the formulas at any size.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from ..analysis.caching import bounded_cache
 from ..analysis.cost import Cost, attention_cost, conv1d_cost, encoder_layer_cost, recurrent_cost
 from ..analysis.timing import Timing, measure_forward_times
 from ..model.attention import MultiHeadAttention
@@ -128,7 +128,7 @@ def counted_parameters(layer: str, d: int, k: int = 3, n_layers: int = 1) -> int
     return n_layers * _counted_layer_parameters(layer, d, k)
 
 
-@functools.lru_cache(maxsize=256)
+@bounded_cache(256, max_bytes=1_000_000)
 def _counted_layer_parameters(layer: str, d: int, k: int) -> int:
     return count_parameters(build_stack(layer, d, k, 1, device="meta"))
 

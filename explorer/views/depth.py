@@ -4,18 +4,18 @@ Pure torch + numpy, no Streamlit; the maths is `explorer.analysis.depth`."""
 
 from __future__ import annotations
 
-import functools
 import types
 
 import numpy as np
 
+from ..analysis.caching import bounded_cache
 from ..analysis.depth import depth_gradient_norms
 from .pool import POOL
 
 __all__ = ["depth_curves"]
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(32, max_bytes=2_000_000)
 def depth_curves(
     n_layers: int = 12, width: int = 32, T: int = 16, n_seeds: int = 3
 ) -> types.MappingProxyType[tuple[str, bool], np.ndarray]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.bptt import recurrent_log_gradient_norms
+from ..analysis.caching import bounded_cache
 from ..analysis.dependency import UnmaskedAttentionStack, fast_dependency_matrix
 from ..analysis.gradients import INPUT_SEED_OFFSET, build_sequence_model, input_gradient_norms, random_sequence
 from ..model.rnn import RECURRENT_KINDS
@@ -100,7 +101,7 @@ class GradientCurves:
         return summarize_log_norms(self.log10_norms[kind])
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(32, max_bytes=8_000_000)
 def gradient_curves(
     T: int = 64,
     width: int = 32,
@@ -150,7 +151,7 @@ class DependencyViews:
     unmasked: np.ndarray
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(32, max_bytes=8_000_000)
 def dependency_views(
     kind: str = "rnn", T: int = 32, width: int = 16, init: str = "default", gain: float = 1.0, seed: int = 0
 ) -> DependencyViews:
@@ -177,7 +178,7 @@ def _attention_matrix(T: int, width: int, seed: int, masked: bool) -> np.ndarray
         fast_dependency_matrix(UnmaskedAttentionStack(causal), x)
 
 
-@functools.lru_cache(maxsize=16)
+@bounded_cache(16, max_bytes=4_000_000)
 def _attention_dependency(T: int, width: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The attention layer's two matrices (causal, unmasked), cached on their own: they do not depend
     on the recurrent network's kind or initialisation, and they are the costlier part (about 0.4 s
