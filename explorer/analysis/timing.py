@@ -67,14 +67,17 @@ def _call(fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
-def _built(layers: Sequence[str], d: int, clock: Callable[[], float]) -> tuple[dict, float]:
-    began = clock()
-    forwards = {layer: build_timed_layer(layer, d) for layer in layers}
-    return forwards, clock() - began
+def _built(layers: Sequence[str], d: int) -> dict[str, Callable[[torch.Tensor], object]]:
+    return {layer: build_timed_layer(layer, d) for layer in layers}
+
+
+def _pass(forward: Callable[[torch.Tensor], object], x: torch.Tensor) -> None:
+    with torch.inference_mode():  # per thread: entered where the pass runs
+        forward(x)
 
 
 def _timed(forward: Callable[[torch.Tensor], object], x: torch.Tensor, clock: Callable[[], float]) -> float:
-    """Seconds of one forward pass (inference mode is per thread: entered here, where it runs)."""
+    """Seconds of one forward pass, measured where it runs."""
     with torch.inference_mode():
         began = clock()
         forward(x)
@@ -101,31 +104,31 @@ def measure_forward_times(
     to take more than `max_pass_s`, it and every longer sequence for it are reported as None.
 
     Building the layers and every single forward pass is one `run(fn, *args)`, so a caller may run
-    them as short pieces elsewhere (on a work pool); the budget counts the pieces' own time only.
+    them as short pieces elsewhere (on a work pool).  The budget is wall time from the start, time
+    spent waiting for such a pool included: a busy server measures less, not longer.
     """
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
-    forwards, spent = run(_built, layers, d, clock)
+    start = clock()
+    forwards = run(_built, layers, d)
     last: dict[str, tuple[int, float]] = {}
     out_of_budget: set[str] = set()
     results = []
     for T in sorted(set(int(t) for t in T_values)):
         x = torch.randn(1, T, d, generator=torch.Generator().manual_seed(T))
         for layer in layers:
-            left = budget_s - spent
+            left = budget_s - (clock() - start)
             one_pass = last[layer][1] * (T / last[layer][0]) ** 2 if layer in last else 0.0
             if layer in out_of_budget or left <= 0 or 2 * one_pass > left or one_pass > max_pass_s:
                 out_of_budget.add(layer)  # 2 × one pass: the warm-up and one timed run
                 results.append(Timing(layer, T, d, None, 0))
                 continue
-            spent += run(_timed, forwards[layer], x, clock)  # warm-up: first call of this shape
+            run(_pass, forwards[layer], x)  # warm-up: first call of this shape
             best, runs = float("inf"), 0
             while runs < repeats:
-                seconds = run(_timed, forwards[layer], x, clock)
-                spent += seconds
-                best = min(best, seconds)
+                best = min(best, run(_timed, forwards[layer], x, clock))
                 runs += 1
-                if budget_s - spent < best:
+                if budget_s - (clock() - start) < best:
                     break
             last[layer] = (T, best)
             results.append(Timing(layer, T, d, best, runs))
