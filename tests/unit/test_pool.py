@@ -135,3 +135,28 @@ def test_one_thread_per_pool():
     for name in "abcd":
         as_session(name, pool.run, int)
     assert len(pool._workers) == 1
+
+
+def test_the_heavy_views_give_the_same_numbers_in_pieces_on_the_pool():
+    import numpy as np
+
+    from explorer.views import depth, gradients
+    from explorer.views.pool import POOL
+
+    def compute():
+        for cached in (depth.depth_curves, gradients.gradient_curves, gradients.dependency_views,
+                       gradients._attention_dependency):
+            cached.cache_clear()
+        return (dict(depth.depth_curves(3, 16, 4, 2)), gradients.gradient_curves(16, 8, "orthogonal", 2.0, None, 2),
+                gradients.dependency_views("gru", 8, 8))
+
+    inline = compute()
+    threads_before = len(POOL._workers)
+    pooled = as_session("a", compute)
+    assert threads_before <= 1 and len(POOL._workers) == 1  # the pieces ran on the pool's one thread
+    for key in inline[0]:
+        np.testing.assert_array_equal(inline[0][key], pooled[0][key])
+    for kind in inline[1].log10_norms:
+        np.testing.assert_array_equal(inline[1].log10_norms[kind], pooled[1].log10_norms[kind])
+    for name in ("recurrent", "causal", "unmasked"):
+        np.testing.assert_array_equal(getattr(inline[2], name), getattr(pooled[2], name))
