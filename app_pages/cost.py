@@ -4,13 +4,15 @@ import streamlit as st
 import torch
 
 from explorer.analysis.cost import attention_cost, recurrent_cost
-from explorer.analysis.timing import TIMED_LAYERS, measure_forward_times, slower_from
+from explorer.analysis.timing import TIMED_LAYERS, slower_from
 from explorer.figures import cost as figures
 from explorer.figures.common import frame_csv
 from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
 from explorer.views.cost import (
     COST_LAYER_DETAILS,
+    MAX_PASS_S,
     complexity_rows,
+    forward_times,
     layers_to_connect,
     operations_curves,
     operations_lengths,
@@ -28,7 +30,7 @@ def measured_times(d: int, attempt: int):
     every session; `attempt` lets the user ask for a fresh measurement.  The slider "up to T" only
     filters them: the measurement runs in ascending T, so the timings up to any T_max are the ones a
     shorter run would have made, and moving that slider never starts the stopwatch again."""
-    return measure_forward_times([2**p for p in range(4, 13)], d, budget_s=TIMING_BUDGET_S)
+    return forward_times(tuple(2**p for p in range(4, 13)), d, TIMING_BUDGET_S)
 
 
 @st.cache_resource(show_spinner=False)
@@ -182,7 +184,8 @@ an RNN's time is overhead per step.
     )
     if skipped:
         st.caption(f"{skipped} measurement(s) left out to stay within the {TIMING_BUDGET_S:.0f} s budget "
-                   "(the largest T for the slowest layers). Timings are shared by everyone using this server "
+                   f"(the largest T for the slowest layers), or because one forward pass would take more than "
+                   f"{MAX_PASS_S * 1000:.0f} ms. Timings are shared by everyone using this server "
                    "and measured once per setting.")
 
 next_lesson("cost")

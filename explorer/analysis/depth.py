@@ -8,7 +8,6 @@ drawn once per (width, seed), with batched matrix products (what the depth page 
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -17,6 +16,7 @@ from torch import nn
 
 from ..model.transformer import NORM_PLACEMENTS, EncoderLayer
 from ..training.seeding import seeded
+from .caching import bounded_cache
 from .gradients import INPUT_SEED_OFFSET, default_readout, random_sequence
 
 __all__ = [
@@ -89,7 +89,7 @@ def layer_gradient_norms(
 DEPTH_CACHED_LAYERS = 24  # the depth page's deepest stack; weights are drawn once per (width, seed) up to it
 
 
-@functools.lru_cache(maxsize=16)
+@bounded_cache(16, max_bytes=32_000_000)
 def _seed_weights(width: int, seed: int, n_layers: int) -> tuple[dict[str, torch.Tensor], ...]:
     """The weights of `_seeded_stack(n_layers, width, seed, 4)` as tensors, layer by layer, then the
     final LayerNorm's.  Layers are drawn in order from the seed, so the first L layers of a deeper
@@ -174,11 +174,21 @@ def _seed_batched_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Ten
     return torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1)
 
 
-def depth_gradient_norms(n_layers: int, width: int, T: int, n_seeds: int) -> dict[tuple[str, bool], np.ndarray]:
+def _call(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+def depth_gradient_norms(
+    n_layers: int, width: int, T: int, n_seeds: int, *, run=_call
+) -> dict[tuple[str, bool], np.ndarray]:
     """`layer_gradient_norms` for seeds 0 … n_seeds−1 and every (norm, residual) in DEPTH_CONFIGS,
     each (n_seeds, n_layers).  The seeds run as one batch (`_seed_batched_norms`) on weights drawn
-    once per (width, seed) (`_seed_weights`)."""
-    layers = _stacked_seed_weights(width, n_layers, n_seeds)
+    once per (width, seed) (`_seed_weights`).  Each piece of work — one seed's weights, stacking
+    them, one wiring — is `run(fn, *args)`: a caller may run them elsewhere (on a work pool)."""
+    drawn = max(n_layers, DEPTH_CACHED_LAYERS)
+    for s in range(n_seeds):
+        run(_seed_weights, width, s, drawn)  # cached: the stacking below finds them drawn
+    layers = run(_stacked_seed_weights, width, n_layers, n_seeds)
     inputs = torch.stack([random_sequence(T, width, seed=INPUT_SEED_OFFSET + s) for s in range(n_seeds)])
-    return {(norm, residual): _seed_batched_norms(layers, inputs, norm, residual).numpy()
+    return {(norm, residual): run(_seed_batched_norms, layers, inputs, norm, residual).numpy()
             for norm, residual in DEPTH_CONFIGS}

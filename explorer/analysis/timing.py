@@ -63,6 +63,27 @@ def _build(layer: str, d: int) -> Callable[[torch.Tensor], object]:
     raise ValueError(f"unknown layer {layer!r}; expected one of {sorted(TIMED_LAYERS)}")
 
 
+def _call(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+def _built(layers: Sequence[str], d: int) -> dict[str, Callable[[torch.Tensor], object]]:
+    return {layer: build_timed_layer(layer, d) for layer in layers}
+
+
+def _pass(forward: Callable[[torch.Tensor], object], x: torch.Tensor) -> None:
+    with torch.inference_mode():  # per thread: entered where the pass runs
+        forward(x)
+
+
+def _timed(forward: Callable[[torch.Tensor], object], x: torch.Tensor, clock: Callable[[], float]) -> float:
+    """Seconds of one forward pass, measured where it runs."""
+    with torch.inference_mode():
+        began = clock()
+        forward(x)
+        return clock() - began
+
+
 def measure_forward_times(
     T_values: Sequence[int],
     d: int,
@@ -71,47 +92,46 @@ def measure_forward_times(
     budget_s: float = 1.0,
     repeats: int = 5,
     clock: Callable[[], float] = time.perf_counter,
+    max_pass_s: float = float("inf"),
+    run: Callable = _call,
 ) -> list[Timing]:
     """Time each layer's forward pass at each T (ascending), keeping the total under `budget_s`.
 
     Each measurement is one warm-up run plus up to `repeats` timed runs (the best one is kept, the
     least disturbed by other work on the machine).  Before a measurement the cost is predicted
     from the previous T (assuming time grows like T², a safe over-estimate for every layer here);
-    once a layer's prediction no longer fits in what is left of the budget, it and every longer
-    sequence for it are reported as None.
+    once a layer's prediction no longer fits in what is left of the budget, or one pass is predicted
+    to take more than `max_pass_s`, it and every longer sequence for it are reported as None.
+
+    Building the layers and every single forward pass is one `run(fn, *args)`, so a caller may run
+    them as short pieces elsewhere (on a work pool).  The budget is wall time from the start, time
+    spent waiting for such a pool included: a busy server measures less, not longer.
     """
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
     start = clock()
-    forwards = {layer: build_timed_layer(layer, d) for layer in layers}
+    forwards = run(_built, layers, d)
     last: dict[str, tuple[int, float]] = {}
     out_of_budget: set[str] = set()
     results = []
-    with torch.inference_mode():
-        for T in sorted(set(int(t) for t in T_values)):
-            x = torch.randn(1, T, d, generator=torch.Generator().manual_seed(T))
-            for layer in layers:
-                left = budget_s - (clock() - start)
-                if layer in last:
-                    previous_T, previous_s = last[layer]
-                    predicted = previous_s * (T / previous_T) ** 2 * 2  # warm-up + one timed run
-                else:
-                    predicted = 0.0
-                if layer in out_of_budget or left <= 0 or predicted > left:
-                    out_of_budget.add(layer)
-                    results.append(Timing(layer, T, d, None, 0))
-                    continue
-                forwards[layer](x)  # warm-up: first call of this shape
-                best, runs = float("inf"), 0
-                while runs < repeats:
-                    began = clock()
-                    forwards[layer](x)
-                    best = min(best, clock() - began)
-                    runs += 1
-                    if budget_s - (clock() - start) < best:
-                        break
-                last[layer] = (T, best)
-                results.append(Timing(layer, T, d, best, runs))
+    for T in sorted(set(int(t) for t in T_values)):
+        x = torch.randn(1, T, d, generator=torch.Generator().manual_seed(T))
+        for layer in layers:
+            left = budget_s - (clock() - start)
+            one_pass = last[layer][1] * (T / last[layer][0]) ** 2 if layer in last else 0.0
+            if layer in out_of_budget or left <= 0 or 2 * one_pass > left or one_pass > max_pass_s:
+                out_of_budget.add(layer)  # 2 × one pass: the warm-up and one timed run
+                results.append(Timing(layer, T, d, None, 0))
+                continue
+            run(_pass, forwards[layer], x)  # warm-up: first call of this shape
+            best, runs = float("inf"), 0
+            while runs < repeats:
+                best = min(best, run(_timed, forwards[layer], x, clock))
+                runs += 1
+                if budget_s - (clock() - start) < best:
+                    break
+            last[layer] = (T, best)
+            results.append(Timing(layer, T, d, best, runs))
     return results
 
 

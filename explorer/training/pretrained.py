@@ -199,8 +199,21 @@ def distance_band_edges(longest: int) -> tuple[int, ...]:
     return (*[e for e in edges if e <= longest], longest + 1)
 
 
-@torch.no_grad()
-def recall_correct(model: nn.Module, task: Task, chunk: int = 64) -> tuple[np.ndarray, np.ndarray]:
+def _call(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+@torch.no_grad()  # per thread: on the thread that runs the chunk
+def _recall_chunk(model: nn.Module, batch: Batch, rows: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    d = batch.distance[rows]
+    length = int(d.max()) + 1
+    part = Batch(batch.inputs[rows, :length], batch.targets[rows, :length], batch.valid[rows, :length], distance=d)
+    logits = forward(model, part)
+    index = torch.arange(len(rows))
+    return d.numpy(), (logits[index, d].argmax(-1) == part.targets[index, d]).numpy()
+
+
+def recall_correct(model: nn.Module, task: Task, chunk: int = 64, *, run=_call) -> tuple[np.ndarray, np.ndarray]:
     """Recall task: (distance, right) for every example of the evaluation set — the distance between
     the key and the '?', and whether the model's answer at the '?' is right.
 
@@ -208,24 +221,15 @@ def recall_correct(model: nn.Module, task: Task, chunk: int = 64) -> tuple[np.nd
     gap (the answer at '?' does not depend on the padding after it: the models are causal), instead
     of one (1024 × 129) batch whose attention traces alone take gigabytes.  Chunks of 64 waste
     little on padding and keep each attention tensor small (on this machine the transformer's
-    evaluation ran about a quarter faster than with chunks of 128).
+    evaluation ran about a quarter faster than with chunks of 128).  Each chunk is
+    `run(fn, *args)`: a caller may run them elsewhere (on a work pool).
     """
     batch = task.evaluation()
     if batch.distance is None:
         raise ValueError("recall_correct needs the recall task")
     order = torch.argsort(batch.distance, stable=True)
-    distance, right = [], []
-    for start in range(0, len(order), chunk):
-        rows = order[start:start + chunk]
-        d = batch.distance[rows]
-        length = int(d.max()) + 1
-        part = Batch(batch.inputs[rows, :length], batch.targets[rows, :length], batch.valid[rows, :length],
-                     distance=d)
-        logits = forward(model, part)
-        index = torch.arange(len(rows))
-        right.append((logits[index, d].argmax(-1) == part.targets[index, d]).numpy())
-        distance.append(d.numpy())
-    return np.concatenate(distance), np.concatenate(right)
+    parts = [run(_recall_chunk, model, batch, order[start:start + chunk]) for start in range(0, len(order), chunk)]
+    return np.concatenate([d for d, _ in parts]), np.concatenate([r for _, r in parts])
 
 
 # --- loading ----------------------------------------------------------------------------------------

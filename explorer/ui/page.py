@@ -5,13 +5,36 @@ from __future__ import annotations
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 
+from ..views.pool import REQUESTER, Requester
 from .catalog import LESSONS, PAGES
 from .controls import UrlControls
 from .present import IMAGE_FORMATS, IMAGE_KEY, PRESENT_KEY, present_toggle, presenting, style_page
 from .steps import Lesson
 
-__all__ = ["lesson_page", "next_lesson"]
+__all__ = ["lesson_page", "next_lesson", "serve_heavy_work"]
+
+
+def _yield_point() -> None:
+    """What Streamlit does at every st.* call: stop this run if its session asked for a newer one
+    (raised while the run waits for the work pool, so a superseded rerun stops computing)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    request = ctx.script_requests.on_scriptrunner_yield() if ctx is not None else None
+    if request is None:
+        return
+    if request.type == ScriptRequestType.RERUN:
+        raise RerunException(request.rerun_data)
+    raise StopException()
+
+
+def serve_heavy_work() -> None:
+    """Route this run's heavy computations (explorer.views.pool) through the shared pool, as this
+    session: fair between sessions, stopped when superseded.  Every lesson page calls it."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    REQUESTER.set(Requester(ctx.session_id, _yield_point) if ctx is not None else None)
 
 
 def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
@@ -19,6 +42,7 @@ def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
 
     Presenting, the lead folds into an expander so that the key figure is on the first screen."""
     style_page()
+    serve_heavy_work()
     controls = UrlControls(page)
     st.title(title)
     if presenting():

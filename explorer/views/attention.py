@@ -8,7 +8,6 @@ weights when none is shipped), runs it, and returns plain numpy arrays per atten
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, fields
@@ -16,6 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
+from ..analysis.caching import bounded_cache
 from ..model.transformer import Transformer, TransformerConfig
 from ..training.pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
 from ..training.seeding import seeded
@@ -81,7 +81,7 @@ def default_shape(task: str) -> tuple[str, int, int]:
     return shipped_variants(task)[0]
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(32, max_bytes=16_000_000)
 def random_model(task_name: str, encoding: str, n_heads: int, n_layers: int) -> Transformer:
     """Untrained weights of the requested shape, seeded so every user sees the same ones."""
     task = get_task(task_name)

@@ -19,17 +19,19 @@ so the table can check the formulas at any size.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from ..analysis.caching import bounded_cache
 from ..analysis.cost import Cost, attention_cost, conv1d_cost, encoder_layer_cost, recurrent_cost
+from ..analysis.timing import Timing, measure_forward_times
 from ..model.attention import MultiHeadAttention
 from ..model.parameters import count_parameters
 from ..model.rnn import RecurrentNet
 from ..model.transformer import EncoderLayer
+from .pool import POOL
 
 __all__ = [
     "BIG_O",
@@ -39,6 +41,7 @@ __all__ = [
     "build_stack",
     "complexity_rows",
     "counted_parameters",
+    "forward_times",
     "layers_to_connect",
     "operations_curves",
     "operations_lengths",
@@ -125,7 +128,7 @@ def counted_parameters(layer: str, d: int, k: int = 3, n_layers: int = 1) -> int
     return n_layers * _counted_layer_parameters(layer, d, k)
 
 
-@functools.lru_cache(maxsize=256)
+@bounded_cache(256, max_bytes=1_000_000)
 def _counted_layer_parameters(layer: str, d: int, k: int) -> int:
     return count_parameters(build_stack(layer, d, k, 1, device="meta"))
 
@@ -165,3 +168,13 @@ def operations_curves(d: int, T_values) -> dict[str, list[int]]:
         "tanh RNN layer, exact": [recurrent_cost("rnn", t, d).multiplications for t in T_values],
         "self-attention layer, exact": [attention_cost(t, d).multiplications for t in T_values],
     }
+
+
+# The stopwatch's longest single forward pass: each pass is one piece of work on the shared pool.
+MAX_PASS_S = 0.25
+
+
+def forward_times(T_values: tuple[int, ...], d: int, budget_s: float) -> list[Timing]:
+    """`measure_forward_times` at width d with every pass run on the shared pool (one pass at a time,
+    none predicted longer than MAX_PASS_S), so the stopwatch never holds a server thread for long."""
+    return measure_forward_times(T_values, d, budget_s=budget_s, max_pass_s=MAX_PASS_S, run=POOL.run)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..analysis.caching import bounded_cache
 from ..analysis.cost import cache_setup_cost, generation_step_cost
 from ..analysis.decoding import decode_steps
 from ..model.generation import IncrementalDecoder
@@ -143,7 +144,7 @@ def _wrong_token(task: Task, probs: np.ndarray, right: int) -> int:
     return int(next(i for i in order if i not in barred))
 
 
-@functools.lru_cache(maxsize=96)
+@bounded_cache(96, max_bytes=8_000_000)
 def decoding_run(task_name: str, tokens: tuple[str, ...], teacher: bool = False,
                  mistake: int | None = None) -> DecodingRun:
     """A shipped model decoding `tokens`: free running, or teacher-forced with the right answer.
@@ -261,7 +262,7 @@ class StepCounts:
     setup: int
 
 
-@functools.lru_cache(maxsize=64)
+@bounded_cache(64, max_bytes=1_000_000)
 def step_counts(task_name: str, n_source: int, n_steps: int) -> StepCounts:
     """Exact counts for the shipped model of the task: an encoder–decoder decoding `n_steps` tokens
     of a source of `n_source`, or a decoder-only model continuing a prompt of `n_source` tokens."""
@@ -309,7 +310,7 @@ def _row(name: str, layers: str, blocks: str, model: Transformer) -> Architectur
     return ArchitectureRow(name, layers, blocks, total, total - embeddings, embeddings)
 
 
-@functools.lru_cache(maxsize=64)
+@bounded_cache(64, max_bytes=1_000_000)
 def architecture_rows(d_model: int, n_layers: int, vocab: int) -> tuple[ArchitectureRow, ...]:
     """Encoder-only (N layers), decoder-only (N, and 2N: as many layers as both stacks of the
     encoder–decoder together) and encoder–decoder (N + N), sinusoidal positions (no parameters),

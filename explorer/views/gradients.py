@@ -20,10 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.bptt import recurrent_log_gradient_norms
+from ..analysis.caching import bounded_cache
 from ..analysis.dependency import UnmaskedAttentionStack, fast_dependency_matrix
 from ..analysis.gradients import INPUT_SEED_OFFSET, build_sequence_model, input_gradient_norms, random_sequence
 from ..model.rnn import RECURRENT_KINDS
 from ..training.pretrained import distance_band_edges, load_model, recall_correct
+from .pool import POOL
 
 __all__ = [
     "KIND_LABELS",
@@ -100,7 +102,7 @@ class GradientCurves:
         return summarize_log_norms(self.log10_norms[kind])
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(32, max_bytes=8_000_000)
 def gradient_curves(
     T: int = 64,
     width: int = 32,
@@ -109,16 +111,17 @@ def gradient_curves(
     bptt_window: int | None = None,
     n_seeds: int = 3,
 ) -> GradientCurves:
-    """The four models on the same inputs (seed s: model seed s, input seed 1000 + s), cached."""
+    """The four models on the same inputs (seed s: model seed s, input seed 1000 + s), cached.  Each
+    model is one piece of work on the shared pool (at most ~0.2 s of CPU at the page's largest settings)."""
     if not 2 <= T <= 4096 or not 1 <= width <= 512 or not 1 <= n_seeds <= 16:
         raise ValueError("T must be 2–4096, width 1–512 and n_seeds 1–16")
     seeds = tuple(range(n_seeds))
     norms = {
-        kind: _frozen(recurrent_log_gradient_norms(kind, width, T, init=init, gain=gain, seeds=seeds,
-                                                   bptt_window=bptt_window))
+        kind: _frozen(POOL.run(recurrent_log_gradient_norms, kind, width, T, init=init, gain=gain, seeds=seeds,
+                               bptt_window=bptt_window))
         for kind in RECURRENT_KINDS
     }
-    norms["transformer"] = _frozen(_transformer_log_gradient_norms(width, T, seeds))
+    norms["transformer"] = _frozen(POOL.run(_transformer_log_gradient_norms, width, T, seeds))
     return GradientCurves(T, width, init, gain, bptt_window, seeds, norms)
 
 
@@ -149,29 +152,40 @@ class DependencyViews:
     unmasked: np.ndarray
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(32, max_bytes=8_000_000)
 def dependency_views(
     kind: str = "rnn", T: int = 32, width: int = 16, init: str = "default", gain: float = 1.0, seed: int = 0
 ) -> DependencyViews:
-    """The three dependency matrices on one input (random_sequence(T, width, seed=1000 + seed))."""
+    """The three dependency matrices on one input (random_sequence(T, width, seed=1000 + seed)), each
+    one piece of work on the shared pool."""
     if not 1 <= T <= 128 or not 1 <= width <= 64:
         raise ValueError("the dependency view is bounded to T ≤ 128 and width ≤ 64")
+    causal, unmasked = _attention_dependency(T, width, seed)
+    recurrent = POOL.run(_recurrent_dependency, kind, T, width, init, gain, seed)
+    return DependencyViews(kind, _frozen(recurrent), causal, unmasked)
+
+
+def _recurrent_dependency(kind: str, T: int, width: int, init: str, gain: float, seed: int) -> np.ndarray:
     x = random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed)
     # A fresh model of our own, so its parameters can be frozen (no graph for the weights).
     recurrent = build_sequence_model(kind, width, init=init, gain=gain, seed=seed).requires_grad_(False)
-    causal, unmasked = _attention_dependency(T, width, seed)
-    return DependencyViews(kind, _frozen(fast_dependency_matrix(recurrent, x, causal=True)), causal, unmasked)
+    return fast_dependency_matrix(recurrent, x, causal=True)
 
 
-@functools.lru_cache(maxsize=16)
+def _attention_matrix(T: int, width: int, seed: int, masked: bool) -> np.ndarray:
+    x = random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed)
+    causal = build_sequence_model("transformer", width, seed=seed).requires_grad_(False)
+    return fast_dependency_matrix(causal, x, causal=True) if masked else \
+        fast_dependency_matrix(UnmaskedAttentionStack(causal), x)
+
+
+@bounded_cache(16, max_bytes=4_000_000)
 def _attention_dependency(T: int, width: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The attention layer's two matrices (causal, unmasked), cached on their own: they do not depend
     on the recurrent network's kind or initialisation, and they are the costlier part (about 0.4 s
-    at T = 64), so changing those settings recomputes only the recurrent matrix."""
-    x = random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed)
-    causal = build_sequence_model("transformer", width, seed=seed).requires_grad_(False)
-    return (_frozen(fast_dependency_matrix(causal, x, causal=True)),
-            _frozen(fast_dependency_matrix(UnmaskedAttentionStack(causal), x)))
+    at T = 64), so changing those settings recomputes only the recurrent matrix.  Two pieces of work."""
+    return (_frozen(POOL.run(_attention_matrix, T, width, seed, True)),
+            _frozen(POOL.run(_attention_matrix, T, width, seed, False)))
 
 
 # --- trained models on the recall task -------------------------------------------------------------
@@ -196,7 +210,7 @@ def recall_accuracy(name: str) -> RecallAccuracy:
     loaded = load_model(name)
     if loaded.task.name != "recall":
         raise ValueError(f"{name} is not a recall-task model")
-    distance, right = recall_correct(loaded.model, loaded.task)
+    distance, right = recall_correct(loaded.model, loaded.task, run=POOL.run)  # in pieces on the pool
     distances = np.unique(distance)
     return RecallAccuracy(
         name,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..analysis.caching import bounded_cache
 from ..model.positional import ABSOLUTE_ENCODINGS, index_encoding, sinusoidal_encoding, sinusoidal_wavelengths
 from ..training.pretrained import PretrainedModelError, load_model, model_name
 from ..training.tasks import get_task
@@ -277,7 +278,7 @@ class MatrixView:
     wavelengths: np.ndarray | None  # sinusoidal only
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(32, max_bytes=16_000_000)
 def matrix_view(kind: str, n_positions: int, d_model: int, base: float, measure: str) -> MatrixView:
     """The encoding matrix, what of it is drawn, and its geometry (cached per process)."""
     matrix = encoding_matrix(kind, n_positions, d_model, base)
@@ -300,7 +301,7 @@ def matrix_view(kind: str, n_positions: int, d_model: int, base: float, measure:
 # --- why attention needs position: the shuffle demo --------------------------------------------------
 
 
-@functools.lru_cache(maxsize=len(SHIPPED_ENCODINGS))
+@functools.lru_cache(maxsize=8)  # one per shipped encoding (6 of them)
 def float64_encoder(encoding: str):
     """A float64 deep copy of the encoder of `reverse-<encoding>-h4-l2` (the shared model is untouched)."""
     encoder = copy.deepcopy(load_model(model_name(REVERSE_TASK, encoding)).model.encoder)
@@ -349,7 +350,7 @@ class ShuffleResult:
         return float(np.max(np.abs(self.difference)))
 
 
-@functools.lru_cache(maxsize=64)
+@bounded_cache(64, max_bytes=8_000_000)
 def shuffle_demo(encoding: str, tokens: tuple[str, ...], seed: int) -> ShuffleResult:
     """Encode `tokens` and a shuffled copy with the float64 encoder of the shipped model."""
     task = get_task(REVERSE_TASK)
@@ -377,7 +378,7 @@ class ReversalRun:
     heldout_accuracy: float | None
 
 
-@functools.lru_cache(maxsize=64)
+@bounded_cache(64, max_bytes=8_000_000)
 def reversal_run(encoding: str, tokens: tuple[str, ...]) -> ReversalRun:
     """Greedy reversal of `tokens` by `reverse-<encoding>-h4-l2`, with its attention (causal decoder)."""
     name = model_name(REVERSE_TASK, encoding)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.caching import bounded_cache
 from ..analysis.referent import REFERENT_FILE
 from ..model.positional import sinusoidal_encoding
 from ..training.minilm import MiniLMError, load_minilm
@@ -67,7 +68,7 @@ def real_view(text: str, max_tokens: int = PAGE_MAX_TOKENS) -> RealView:
     return _real_view(text[:MAX_CHARS], max_tokens)
 
 
-@functools.lru_cache(maxsize=48)  # ≤ 6 × 12 × 32 × 32 × 4 bytes = 295 KB each
+@bounded_cache(48, max_bytes=16_000_000)  # ≤ 6 × 12 × 32 × 32 × 4 bytes = 295 KB each
 def _real_view(text: str, max_tokens: int) -> RealView:
     encoded, weights, _ = load_minilm().trace(text, max_tokens)
     weights.setflags(write=False)

@@ -3,25 +3,25 @@ tokens, and the part of a run a session has reached (a finished run is replayed 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.caching import bounded_cache
 from ..training.live import LiveSettings, Snapshot, live_task, probe, run_settings
 from ..training.runs import LiveJob, RunView
 
 __all__ = ["Progress", "columns", "first_snapshots", "probe_tokens", "progress"]
 
 
-@functools.lru_cache(maxsize=32)
+@bounded_cache(32, max_bytes=16_000_000)
 def first_snapshots(job: LiveJob) -> tuple[tuple[Snapshot], ...]:
     """Step 0 of every runner of the job, one tuple per runner: what the run will start from (the
     same numbers, as the run is a function of its settings)."""
     return tuple((next(run_settings(settings)),) for settings in job.runners)
 
 
-@functools.lru_cache(maxsize=16)
+@bounded_cache(16, max_bytes=1_000_000)
 def probe_tokens(task: str, letters: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(query tokens, key tokens) of the probe whose attention a run shows."""
     _, queries, keys = probe(live_task(task, letters))

@@ -7,6 +7,9 @@
 * Per-session state (Streamlit's session_state) of every page stays small.
 * Every cache in explorer/ and app_pages/ is bounded (lru_cache with a maxsize, st.cache_* with
   max_entries or ttl): nothing a class of users sets can grow process memory without limit.
+* The caches of computed results (explorer/views, explorer/analysis) are bounded by bytes as well
+  (explorer.analysis.caching.bounded_cache with max_bytes); only a plain lru_cache of at most
+  SMALL_LRU entries (per-process loads, a few fixed results) is left bounded by count alone.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ LESSONS_WITH_SETTINGS = [p for p in PAGES if p.url_path]
 ROUNDS = 3  # concurrent reruns per phase
 CANDIDATE_WIDGETS = 4
 SESSION_STATE_LIMIT = 64 * 1024  # bytes, pickled
+SMALL_LRU = 8  # entries: a count-bounded cache of results this small needs no byte budget
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +153,8 @@ def _decorator_problem(node: ast.expr, takes_arguments: bool) -> str | None:
     keywords = {k.arg: k.value for k in call.keywords} if call else {}
     if name in ("functools.cache", "cache"):
         return "functools.cache has no size limit"
+    if name == "bounded_cache" and not (call and "max_bytes" in keywords):
+        return "bounded_cache without max_bytes="
     if name in ("functools.lru_cache", "lru_cache") and call:
         size = keywords.get("maxsize", call.args[0] if call.args else None)
         if isinstance(size, ast.Constant) and size.value is None:
@@ -174,3 +180,29 @@ def test_every_cache_is_bounded():
                     if why:
                         problems.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {why}")
     assert not problems, "unbounded caches:\n" + "\n".join(problems)
+
+
+def _cached_functions(path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (node.args.args or node.args.kwonlyargs):
+            for decorator in node.decorator_list:
+                call = decorator if isinstance(decorator, ast.Call) else None
+                name = ast.unparse(call.func if call else decorator)
+                if "cache" in name:
+                    yield node, name, call
+
+
+def test_computed_results_are_cached_within_a_byte_budget():
+    problems = []
+    files = sorted((ROOT / "explorer" / "views").glob("*.py")) + sorted((ROOT / "explorer" / "analysis").glob("*.py"))
+    for path in files:
+        for node, name, call in _cached_functions(path):
+            if name == "bounded_cache":
+                continue  # max_bytes is checked by test_every_cache_is_bounded
+            size = call.keywords[0].value if call and call.keywords else (call.args[0] if call and call.args else None)
+            small = isinstance(size, ast.Constant) and isinstance(size.value, int) and size.value <= SMALL_LRU
+            if not (name in ("functools.lru_cache", "lru_cache") and small):
+                problems.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {name} is not bounded by bytes "
+                                f"(use bounded_cache, or an lru_cache of at most {SMALL_LRU} entries)")
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,106 @@
+"""A least-recently-used cache bounded by entries *and* by bytes, for results that hold arrays.
+
+`functools.lru_cache(maxsize=n)` bounds how many results a process keeps, not how much memory: 32
+gradient views at T = 512 are 2.6 MB, 16 depth weight sets at width 64 are 75 MB.  `bounded_cache`
+keeps at most `max_entries` results and at most `max_bytes` of their arrays (numpy arrays, torch
+tensors, a module's parameters and buffers, found inside tuples, lists, dicts, mappings and
+dataclasses), evicting the least recently used first; a result larger than a quarter of the budget
+is returned but not kept.  Thread-safe; the computation runs outside the lock.
+
+Budgets: each decorator states its own.  Together the bounded caches of explorer.views and
+explorer.analysis may keep at most 146 MB of arrays per server process (the largest: the depth
+lesson's drawn weights 32 MB; the attention lesson's random models, the positions matrices, the
+MiniLM views and the live-training snapshots 16 MB each), plus the attention lesson's ViewCache
+(48 MB); the few count-bounded lru_caches left (at most 8 entries each) hold per-process loads.
+`tests/system/test_sessions.py` checks that every result cache there is bounded by bytes.
+Streamlit's caches cannot be bounded by bytes, only by entries: the largest is explorer.ui's chart
+specs (96 entries, pickled; the largest chart, gradients at T = 512, is 143 KB: under 14 MB).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = ["CacheInfo", "bounded_cache", "nbytes"]
+
+CacheInfo = namedtuple("CacheInfo", ["hits", "misses", "maxsize", "currsize", "bytes", "max_bytes"])
+ENTRY_OVERHEAD = 256  # bytes counted per entry besides its arrays (key, bookkeeping)
+
+
+def nbytes(value, _seen: set[int] | None = None) -> int:
+    """Bytes of the arrays held by `value` (each array counted once)."""
+    seen = set() if _seen is None else _seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, torch.Tensor):
+        return value.element_size() * value.nelement()
+    if isinstance(value, nn.Module):
+        return sum(nbytes(t, seen) for t in (*value.parameters(), *value.buffers()))
+    if isinstance(value, Mapping):
+        return sum(nbytes(v, seen) for v in value.values())
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return sum(nbytes(v, seen) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(nbytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    return 0
+
+
+def bounded_cache(max_entries: int, max_bytes: int) -> Callable:
+    """Decorator: like functools.lru_cache(maxsize=max_entries), also bounded by max_bytes (see the
+    module).  The wrapper has cache_clear() and cache_info() (hits, misses, maxsize, currsize,
+    bytes, max_bytes).  Arguments must be hashable; keyword and positional calls are keyed apart."""
+    if max_entries < 1 or max_bytes < 1:
+        raise ValueError("a bounded cache needs max_entries ≥ 1 and max_bytes ≥ 1")
+
+    def decorate(function: Callable) -> Callable:
+        entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
+        lock = threading.Lock()
+        counts = {"hits": 0, "misses": 0, "bytes": 0}
+
+        @functools.wraps(function)
+        def cached(*args, **kwargs):
+            key = (args, tuple(sorted(kwargs.items())))
+            with lock:
+                if key in entries:
+                    entries.move_to_end(key)
+                    counts["hits"] += 1
+                    return entries[key][0]
+                counts["misses"] += 1
+            result = function(*args, **kwargs)
+            size = nbytes(result) + ENTRY_OVERHEAD
+            if size > max_bytes // 4:
+                return result
+            with lock:
+                if key in entries:  # computed meanwhile by another thread: keep one
+                    counts["bytes"] -= entries.pop(key)[1]
+                entries[key] = (result, size)
+                counts["bytes"] += size
+                while len(entries) > max_entries or counts["bytes"] > max_bytes:
+                    counts["bytes"] -= entries.popitem(last=False)[1][1]
+            return result
+
+        def cache_clear() -> None:
+            with lock:
+                entries.clear()
+                counts.update(hits=0, misses=0, bytes=0)
+
+        def cache_info() -> CacheInfo:
+            with lock:
+                return CacheInfo(counts["hits"], counts["misses"], max_entries, len(entries), counts["bytes"],
+                                 max_bytes)
+
+        cached.cache_clear, cached.cache_info = cache_clear, cache_info
+        return cached
+
+    return decorate

@@ -1,0 +1,86 @@
+"""explorer.analysis.caching: a cache bounded by entries and by the bytes of its arrays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.analysis.caching import ENTRY_OVERHEAD, bounded_cache, nbytes
+
+
+@dataclass(frozen=True)
+class View:
+    curves: dict
+    extra: tuple
+
+
+def test_nbytes_counts_the_arrays_inside_containers_once():
+    a = np.zeros(100)  # 800 bytes
+    t = torch.zeros(10, dtype=torch.float32)  # 40 bytes
+    assert nbytes(View({"x": a, "y": t}, (a, 3, "text"))) == 840
+    assert nbytes(torch.nn.Linear(4, 2)) == (4 * 2 + 2) * 4
+    assert nbytes("no arrays") == 0
+
+
+def test_evicts_the_least_recently_used_to_stay_under_the_byte_budget():
+    calls = []
+
+    @bounded_cache(max_entries=100, max_bytes=4 * (8000 + ENTRY_OVERHEAD))
+    def view(n):
+        calls.append(n)
+        return np.zeros(1000)  # 8000 bytes each
+
+    for n in range(4):
+        view(n)
+    view(0)  # 0 is now the most recent
+    view(4)  # over budget: 1, the least recently used, goes
+    info = view.cache_info()
+    assert info.currsize == 4 and info.bytes <= info.max_bytes
+    view(0), view(2), view(3), view(4)
+    assert calls == [0, 1, 2, 3, 4]  # all hits
+    view(1)
+    assert calls == [0, 1, 2, 3, 4, 1]  # recomputed
+
+
+def test_bounded_by_entries_too_and_cleared():
+    @bounded_cache(max_entries=2, max_bytes=10**9)
+    def square(n):
+        return n * n
+
+    for n in range(5):
+        assert square(n) == n * n
+    assert square.cache_info().currsize == 2
+    assert square.cache_info().misses == 5
+    square.cache_clear()
+    assert square.cache_info().currsize == 0 and square.cache_info().bytes == 0
+
+
+def test_a_result_larger_than_a_quarter_of_the_budget_is_returned_not_kept():
+    @bounded_cache(max_entries=10, max_bytes=10_000)
+    def big():
+        return np.zeros(1000)  # 8000 bytes > 10 000 / 4
+
+    assert big().shape == (1000,)
+    assert big.cache_info().currsize == 0
+
+
+def test_keyword_and_positional_calls_and_errors_are_not_cached():
+    calls = []
+
+    @bounded_cache(max_entries=10, max_bytes=10**6)
+    def f(a, b=1):
+        calls.append((a, b))
+        if a < 0:
+            raise ValueError("negative")
+        return a + b
+
+    assert f(1, b=2) == f(1, b=2) == 3
+    assert calls == [(1, 2)]
+    with pytest.raises(ValueError):
+        f(-1)
+    with pytest.raises(ValueError):
+        f(-1)
+    assert calls.count((-1, 1)) == 2

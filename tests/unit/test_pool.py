@@ -1,0 +1,162 @@
+"""explorer.views.pool: the bounded work pool the heavy views run their pieces on."""
+
+from __future__ import annotations
+
+import contextvars
+import itertools
+import threading
+
+import pytest
+
+from explorer.views.pool import REQUESTER, PoolFull, Requester, Superseded, WorkPool
+
+WAIT = 10  # seconds: only a deadlock ever takes this long
+
+
+def hold(pool: WorkPool) -> threading.Event:
+    """Keep the pool's thread busy until the returned event is set (so pieces stay queued)."""
+    started, release = threading.Event(), threading.Event()
+
+    def blocker():
+        started.set()
+        release.wait(WAIT)
+
+    pool.submit("holder", blocker)
+    assert started.wait(WAIT)
+    return release
+
+
+def as_session(session: str, fn, *args, check=None):
+    """Call fn(*args) in a fresh context where `session` is the requester."""
+    def body():
+        REQUESTER.set(Requester(session, check) if check else Requester(session))
+        return fn(*args)
+
+    return contextvars.Context().run(body)
+
+
+def test_without_a_requester_a_piece_runs_in_the_callers_thread():
+    pool = WorkPool()
+    assert pool.run(threading.get_ident) == threading.get_ident()
+    assert not pool._workers  # no thread started for it
+
+
+def test_with_a_requester_a_piece_runs_on_the_pool_thread():
+    pool = WorkPool()
+    ident = as_session("a", pool.run, threading.get_ident)
+    assert ident != threading.get_ident()
+    assert as_session("b", pool.run, threading.get_ident) == ident  # one thread serves everyone
+
+
+def test_a_pieces_exception_reaches_its_caller():
+    pool = WorkPool()
+
+    def broken():
+        raise ValueError("bad piece")
+
+    with pytest.raises(ValueError, match="bad piece"):
+        as_session("a", pool.run, broken)
+    assert as_session("a", pool.run, lambda: 42) == 42  # the pool still works
+
+
+def test_a_newer_request_replaces_the_sessions_queued_piece():
+    pool, ran = WorkPool(), []
+    release = hold(pool)
+    first = pool.submit("a", ran.append, "first")
+    second = pool.submit("a", ran.append, "second")
+    other = pool.submit("b", ran.append, "other")
+    assert len(pool) == 2  # one piece per session
+    with pytest.raises(Superseded):
+        first.result(WAIT)
+    release.set()
+    second.result(WAIT)
+    other.result(WAIT)
+    assert ran == ["second", "other"]
+
+
+def test_sessions_are_served_round_robin():
+    """Two sessions that each ask for piece after piece get the thread in turn."""
+    pool, order = WorkPool(), []
+    lock = threading.Lock()
+    release = hold(pool)
+
+    def piece(name):
+        with lock:
+            order.append(name)
+        threading.Event().wait(0.05)  # long enough for the other session to queue its next piece
+
+    def session(name):
+        for _ in range(4):
+            as_session(name, pool.run, piece, name)
+
+    threads = [threading.Thread(target=session, args=(name,)) for name in "ab"]
+    for thread in threads:
+        thread.start()
+    while len(pool) < 2:
+        threading.Event().wait(0.005)
+    release.set()
+    for thread in threads:
+        thread.join(WAIT)
+    assert sorted(order) == ["a"] * 4 + ["b"] * 4
+    assert all(x != y for x, y in itertools.pairwise(order)), order
+
+
+def test_the_queue_is_bounded():
+    pool = WorkPool(max_sessions=2)
+    release = hold(pool)
+    pool.submit("a", int)
+    pool.submit("b", int)
+    with pytest.raises(PoolFull):
+        pool.submit("c", int)
+    pool.submit("a", int)  # a session replacing its own piece needs no new slot
+    release.set()
+
+
+def test_a_superseded_run_stops_waiting_and_withdraws_its_piece():
+    pool, ran = WorkPool(), []
+    release = hold(pool)
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) > 1:  # fine when the piece is queued, superseded while it waits
+            raise Superseded("the user moved on")
+
+    with pytest.raises(Superseded):
+        as_session("a", pool.run, ran.append, "stale", check=check)
+    assert len(pool) == 0
+    release.set()
+    assert as_session("a", pool.run, lambda: "fresh") == "fresh"
+    assert ran == []  # the stale piece never ran
+
+
+def test_one_thread_per_pool():
+    pool = WorkPool(threads=1)
+    for name in "abcd":
+        as_session(name, pool.run, int)
+    assert len(pool._workers) == 1
+
+
+def test_the_heavy_views_give_the_same_numbers_in_pieces_on_the_pool():
+    import numpy as np
+
+    from explorer.views import depth, gradients
+    from explorer.views.pool import POOL
+
+    def compute():
+        for cached in (depth.depth_curves, gradients.gradient_curves, gradients.dependency_views,
+                       gradients._attention_dependency):
+            cached.cache_clear()
+        return (dict(depth.depth_curves(3, 16, 4, 2)), gradients.gradient_curves(16, 8, "orthogonal", 2.0, None, 2),
+                gradients.dependency_views("gru", 8, 8))
+
+    inline = compute()
+    threads_before = len(POOL._workers)
+    pooled = as_session("a", compute)
+    assert threads_before <= 1 and len(POOL._workers) == 1  # the pieces ran on the pool's one thread
+    for key in inline[0]:
+        np.testing.assert_array_equal(inline[0][key], pooled[0][key])
+    for kind in inline[1].log10_norms:
+        np.testing.assert_array_equal(inline[1].log10_norms[kind], pooled[1].log10_norms[kind])
+    for name in ("recurrent", "causal", "unmasked"):
+        np.testing.assert_array_equal(getattr(inline[2], name), getattr(pooled[2], name))

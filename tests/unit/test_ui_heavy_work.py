@@ -1,0 +1,56 @@
+"""explorer.ui.page: a page run waiting for the work pool stops as Streamlit would at an st.* call
+when its session has asked for a newer run (a superseded rerun stops computing)."""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import pytest
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequest, ScriptRequestType
+
+from explorer.ui import page
+from explorer.views.pool import REQUESTER, WorkPool
+
+
+def context(request):
+    return SimpleNamespace(session_id="s1", script_requests=SimpleNamespace(on_scriptrunner_yield=lambda: request))
+
+
+@pytest.mark.parametrize("request_, raised", [
+    (ScriptRequest(ScriptRequestType.RERUN, "rerun data"), RerunException),
+    (ScriptRequest(ScriptRequestType.STOP), StopException),
+])
+def test_a_run_waiting_for_the_pool_stops_when_its_session_asks_for_another(monkeypatch, request_, raised):
+    requests = iter([None, request_])  # nothing pending when the piece is queued; then a newer rerun
+    monkeypatch.setattr(page, "get_script_run_ctx", lambda **_: context(next(requests)))
+    pool, ran = WorkPool(), []
+    started, release = threading.Event(), threading.Event()
+
+    def busy():
+        started.set()
+        release.wait(10)
+
+    pool.submit("other session", busy)  # the pool is busy: our piece waits in the queue
+    assert started.wait(10)
+    token = REQUESTER.set(None)
+    try:
+        page.serve_heavy_work()
+        assert REQUESTER.get().session == "s1"
+        with pytest.raises(raised):
+            pool.run(ran.append, "stale piece")
+    finally:
+        REQUESTER.reset(token)
+        release.set()
+    assert len(pool) == 0 and ran == []  # withdrawn, never run
+
+
+def test_outside_a_streamlit_run_pieces_run_directly(monkeypatch):
+    monkeypatch.setattr(page, "get_script_run_ctx", lambda **_: None)
+    token = REQUESTER.set(None)
+    try:
+        page.serve_heavy_work()
+        assert REQUESTER.get() is None
+    finally:
+        REQUESTER.reset(token)
