@@ -316,18 +316,15 @@ class CoreferenceTask(Task):
 class RecallTask(Task):
     """A key letter, `distance − 1` more letters, then '?': output the first letter at '?'.
 
-    The distractors come from the same letters as the key, so a model cannot simply ignore them:
-    it has to keep the first token through every later one.  The same data trains a causal
-    transformer and tanh RNN / LSTM / GRU, so accuracy against distance compares the one-step path
-    of attention with the T-step path of the loop.
+    The distractors come from the key's letters, so a model cannot ignore them: it must keep the
+    first token through every later one.  The same data trains a causal transformer and tanh RNN /
+    LSTM / GRU: accuracy against distance compares attention's one-step path with the loop's T steps.
 
-    Training gaps are short (`gaps="geometric"`): each example's gap d has P(d) = (2/3)(1/3)^(d − 1),
-    so two thirds are 1, 96 % are 3 or less and 1 in 6561 exceeds 8 (truncated at max_distance).
-    The evaluation set holds every distance 1 … max_distance (256) equally often, whatever the
-    training gaps, so it measures how far the memory each model learned from short gaps reaches.
-    The earlier options: "log-uniform" (each batch draws its longest gap L with log L uniform on
-    [0, log(max_distance + 1)], then its gaps uniformly from 1 … L) and "uniform" (gaps uniform on
-    1 … max_distance).  A batch is only as long as its longest gap."""
+    Training gaps are short (`gaps="geometric"`): P(d) = (2/3)(1/3)^(d − 1), so two thirds are 1,
+    96 % are 3 or less and 1 in 6561 exceeds 8.  The evaluation set holds every distance 1 …
+    max_distance (256) equally often: it measures how far the memory learned from short gaps reaches.
+    Also: "log-uniform" (per batch, log of the longest gap L uniform on [0, log(max_distance + 1)],
+    gaps uniform on 1 … L) and "uniform" (1 … max_distance).  A batch is as long as its longest gap."""
 
     name = "recall"
     architecture = "decoder"
