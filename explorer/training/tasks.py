@@ -350,8 +350,7 @@ class RecallTask(Task):
         elif self.gaps == "geometric":
             # Inverse CDF: P(d > k) = (1 − stop)^k, so d = ceil(log(1 − u) / log(1 − stop)).
             u = torch.rand(n, generator=generator)
-            distance = (torch.log1p(-u) / math.log1p(-self.GEOMETRIC_STOP)).ceil().long()
-            distance = distance.clamp(1, self.max_distance)
+            distance = (torch.log1p(-u) / math.log1p(-self.GEOMETRIC_STOP)).ceil().long().clamp(1, self.max_distance)
         else:
             u = torch.rand((), generator=generator).item()
             longest = min(self.max_distance, int(math.exp(u * math.log(self.max_distance + 1))))
@@ -359,8 +358,7 @@ class RecallTask(Task):
         return self.examples(distance, generator)
 
     def evaluation(self) -> Batch:
-        """The fixed held-out set: distances 1 … max_distance in turn, each equally often (the
-        remainder of eval_size / max_distance goes to the shortest), letters from eval_seed."""
+        """The fixed held-out set: every distance 1 … max_distance equally often, letters from eval_seed."""
         distance = torch.arange(self.eval_size) % self.max_distance + 1
         return self.examples(distance.sort().values, torch.Generator().manual_seed(self.eval_seed))
 
