@@ -25,12 +25,35 @@ from .common import (
     token_axis,
 )
 
-__all__ = ["RUNNER_COLOURS", "Curve", "attention_panels", "race_figure", "training_curves"]
+__all__ = ["RUNNER_COLOURS", "Curve", "FrozenFigure", "attention_panels", "frozen", "race_figure", "training_curves"]
 
 RUNNER_COLOURS = {"transformer": OKABE_ITO["blue"], "gru": OKABE_ITO["vermillion"], "lstm": OKABE_ITO["orange"]}
 RUNNER_NAMES = {"gru": "GRU", "lstm": "LSTM"}
 LOSS_COLOUR = OKABE_ITO["vermillion"]
 ACCURACY_COLOUR = OKABE_ITO["blue"]
+
+
+class FrozenFigure(go.Figure):
+    """A figure nobody changes once it is built (one the sessions watching a run share): its dict is
+    made once, and `to_dict` returns that same dict instead of a deep copy (Streamlit's plotly_chart
+    calls it at every draw: for a class polling a run, every session at every poll)."""
+
+    def to_dict(self) -> dict:
+        spec = self.__dict__.get("_frozen_spec")
+        if spec is None:
+            spec = super().to_dict()
+            self.__dict__["_frozen_spec"] = spec  # past BaseFigure.__setattr__, which allows only properties
+        return spec
+
+    def to_plotly_json(self) -> dict:
+        return self.to_dict()
+
+
+def frozen(figure: go.Figure) -> FrozenFigure:
+    """`figure` as a FrozenFigure (the same object), its dict made now; change it no more."""
+    figure.__class__ = FrozenFigure
+    figure.to_dict()
+    return figure
 
 
 @dataclass(frozen=True)
@@ -45,26 +68,32 @@ class Curve:
 
 
 def attention_panels(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
-                     columns: int = 4) -> go.Figure:
+                     columns: int = 4, cell_hover: bool = True) -> go.Figure:
     """Every (layer, head) of attention weights (layers, heads, T_q, T_k) as one panel, layer by
     layer, `columns` panels to a row (a whole layer per row when it has more heads): for a small
     model, every head of every layer side by side, so that one screen shows them all.  One colour
-    scale from 0 to 1; query tokens label the first panel of each row."""
+    scale from 0 to 1; query tokens label the first panel of each row.  Without `cell_hover` a cell's
+    hover gives its weight but not its "query → key" text (a figure redrawn at every poll of a run
+    leaves no time to hover, and every poll would send the text again)."""
     n_layers, n_heads = weights.shape[:2]
     per_row = max(n_heads, min(columns, n_layers * n_heads))
     per_row -= per_row % n_heads  # whole layers in a row
     rows = -(-n_layers * n_heads // per_row)
     x_domains = grid_domains(per_row, 0.04)
     y_domains = grid_domains(rows, 0.5 / rows if rows > 1 else 0.0)[::-1]
-    hover = hover_grid(query_tokens, key_tokens)
+    hover = hover_grid(query_tokens, key_tokens) if cell_hover else None
     traces, layout, titles = [], {}, []
     for n, (layer, head) in enumerate((lay, h) for lay in range(n_layers) for h in range(n_heads)):
         row, column = divmod(n, per_row)
         suffix = "" if n == 0 else str(n + 1)
-        traces.append({"type": "heatmap", "z": weights[layer, head].astype(np.float32), "coloraxis": "coloraxis",
-                       "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1, "customdata": hover,
-                       "hovertemplate": f"layer {layer + 1} head {head + 1}<br>%{{customdata}}<br>"
-                                        "weight %{z:.3f}<extra></extra>"})
+        trace = {"type": "heatmap", "z": weights[layer, head].astype(np.float32), "coloraxis": "coloraxis",
+                 "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
+                 "hovertemplate": f"layer {layer + 1} head {head + 1}<br>"
+                                  + ("%{customdata}<br>" if hover is not None else "")
+                                  + "weight %{z:.3f}<extra></extra>"}
+        if hover is not None:
+            trace["customdata"] = hover
+        traces.append(trace)
         layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=x_domains[column], anchor=f"y{suffix}",
                                                size=FONT_SIZE - 3)
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[row], anchor=f"x{suffix}",
@@ -110,10 +139,11 @@ def training_curves(curve: Curve, total_steps: int, *, marker: int | None = None
     (x1, y1), (x2, y2) = _panels(stacked)
     top = loss_top if loss_top is not None else float(np.max(curve.loss, initial=1.0)) * 1.05
     traces = [
-        {"type": "scatter", "mode": "lines+markers", "x": curve.steps, "y": curve.loss, "name": "held-out loss",
+        {"type": "scatter", "mode": "lines+markers", "x": curve.steps, "y": curve.loss.astype(np.float32),
+         "name": "held-out loss",
          "line": {"color": LOSS_COLOUR, "width": 3}, "marker": {"size": 5},
          "hovertemplate": "step %{x}<br>loss %{y:.3f}<extra></extra>"},
-        {"type": "scatter", "mode": "lines+markers", "x": curve.steps, "y": 100 * curve.accuracy,
+        {"type": "scatter", "mode": "lines+markers", "x": curve.steps, "y": (100 * curve.accuracy).astype(np.float32),
          "name": "held-out accuracy", "xaxis": "x2", "yaxis": "y2", "line": {"color": ACCURACY_COLOUR, "width": 3},
          "marker": {"size": 5}, "hovertemplate": "step %{x}<br>%{y:.1f} %<extra></extra>"},
     ]
