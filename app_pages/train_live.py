@@ -14,10 +14,10 @@ from collections import OrderedDict
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
+from explorer.figures.train import Curve, attention_panels, frozen, race_figure, training_curves
 from explorer.training.runs import LiveJob, QueueFull, RunView, default_manager
 from explorer.ui import lesson_text, plotly_chart
-from explorer.views.train import Progress, columns, first_snapshots, probe_tokens, progress
+from explorer.views.train import Progress, columns, first_snapshots, probe_tokens, progress, repace
 
 WATCH = "_train_watch"  # session state: (job, time.monotonic() when the session pressed Train)
 SCRUB = "_train_scrub"  # the scrubber's step
@@ -30,12 +30,13 @@ FIGURES_KEPT = 96
 
 def shared_figure(key: tuple, build):
     """The figure for `key`, built once for every session at the same point of the same run (a
-    class polling one run asks for the same figures); figures are never changed once built."""
+    class polling one run asks for the same figures); figures are never changed once built (frozen:
+    their dict is made once, not at every session's every draw)."""
     with _FIGURES_LOCK:
         if key in _FIGURES:
             _FIGURES.move_to_end(key)
             return _FIGURES[key]
-    figure = build()
+    figure = frozen(build())
     with _FIGURES_LOCK:
         _FIGURES[key] = figure
         while len(_FIGURES) > FIGURES_KEPT:
@@ -124,8 +125,8 @@ class TrainPanel:
             shown = progress(view, time.monotonic() - since)
             if shown.complete or view.state in ("cancelled", "failed"):
                 st.rerun()  # into the finished view
-            if not interval / 1.5 < self.manager.poll_interval() < interval * 1.5:
-                st.rerun()  # a class has joined (or left): poll at the new pace (a page rerun, so rarely)
+            if repace(interval, self.manager.poll_interval()):
+                st.rerun()  # a class has joined: poll at the new pace (a page rerun, so rarely)
             self._status(view, shown)
             self._draw(self._or_first(shown.snapshots), None)
 
@@ -191,7 +192,8 @@ class TrainPanel:
             st.markdown(text("moment", step=snapshot.step, accuracy=100 * snapshot.accuracy, loss=snapshot.loss)
                         + (text("moment seconds", seconds=snapshot.seconds) if snapshot.step else ""))
         moment = (self.job, tuple(len(shown) for shown in snapshots), index)
-        grid = shared_figure(("grid", *moment), lambda: attention_panels(snapshot.attention, queries, keys))
+        grid = shared_figure(("grid", *moment), lambda: attention_panels(snapshot.attention, queries, keys,
+                                                                         cell_hover=index is not None))
         plotly_chart(grid, key="train_grid")
         self.lesson.explain()
         if self.race:

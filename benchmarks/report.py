@@ -281,18 +281,23 @@ def _train_load(data: dict) -> list[str]:
     if "error" in train:
         return ["## A class presses Train", "", f"Failed: {train['error']}", ""]
     before, during, done = train["other_pages_before"], train["other_pages_during"], train["train_to_finished"]
+    server = train.get("server", "one `streamlit run` process")
+    shared = "one shared run per worker" if "workers" in server else "one shared run"
     out = [
         "## A class presses Train",
         "",
-        f"One `streamlit run` process. {train['others']} sessions use the other lessons (a control every ~2 s) "
+        f"{server[:1].upper() + server[1:]}. {train['others']} sessions use the other "
+        "lessons (a control every ~2 s) "
         f"throughout; after {train['baseline_s']:.0f} s, {train['trainers']} sessions open the train page with the "
         f"same settings (`{train['train_query']}`), press Train and poll as the browser does until the finished run "
         "shows.",
         "",
         f"- trainers that saw the finished run: **{train['trainers_finished']} of {train['trainers']}**; Train to "
-        f"finished run p50 {done['p50_ms'] / 1000:.1f} s, max {done['max_ms'] / 1000:.1f} s (one shared run)",
+        f"finished run p50 {done['p50_ms'] / 1000:.1f} s, max {done['max_ms'] / 1000:.1f} s ({shared})",
         f"- the trainers' polls: {train['polls']['n']}, p50 {train['polls']['p50_ms']:.0f} ms, "
-        f"p95 {train['polls']['p95_ms']:.0f} ms",
+        f"p95 {train['polls']['p95_ms']:.0f} ms"
+        + (f"; {train['bytes_per_poll']} bytes a fragment poll, {train['page_runs_asked_by_fragments']} page runs "
+           "asked by the fragments (into the finished run, or to a slower pace)" if "bytes_per_poll" in train else ""),
         f"- the other pages: p95 **{during['p95_ms']:.0f} ms** while the class trained (p50 {during['p50_ms']:.0f} ms, "
         f"{during['n']} reruns) against {before['p95_ms']:.0f} ms before (p50 {before['p50_ms']:.0f} ms, "
         f"{before['n']} reruns)",

@@ -9,8 +9,8 @@ starts and stops itself:
 3. classroom load: 30 sessions over the pages, a control change every ~2 s each, 60 s, against one
    `streamlit run` process and then (phase load-serve) against deploy/class-server.sh: one
    Streamlit worker per core behind HAProxy (sticky by cookie), the production server;
-   then (phase train-load) 30 sessions press Train on the same settings while 12 others keep using
-   the other pages;
+   then (phase train-load, against the class server too) 30 sessions press Train on the same
+   settings while 12 others keep using the other pages;
 4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
 5. browser: cold start and control change to repainted heatmap in headless Chromium.
 
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     from .findings import gc_variants, nodelay_comparison, server_socket_nodelay
     from .latency import run_latency
     from .load import run_load
-    from .train_load import run_train_load
+    from .train_load import train_load_phase
 
     def timed(name: str, function):
         if name in skip:
@@ -235,20 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     timed("load", lambda: load_phase(load_seconds))
     timed("load-serve", lambda: load_phase(load_seconds, workers=SERVE_WORKERS))
 
-    def train_load_phase():
-        with streamlit_server(name="train-load") as app:
-            async def warm():  # every page visited once before class, as in the load phase
-                from explorer.ui.catalog import PAGES
-
-                for info in PAGES:
-                    async with Session(app.url, info.url_path) as session:
-                        await session.rerun()
-
-            asyncio.run(warm())
-            return asyncio.run(run_train_load(app.url, app.process.pid, trainers=6 if quick else 30,
-                                              others=4 if quick else 12, baseline_s=8 if quick else 20))
-
-    timed("train-load", train_load_phase)
+    timed("train-load", lambda: train_load_phase(quick=quick, workers=SERVE_WORKERS))
     timed("gc", lambda: gc_variants(reps=5 if quick else 30))
     timed("browser", lambda: run_browser(reps=3 if quick else 12))
     soak_env = dict(item.split("=", 1) for item in args.soak_env)

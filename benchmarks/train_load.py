@@ -39,7 +39,7 @@ def _finished(session: Session) -> bool:
 
 
 async def _trainer(index: int, url: str, arrival_s: float, stop_at: float, polls: list, done: list,
-                   failures: list) -> None:
+                   failures: list, poll_bytes: list | None = None, page_runs: list | None = None) -> None:
     await asyncio.sleep(arrival_s)
     session = Session(url, TRAIN_PAGE, TRAIN_QUERY)
     try:
@@ -64,6 +64,11 @@ async def _trainer(index: int, url: str, arrival_s: float, stop_at: float, polls
             await asyncio.sleep(interval)
             result = await session.rerun(timeout=RERUN_TIMEOUT_S, fragment_id=fragment)
             polls.append(result.seconds)
+            if result.status == "FINISHED_FRAGMENT_RUN_SUCCESSFULLY":
+                if poll_bytes is not None:
+                    poll_bytes.append(result.bytes)
+            elif page_runs is not None:  # the fragment asked for a whole-page run
+                page_runs.append(index)
         if not result.ok:
             failures.append(f"trainer {index}: poll {result.status} {result.exceptions[:1]}")
     except Exception as problem:  # connection refused / broken: an error of the run, never a crash
@@ -80,6 +85,7 @@ async def run_train_load(url: str, server_pid: int, *, trainers: int = 30, other
     start = time.monotonic()
     pages = [p.url_path for p in PAGES if p.url_path and p.url_path != TRAIN_PAGE]
     record, first_visits, failures, polls, done, samples = [], [], [], [], [], []
+    poll_bytes, page_runs = [], []
     stop = asyncio.Event()
     memory_before = tree_memory_mb(server_pid)
     sampler = asyncio.create_task(_sample_memory(server_pid, start, stop, samples))
@@ -91,7 +97,7 @@ async def run_train_load(url: str, server_pid: int, *, trainers: int = 30, other
     class_arrives = start + baseline_s
     stop_at = start + deadline
     class_tasks = [asyncio.create_task(_trainer(i, url, baseline_s + rng.uniform(0, 3), stop_at, polls, done,
-                                                failures)) for i in range(trainers)]
+                                                failures, poll_bytes, page_runs)) for i in range(trainers)]
     try:
         await asyncio.wait_for(asyncio.gather(*class_tasks), deadline + HARD_LIMIT_EXTRA_S)
         trained_until = time.monotonic() - start
@@ -125,6 +131,8 @@ async def run_train_load(url: str, server_pid: int, *, trainers: int = 30, other
         "trainers_finished": len(done), "errors": len(failures), "error_examples": failures[:10],
         "train_to_finished": summary_ms(done),
         "polls": summary_ms(polls),
+        "fragment_polls": len(poll_bytes), "bytes_per_poll": round(sum(poll_bytes) / max(1, len(poll_bytes))),
+        "page_runs_asked_by_fragments": len(page_runs),
         "other_pages_before": summary_ms([r["seconds"] for r in before]),
         "other_pages_during": summary_ms([r["seconds"] for r in during]),
         "per_page": per_page,
@@ -134,3 +142,72 @@ async def run_train_load(url: str, server_pid: int, *, trainers: int = 30, other
         if len(samples) > 1 else None,
         "elapsed_s": round(time.monotonic() - start, 1),
     }
+
+
+def train_load_phase(*, quick: bool = False, workers: int = 0, root=None, port: int | None = None) -> dict:
+    """The phase against a fresh server: the class server with `workers` Streamlit workers behind
+    HAProxy (deploy/class-server.sh, as in class), or one `streamlit run` process (workers=0);
+    every page visited once before class (on every worker)."""
+    from tests.support.server import ROOT, streamlit_server
+
+    with streamlit_server(name="train-load", workers=workers, root=root or ROOT, port=port) as app:
+        async def warm():
+            for info in PAGES:
+                sessions = [Session(app.url, info.url_path) for _ in range(max(1, workers))]
+                for session in sessions:  # open together: HAProxy (leastconn) gives each its own worker
+                    await session.connect()
+                for session in sessions:
+                    await session.rerun()
+                for session in sessions:
+                    await session.close()
+
+        asyncio.run(warm())
+        result = asyncio.run(run_train_load(app.url, app.process.pid, trainers=6 if quick else 30,
+                                            others=4 if quick else 12, baseline_s=8 if quick else 20))
+        result["server"] = (f"class-server.sh (HAProxy), {workers} Streamlit workers" if workers
+                            else "one streamlit run process")
+        return result
+
+
+def _top_free_port() -> int:
+    import socket
+
+    from tests.support.server import PORT_RANGE
+
+    for port in reversed(PORT_RANGE):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port")
+
+
+def main() -> int:
+    """python -m benchmarks.train_load --root A --root B --rounds 1: the phase against each checkout
+    in turn (an export of an older commit beside this one), one JSON line each with the load average."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.train_load")
+    parser.add_argument("--root", type=Path, action="append")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--port", type=int, help="default: the highest free port of PORT_RANGE (benchmarks run by "
+                                                 "others on this machine start from the lowest)")
+    args = parser.parse_args()
+    for round_ in range(args.rounds):
+        for root in args.root or [None]:
+            load = Path("/proc/loadavg").read_text().split()[:3]
+            port = args.port or _top_free_port()
+            result = train_load_phase(quick=args.quick, workers=args.workers, root=root and root.resolve(), port=port)
+            print(json.dumps({"round": round_, "root": str(root), "load_before": load,
+                              "load_after": Path("/proc/loadavg").read_text().split()[:3], **result}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

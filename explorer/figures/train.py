@@ -7,11 +7,14 @@ curve grows across a still frame instead of the frame rescaling under it at ever
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io
+from plotly.basedatatypes import BaseFigure
 
 from .common import (
     FONT_SIZE,
@@ -25,12 +28,38 @@ from .common import (
     token_axis,
 )
 
-__all__ = ["RUNNER_COLOURS", "Curve", "attention_panels", "race_figure", "training_curves"]
+__all__ = ["RUNNER_COLOURS", "Curve", "FrozenFigure", "attention_panels", "frozen", "race_figure", "training_curves"]
 
 RUNNER_COLOURS = {"transformer": OKABE_ITO["blue"], "gru": OKABE_ITO["vermillion"], "lstm": OKABE_ITO["orange"]}
 RUNNER_NAMES = {"gru": "GRU", "lstm": "LSTM"}
 LOSS_COLOUR = OKABE_ITO["vermillion"]
 ACCURACY_COLOUR = OKABE_ITO["blue"]
+
+
+class FrozenFigure(BaseFigure):
+    """A figure nobody changes once it is built, kept as its JSON text: the figures the sessions
+    watching a run share.  Streamlit's plotly_chart asks for its dict (`to_dict`) at every draw; this
+    one parses its text instead of deep-copying a Figure's tree.  Kept as text, a cache of them holds
+    no objects for the garbage collector to walk: a Figure is ~400 of them, and Streamlit collects
+    after every script run (runner.postScriptGC), every page's, not only the train page's.
+    Only to_dict / to_plotly_json are meant to be called (BaseFigure.__init__ is not run)."""
+
+    def __init__(self, figure: go.Figure):  # no BaseFigure state: the text is all there is
+        self.__dict__["_json"] = plotly.io.to_json(figure, validate=False)
+
+    def to_dict(self) -> dict:
+        return json.loads(self.__dict__["_json"])
+
+    def to_plotly_json(self) -> dict:
+        return self.to_dict()
+
+    def __repr__(self) -> str:
+        return f"FrozenFigure({len(self.__dict__['_json'])} characters)"
+
+
+def frozen(figure: go.Figure) -> FrozenFigure:
+    """`figure` kept as its JSON text (see FrozenFigure)."""
+    return FrozenFigure(figure)
 
 
 @dataclass(frozen=True)
@@ -45,26 +74,32 @@ class Curve:
 
 
 def attention_panels(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
-                     columns: int = 4) -> go.Figure:
+                     columns: int = 4, cell_hover: bool = True) -> go.Figure:
     """Every (layer, head) of attention weights (layers, heads, T_q, T_k) as one panel, layer by
     layer, `columns` panels to a row (a whole layer per row when it has more heads): for a small
     model, every head of every layer side by side, so that one screen shows them all.  One colour
-    scale from 0 to 1; query tokens label the first panel of each row."""
+    scale from 0 to 1; query tokens label the first panel of each row.  Without `cell_hover` a cell's
+    hover gives its weight but not its "query → key" text (a figure redrawn at every poll of a run
+    leaves no time to hover, and every poll would send the text again)."""
     n_layers, n_heads = weights.shape[:2]
     per_row = max(n_heads, min(columns, n_layers * n_heads))
     per_row -= per_row % n_heads  # whole layers in a row
     rows = -(-n_layers * n_heads // per_row)
     x_domains = grid_domains(per_row, 0.04)
     y_domains = grid_domains(rows, 0.5 / rows if rows > 1 else 0.0)[::-1]
-    hover = hover_grid(query_tokens, key_tokens)
+    hover = hover_grid(query_tokens, key_tokens) if cell_hover else None
     traces, layout, titles = [], {}, []
     for n, (layer, head) in enumerate((lay, h) for lay in range(n_layers) for h in range(n_heads)):
         row, column = divmod(n, per_row)
         suffix = "" if n == 0 else str(n + 1)
-        traces.append({"type": "heatmap", "z": weights[layer, head].astype(np.float32), "coloraxis": "coloraxis",
-                       "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1, "customdata": hover,
-                       "hovertemplate": f"layer {layer + 1} head {head + 1}<br>%{{customdata}}<br>"
-                                        "weight %{z:.3f}<extra></extra>"})
+        trace = {"type": "heatmap", "z": weights[layer, head].astype(np.float32), "coloraxis": "coloraxis",
+                 "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
+                 "hovertemplate": f"layer {layer + 1} head {head + 1}<br>"
+                                  + ("%{customdata}<br>" if hover is not None else "")
+                                  + "weight %{z:.3f}<extra></extra>"}
+        if hover is not None:
+            trace["customdata"] = hover
+        traces.append(trace)
         layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=x_domains[column], anchor=f"y{suffix}",
                                                size=FONT_SIZE - 3)
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[row], anchor=f"x{suffix}",
@@ -110,10 +145,11 @@ def training_curves(curve: Curve, total_steps: int, *, marker: int | None = None
     (x1, y1), (x2, y2) = _panels(stacked)
     top = loss_top if loss_top is not None else float(np.max(curve.loss, initial=1.0)) * 1.05
     traces = [
-        {"type": "scatter", "mode": "lines+markers", "x": curve.steps, "y": curve.loss, "name": "held-out loss",
+        {"type": "scatter", "mode": "lines+markers", "x": curve.steps, "y": curve.loss.astype(np.float32),
+         "name": "held-out loss",
          "line": {"color": LOSS_COLOUR, "width": 3}, "marker": {"size": 5},
          "hovertemplate": "step %{x}<br>loss %{y:.3f}<extra></extra>"},
-        {"type": "scatter", "mode": "lines+markers", "x": curve.steps, "y": 100 * curve.accuracy,
+        {"type": "scatter", "mode": "lines+markers", "x": curve.steps, "y": (100 * curve.accuracy).astype(np.float32),
          "name": "held-out accuracy", "xaxis": "x2", "yaxis": "y2", "line": {"color": ACCURACY_COLOUR, "width": 3},
          "marker": {"size": 5}, "hovertemplate": "step %{x}<br>%{y:.1f} %<extra></extra>"},
     ]

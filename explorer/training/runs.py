@@ -31,6 +31,8 @@ from .worker import InlineRunner, ProcessRunner
 __all__ = ["ACTIVE", "LiveJob", "QueueFull", "RunView", "TrainingManager", "default_manager"]
 
 ACTIVE = ("queued", "running")
+MIN_POLL, MAX_POLL = 1.5, 5.0  # seconds between a page's polls (poll_interval)
+POLLING_WINDOW = 1.5 * MAX_POLL  # a session seen this recently is still polling
 
 
 @dataclass(frozen=True)
@@ -180,15 +182,19 @@ class TrainingManager:
                 self._unwatch(session, job)
 
     def watchers(self) -> int:
-        """Sessions watching a run now."""
+        """Sessions polling a run now: those that polled (or asked) in the last POLLING_WINDOW
+        seconds.  A session that has shown the whole of its run stops polling and no longer counts,
+        although it still holds the run until it asks for another (or goes silent for `abandon_after`)."""
         with self._lock:
-            return len(self._sessions)
+            now = self._clock()
+            return sum(now - seen <= POLLING_WINDOW for run in self._runs.values() for seen in run.watchers.values())
 
     def poll_interval(self) -> float:
-        """Seconds between a page's polls: 1.5 s, slower when a whole class is watching (5 s for
-        30 sessions: 6 polls a second in all), so that polling stays a small part of the server's
-        work.  A poll costs about half what a page rerun does (~25 ms on the development machine)."""
-        return min(5.0, max(1.5, self.watchers() / 6))
+        """Seconds between a page's polls: MIN_POLL, slower when a whole class is watching (MAX_POLL
+        for 30 sessions: 6 polls a second in all), so that polling stays a small part of the server's
+        work.  A poll costs ~6 ms of the server's script thread, ~9 ms of its CPU in all
+        (benchmarks/train_load.md)."""
+        return min(MAX_POLL, max(MIN_POLL, self.watchers() / 6))
 
     def stats(self) -> dict:
         with self._lock:

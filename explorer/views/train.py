@@ -11,7 +11,7 @@ from ..analysis.caching import bounded_cache
 from ..training.live import LiveSettings, Snapshot, live_task, probe, run_settings
 from ..training.runs import LiveJob, RunView
 
-__all__ = ["Progress", "columns", "first_snapshots", "probe_tokens", "progress"]
+__all__ = ["Progress", "columns", "first_snapshots", "probe_tokens", "progress", "repace"]
 
 
 @bounded_cache(32, max_bytes=16_000_000)
@@ -72,3 +72,12 @@ def progress(view: RunView, watched_for: float) -> Progress:
     finished = not view.active
     complete = finished and all(len(a) == len(b) for a, b in zip(shown, view.snapshots, strict=True))
     return Progress(shown, complete)
+
+
+def repace(interval: float, wanted: float) -> bool:
+    """Whether a page polling every `interval` seconds should rerun to poll every `wanted` seconds
+    instead (a fragment's pace is set by a whole-page run, dearer than a poll): when a class has
+    joined and the pace should slow by half again or more (the polls saved pay for the page run in a
+    few seconds).  Never to speed up: a session keeps the slower pace to the end of its run (a few
+    seconds between frames, still a live view), and no page reruns when a class leaves at once."""
+    return wanted >= 1.5 * interval

@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
+from explorer.figures.train import Curve, FrozenFigure, attention_panels, frozen, race_figure, training_curves
 from tests.support.apptest import plotly_array, plotly_array_1d
 
 
@@ -24,8 +24,8 @@ def test_training_curves(stacked):
     spec = validated(training_curves(data, 800, marker=50, stacked=stacked))
     loss, accuracy = spec["data"]
     np.testing.assert_array_equal(plotly_array_1d(loss["x"]), data.steps)
-    np.testing.assert_allclose(plotly_array_1d(loss["y"]), data.loss)
-    np.testing.assert_allclose(plotly_array_1d(accuracy["y"]), 100 * data.accuracy)
+    np.testing.assert_allclose(plotly_array_1d(loss["y"]), data.loss, rtol=1e-6)  # sent as float32
+    np.testing.assert_allclose(plotly_array_1d(accuracy["y"]), 100 * data.accuracy, rtol=1e-6)
     layout = spec["layout"]
     assert layout["xaxis"]["range"] == [0, 800] and layout["xaxis2"]["range"] == [0, 800]
     assert layout["yaxis"]["range"][1] == pytest.approx(3 * 1.05)
@@ -59,3 +59,25 @@ def test_attention_panels_every_layer_and_head_in_rows_of_whole_layers(layers, h
     tops = sorted({round(a["y"], 6) for a in spec["layout"]["annotations"]})
     assert len(tops) == rows
     assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
+
+
+def test_attention_panels_without_cell_hover_still_give_the_weight():
+    weights = np.random.default_rng(1).dirichlet(np.ones(6), size=(2, 2, 7))
+    full = validated(attention_panels(weights, list("<BCDEFG"), list("ABCDEF")))
+    light = validated(attention_panels(weights, list("<BCDEFG"), list("ABCDEF"), cell_hover=False))
+    assert all("customdata" in trace and "%{customdata}" in trace["hovertemplate"] for trace in full["data"])
+    assert all("customdata" not in trace and "%{customdata}" not in trace["hovertemplate"] for trace in light["data"])
+    assert all("weight %{z" in trace["hovertemplate"] for trace in light["data"])
+    for a, b in zip(full["data"], light["data"], strict=True):
+        np.testing.assert_array_equal(plotly_array(a["z"]), plotly_array(b["z"]))
+    assert full["layout"] == light["layout"]
+
+
+def test_a_frozen_figure_gives_the_dict_of_the_figure_it_was_and_holds_only_text():
+    data = curve("transformer", 5, 0.02)
+    expected = go.Figure(training_curves(data, 800, marker=50).to_dict()).to_dict()
+    figure = frozen(training_curves(data, 800, marker=50))
+    assert isinstance(figure, FrozenFigure)
+    assert validated(figure) == expected and figure.to_plotly_json() == figure.to_dict()
+    assert figure.to_dict() is not figure.to_dict()  # a fresh dict at every draw: nobody can change the figure
+    assert [type(value) for value in vars(figure).values()] == [str]  # nothing for the garbage collector

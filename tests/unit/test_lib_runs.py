@@ -18,6 +18,7 @@ import pytest
 from explorer.training import runs
 from explorer.training.live import MAX_STEPS, LiveSettings, run_settings
 from explorer.training.runs import LiveJob, QueueFull, TrainingManager
+from explorer.views.train import repace
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
@@ -268,3 +269,23 @@ def test_a_child_that_dies_fails_its_run_and_is_replaced(make):
     manager.request("a", second)
     assert finish(manager, "a", second).state == "done"
     assert manager.stats()["trainer_pids"][0] not in (None, pid)
+
+
+def test_sessions_that_stopped_polling_do_not_slow_the_others(make):
+    clock = Clock()
+    manager = make(abandon_after=60.0, clock=clock)
+    job = long()
+    for session in range(30):
+        manager.request(f"s{session}", job)
+    assert manager.poll_interval() == 5.0
+    clock.now += 10  # the class has seen the whole run: nobody polls any more, but each still holds it
+    assert manager.stats()["sessions"] == 30
+    assert manager.watchers() == 0 and manager.poll_interval() == 1.5
+    manager.poll("s0", job)
+    assert manager.watchers() == 1
+
+
+def test_a_page_reruns_for_a_new_pace_only_to_slow_down_by_half_again():
+    assert repace(1.5, 5.0) and repace(1.5, 2.25)
+    assert not repace(1.5, 2.0)  # a few more watchers: not worth a whole-page run
+    assert not repace(5.0, 1.5)  # the class left: keep the slower pace to the end of the run
