@@ -53,6 +53,8 @@ MARK_JS = """
   for (const c of document.querySelectorAll('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'))
     window.__old.add(c);
   window.__runsBefore = window.__stRunsDone;
+  window.__oldCharts = new WeakSet(document.querySelectorAll('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]'));
+  window.__chartAt = 0;
 }
 """
 
@@ -83,7 +85,44 @@ DRAWN_JS = """
 }
 """
 
-CLICK_JS = "document.addEventListener('pointerdown', () => { window.__clickAt = performance.now(); }, true);"
+CLICK_JS = """
+document.addEventListener('pointerdown', () => { window.__clickAt = performance.now(); }, true);
+window.__ws = [];
+(() => {
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        const size = e.data && (e.data.byteLength !== undefined ? e.data.byteLength : (e.data.size || e.data.length || 0));
+        window.__ws.push([performance.now(), size]);
+      });
+    }
+  };
+})();
+const __chartObserver = new MutationObserver(() => {
+  if (window.__chartAt) return;
+  const main = document.querySelector('[data-testid="stMain"]');
+  const chart = main && main.querySelector('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]');
+  if (chart && !(window.__oldCharts && window.__oldCharts.has(chart))) window.__chartAt = performance.now();
+});
+const __startChartObserver = () => __chartObserver.observe(document.documentElement, {subtree: true, childList: true});
+if (document.documentElement) __startChartObserver(); else document.addEventListener('DOMContentLoaded', __startChartObserver);
+"""
+
+# When each part of a switch happened, from the click: first and last websocket message, the key chart's
+# element mounted, and drawn.
+PHASES_JS = """
+() => {
+  const t0 = window.__clickAt, drawn = window.__drawnAt;
+  const msgs = window.__ws.filter(([t]) => t >= t0);
+  return {first_msg: msgs.length ? msgs[0][0] - t0 : null,
+          last_msg: msgs.length ? msgs[msgs.length - 1][0] - t0 : null,
+          msgs_before_drawn: msgs.filter(([t]) => t <= drawn).length,
+          kb_before_drawn: msgs.filter(([t]) => t <= drawn).reduce((a, [, s]) => a + s, 0) / 1024,
+          chart_mounted: window.__chartAt ? window.__chartAt - t0 : null};
+}
+"""
 
 
 def _median(values):
@@ -167,7 +206,8 @@ def measure_switch(tab: Tab, info, profile: bool) -> dict:
     if profile:
         tab.settle()
         entry.update(_delta(before, tab.counters()))
-        entry["runs_total"] = entry["runs"]
+        entry.update({k: (round(v, 1) if isinstance(v, float) else v)
+                      for k, v in tab.page.evaluate(PHASES_JS).items()})
     return entry
 
 
@@ -226,9 +266,13 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                 if info.url_path == "train":
                     continue
                 for name, tab in tabs.items():
-                    tab.page.goto(f"{tab.url}/{info.url_path}")
-                    tab.settle()
                     tab.page.bring_to_front()
+                    tab.page.goto(f"{tab.url}/{info.url_path}")
+                    try:  # Plotly is loaded lazily: wait for the first chart before looking for one
+                        tab.page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15_000)
+                    except Exception:
+                        pass
+                    tab.settle()
                     results["control"].setdefault(info.url_path, {})[name] = _control_change(tab.page, control_reps)
                 progress(f"control {info.url_path} done")
             context.close()

@@ -66,7 +66,7 @@ def profile_page(name: str) -> None:
     items = profile(name)
     delta = sum(float(v) for k, v in st.session_state.items()
                 if k.startswith("w") and isinstance(v, (int, float)) and not isinstance(v, bool)) * 1e-3
-    first_plot = True
+    first_plot, titled = True, False
     for i, item in enumerate(items):
         where = st.sidebar if item.sidebar else st
         key = f"w{i}"
@@ -82,6 +82,9 @@ def profile_page(name: str) -> None:
             where.vega_lite_chart(data, spec=full, width="stretch", key=key)
         elif item.kind == "dataframe":
             where.dataframe(item.payload)
+        elif item.kind == "markdown" and not item.sidebar and not titled:  # the page's title: an h1, as on the app
+            titled = True
+            st.title(item.payload)
         elif item.kind == "markdown":
             where.markdown(item.payload)
         elif item.kind == "alert":
@@ -111,7 +114,10 @@ def profile_page(name: str) -> None:
 
 def make(info):
     def page() -> None:
-        if MODE == "profile" and info.url_path:
+        if not info.url_path:  # home, as the app's: text only (no chart library loaded before a lesson)
+            st.title(info.title)
+            st.markdown("The floor's home page: no chart.")
+        elif MODE == "profile":
             profile_page(info.url_path)
         else:
             heatmap_page(info.title)
