@@ -60,7 +60,7 @@ MARK_JS = """
 
 # The key figure (first chart of the main area) drawn, and new since MARK_JS; or, with no chart, the run done.
 DRAWN_JS = """
-(noChart) => {
+({noChart, title}) => {
   const main = document.querySelector('[data-testid="stMain"]');
   if (!main) return false;
   const app = document.querySelector('[data-testid="stApp"]');
@@ -78,7 +78,12 @@ DRAWN_JS = """
     if (!plot || !plot._fullData || old.has(plot._fullData) || !plot.querySelector('.main-svg')) return false;
   } else {
     const drawn = chart.querySelector('canvas, svg.marks');
-    if (!drawn || old.has(drawn) || !drawn.getBoundingClientRect().width) return false;
+    if (!drawn || !drawn.getBoundingClientRect().width) return false;
+    if (old.has(drawn)) {  // a reused canvas (the chart updated in place): the new page's run must be done
+      const h1 = main.querySelector('h1');
+      if (!h1 || !h1.textContent.includes(title) || !app || app.getAttribute('data-test-script-state') !== 'notRunning'
+          || window.__stRunsDone <= window.__runsBefore) return false;
+    }
   }
   window.__drawnAt = performance.now();
   return true;
@@ -165,8 +170,9 @@ class Tab:
         return {"frames": self.frames[0], "bytes": self.frames[1], "runs": self.page.evaluate("window.__stRunsDone"),
                 "metrics": self.metrics()}
 
-    def wait_drawn(self, no_chart: bool, timeout_ms: int = 30_000) -> float:
-        self.page.wait_for_function(DRAWN_JS, arg=no_chart, timeout=timeout_ms, polling="raf")
+    def wait_drawn(self, info, timeout_ms: int = 30_000) -> float:
+        self.page.wait_for_function(DRAWN_JS, arg={"noChart": _no_chart(info), "title": info.title},
+                                    timeout=timeout_ms, polling="raf")
         return self.page.evaluate("window.__drawnAt")
 
     def settle(self, quiet_ms: int = 400) -> None:
@@ -200,7 +206,10 @@ def measure_switch(tab: Tab, info, profile: bool) -> dict:
     link = tab.page.locator(f'[data-testid="stSidebarNav"] a[href$="/{info.url_path}"]').first
     before = tab.counters() if profile else None
     link.click()
-    drawn = tab.wait_drawn(_no_chart(info))
+    try:
+        drawn = tab.wait_drawn(info, timeout_ms=20_000)
+    except Exception as problem:  # recorded, and the run goes on
+        return {"ms": None, "error": f"{type(problem).__name__}: no key figure drawn within 20 s"}
     ms = drawn - tab.page.evaluate("window.__clickAt")
     entry = {"ms": round(ms, 1)}
     if profile:
@@ -215,7 +224,10 @@ def measure_load(tab: Tab, info) -> float:
     tab.page.bring_to_front()
     tab.page.goto(f"{tab.url}/{info.url_path}", wait_until="commit")
     tab.page.evaluate(MARK_JS)
-    return round(tab.wait_drawn(_no_chart(info)), 1)
+    try:
+        return round(tab.wait_drawn(info, timeout_ms=20_000), 1)
+    except Exception:
+        return None
 
 
 def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, control_reps: int = 5,
@@ -252,15 +264,23 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                 for info in lessons:
                     for name, tab in tabs.items():
                         entry = measure_switch(tab, info, profile)
+                        if entry.get("error"):
+                            progress(f"  {name} {info.url_path}: {entry['error']}")
                         results["switch"].setdefault(info.url_path, {}).setdefault(name, []).append(entry)
-                        tab.settle()
+                        try:
+                            tab.settle()
+                        except Exception:
+                            progress(f"  {name} {info.url_path}: not settled")
                 progress(f"switch rep {rep + 1}/{reps} done")
             for rep in range(reps):
                 for info in lessons:
                     for name, tab in tabs.items():
                         results["load"].setdefault(info.url_path, {}).setdefault(name, []).append(
                             measure_load(tab, info))
-                        tab.settle()
+                        try:
+                            tab.settle()
+                        except Exception:
+                            pass
             progress("load done")
             for info in lessons:
                 if info.url_path == "train":
@@ -272,8 +292,12 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                         tab.page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15_000)
                     except Exception:
                         pass
-                    tab.settle()
-                    results["control"].setdefault(info.url_path, {})[name] = _control_change(tab.page, control_reps)
+                    try:
+                        tab.settle()
+                        results["control"].setdefault(info.url_path, {})[name] = _control_change(tab.page,
+                                                                                                 control_reps)
+                    except Exception as problem:
+                        results["control"].setdefault(info.url_path, {})[name] = {"skipped": str(problem)[:200]}
                 progress(f"control {info.url_path} done")
             context.close()
             browser.close()
@@ -295,7 +319,7 @@ def table(results: dict) -> str:
             return f"{a / b:.1f}" if a and b else "–"
 
         def med(key):
-            return _median([e.get(key) for e in app_entries]) if app_entries and key in app_entries[0] else "–"
+            return _median([e.get(key) for e in app_entries]) or "–"
 
         rows.append(f"| {page} | {s['app']} | {s['heatmap']} | {ratio(s['app'], s['heatmap'])} | {s['matched']} | "
                     f"{ratio(s['app'], s['matched'])} | {load['app']} | {load['heatmap']} | "

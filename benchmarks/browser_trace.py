@@ -74,7 +74,8 @@ def traced_switch(browser, url: str, info) -> dict:
     browser.start_tracing(page=page, categories=CATEGORIES)
     page.evaluate("performance.mark('click')")
     page.locator(f'[data-testid="stSidebarNav"] a[href$="/{info.url_path}"]').first.click()
-    page.wait_for_function(DRAWN_JS, arg=info.url_path == "train", timeout=30_000, polling="raf")
+    page.wait_for_function(DRAWN_JS, arg={"noChart": info.url_path == "train", "title": info.title},
+                           timeout=30_000, polling="raf")
     page.evaluate("performance.mark('drawn')")
     ms = page.evaluate("window.__drawnAt - window.__clickAt")
     raw = browser.stop_tracing()
