@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import tempfile
@@ -50,10 +51,12 @@ MARK_JS = """
 () => {
   window.__old = new WeakSet();
   for (const p of document.querySelectorAll('.js-plotly-plot')) if (p._fullData) window.__old.add(p._fullData);
-  for (const c of document.querySelectorAll('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'))
+  const vega = '[data-testid="stVegaLiteChart"]';
+  for (const c of document.querySelectorAll(`${vega} canvas, ${vega} svg`))
     window.__old.add(c);
   window.__runsBefore = window.__stRunsDone;
-  window.__oldCharts = new WeakSet(document.querySelectorAll('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]'));
+  window.__oldCharts = new WeakSet(
+    document.querySelectorAll('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]'));
   window.__chartAt = 0;
 }
 """
@@ -99,7 +102,8 @@ window.__ws = [];
     constructor(...args) {
       super(...args);
       this.addEventListener('message', (e) => {
-        const size = e.data && (e.data.byteLength !== undefined ? e.data.byteLength : (e.data.size || e.data.length || 0));
+        const d = e.data;
+        const size = d && (d.byteLength !== undefined ? d.byteLength : (d.size || d.length || 0));
         window.__ws.push([performance.now(), size]);
       });
     }
@@ -112,7 +116,8 @@ const __chartObserver = new MutationObserver(() => {
   if (chart && !(window.__oldCharts && window.__oldCharts.has(chart))) window.__chartAt = performance.now();
 });
 const __startChartObserver = () => __chartObserver.observe(document.documentElement, {subtree: true, childList: true});
-if (document.documentElement) __startChartObserver(); else document.addEventListener('DOMContentLoaded', __startChartObserver);
+if (document.documentElement) __startChartObserver();
+else document.addEventListener('DOMContentLoaded', __startChartObserver);
 """
 
 # When each part of a switch happened, from the click: first and last websocket message, the key chart's
@@ -186,7 +191,8 @@ class Tab:
 
 def _delta(before: dict, after: dict) -> dict:
     keys = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
-    out = {"ws_frames": after["frames"] - before["frames"], "ws_kb": round((after["bytes"] - before["bytes"]) / 1024, 1),
+    out = {"ws_frames": after["frames"] - before["frames"],
+           "ws_kb": round((after["bytes"] - before["bytes"]) / 1024, 1),
            "runs": after["runs"] - before["runs"], "layouts": after["metrics"].get("LayoutCount", 0) -
            before["metrics"].get("LayoutCount", 0)}
     for key in keys:
@@ -272,15 +278,13 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                         except Exception:
                             progress(f"  {name} {info.url_path}: not settled")
                 progress(f"switch rep {rep + 1}/{reps} done")
-            for rep in range(reps):
+            for _ in range(reps):
                 for info in lessons:
                     for name, tab in tabs.items():
                         results["load"].setdefault(info.url_path, {}).setdefault(name, []).append(
                             measure_load(tab, info))
-                        try:
+                        with contextlib.suppress(Exception):
                             tab.settle()
-                        except Exception:
-                            pass
             progress("load done")
             for info in lessons:
                 if info.url_path == "train":
@@ -288,10 +292,8 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                 for name, tab in tabs.items():
                     tab.page.bring_to_front()
                     tab.page.goto(f"{tab.url}/{info.url_path}")
-                    try:  # Plotly is loaded lazily: wait for the first chart before looking for one
+                    with contextlib.suppress(Exception):  # Plotly loads lazily: wait for a chart first
                         tab.page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15_000)
-                    except Exception:
-                        pass
                     try:
                         tab.settle()
                         results["control"].setdefault(info.url_path, {})[name] = _control_change(tab.page,
@@ -307,7 +309,8 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
 
 def table(results: dict) -> str:
     rows = ["| lesson | switch app | heatmap floor | × | matched floor | × | load app | heatmap | × | matched | × "
-            "| control app p50 | heatmap | matched | × matched | runs/switch | ws kB | DOM nodes | script ms | layout ms |",
+            "| control app p50 | heatmap | matched | × matched | runs/switch | ws kB | DOM nodes | script ms "
+            "| layout ms |",
             "|---|" + "---:|" * 19]
     for page, cell in results["switch"].items():
         s = {n: _median([e["ms"] for e in cell.get(n, [])]) for n in APPS}
@@ -319,11 +322,12 @@ def table(results: dict) -> str:
             return f"{a / b:.1f}" if a and b else "–"
 
         def med(key):
-            return _median([e.get(key) for e in app_entries]) or "–"
+            return _median([e.get(key) for e in app_entries]) or "–"  # noqa: B023 (called in this iteration)
 
         rows.append(f"| {page} | {s['app']} | {s['heatmap']} | {ratio(s['app'], s['heatmap'])} | {s['matched']} | "
                     f"{ratio(s['app'], s['matched'])} | {load['app']} | {load['heatmap']} | "
-                    f"{ratio(load['app'], load['heatmap'])} | {load['matched']} | {ratio(load['app'], load['matched'])} | "
+                    f"{ratio(load['app'], load['heatmap'])} | {load['matched']} | "
+                    f"{ratio(load['app'], load['matched'])} | "
                     f"{ctrl['app'] or '–'} | {ctrl['heatmap'] or '–'} | {ctrl['matched'] or '–'} | "
                     f"{ratio(ctrl['app'], ctrl['matched'])} | {med('runs')} | {med('ws_kb')} | {med('dom_nodes')} | "
                     f"{med('script_ms')} | {med('layout_ms')} |")

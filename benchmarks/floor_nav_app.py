@@ -20,8 +20,8 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project root
 
-from benchmarks.profiles import load_profile  # noqa: E402
-from explorer.ui.catalog import PAGES  # noqa: E402
+from benchmarks.profiles import load_profile
+from explorer.ui.catalog import PAGES
 
 MODE = os.environ.get("FLOOR_MODE", "heatmap")
 PROFILE_DIR = Path(os.environ.get("FLOOR_PROFILE_DIR", "benchmarks/profiles"))
