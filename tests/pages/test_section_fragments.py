@@ -46,6 +46,11 @@ def test_hidden_step_does_not_call_section_controls_unknown():
     assert "not a setting" not in info_text(at)
 
 
+def test_hidden_positions_step_does_not_call_lower_section_controls_unknown():
+    at = run_page("app_pages/positions.py", {"step": "1", "scheme": "ALiBi", "alibi_heads": "8", "seed": "2"})
+    assert "not a setting" not in info_text(at)
+
+
 def test_decoder_architecture_controls_sit_beside_their_section_and_redraw_it():
     at = run_page("app_pages/decoder.py")
     assert not {"arch_d", "arch_layers", "arch_vocab"} & sidebar_keys(at)
