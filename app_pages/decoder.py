@@ -22,6 +22,7 @@ from explorer.views.decoder import (
 ARCHITECTURES = {"encoder-decoder": "an encoder–decoder", "decoder": "decoder-only"}
 WIDTHS = [64, 128, 256, 512, 768, 1024]
 VOCABULARIES = [19, 100, 1000, 10000, 32000, 50000]
+ARCH_KEYS = ("arch_d", "arch_layers", "arch_vocab")  # section 4's controls, made beside it (a fragment)
 TOP_K = 5
 SECTIONS = {"forcing": "2 · teacher forcing", "cache": "3 · the KV cache", "architectures": "4 · the architectures"}
 text = functools.partial(lesson_text, "decoder")
@@ -70,19 +71,15 @@ mistake_choice = controls.select_slider("Wrong token at step", mistake_options, 
                                         help="Make the model write a wrong token at this step (the likeliest "
                                              "wrong one) and see where it goes.")
 mistake = None if mistake_choice == "none" else int(mistake_choice) - 1
-side.header("Three architectures")
-arch_d = controls.select_slider("Width d_model", WIDTHS, 64, "arch_d", where=side)
-arch_layers = controls.slider("Layers per stack", 1, 12, 2, 1, "arch_layers", where=side)
-arch_vocab = controls.select_slider("Vocabulary", VOCABULARIES, 19, "arch_vocab", where=side,
-                                    help="19 is the reverse and sort models' vocabulary; 32 000–50 000 is a "
-                                         "real language model's.")
 
 clamp_range("t", 1, ex.n_steps)
 slider_col, status_col = st.columns([2, 3], gap="large", vertical_alignment="bottom")
 step = controls.slider("Step", 1, ex.n_steps, 1, 1, "t", where=slider_col,
                        help="Each step reads everything written so far and writes one token.")
-controls.report()
+notes = st.container()  # the link's notes, written last: section 4's controls are made beside it
 if not lesson.revealed:
+    with notes:
+        controls.report(later=ARCH_KEYS)
     st.stop()
 if lesson.step is not None and lesson.step.section:
     st.caption(f":material/arrow_downward: This step's figure is further down: "
@@ -124,5 +121,7 @@ if run is not None:
     cache_section(ex, step, n_layers, lesson)
 else:
     lesson.explain()
-architecture_section(arch_d, arch_layers, arch_vocab, lesson)
+architecture_section(controls, lesson, WIDTHS, VOCABULARIES)
+with notes:
+    controls.report()
 next_lesson("decoder")

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures import decoder as figures
-from explorer.ui import Lesson, lesson_text, plotly_chart
+from explorer.ui import Lesson, UrlControls, lesson_text, plotly_chart
 from explorer.views.decoder import (
     DECODER_MODELS,
     Example,
@@ -109,10 +109,18 @@ def cache_section(ex: Example, step: int, n_layers: int, lesson: Lesson) -> None
                "measured once per model while the server runs.")
 
 
-def architecture_section(d_model: int, n_layers: int, vocab: int, lesson: Lesson) -> None:
-    """The three architectures' blocks, and their parameters counted on the built models."""
+@st.fragment
+def architecture_section(controls: UrlControls, lesson: Lesson, widths: list[int], vocabularies: list[int]) -> None:
+    """The three architectures' blocks, and their parameters counted on the built models.  Its three
+    controls are beside it, in a fragment: they rerun (and resend) this section only."""
     st.divider()
     st.subheader("4 · Encoder-only, decoder-only, encoder–decoder", anchor="architectures")
+    width_col, layers_col, vocab_col = st.columns(3, gap="large")
+    d_model = controls.select_slider("Width d_model", widths, 64, "arch_d", where=width_col)
+    n_layers = controls.slider("Layers per stack", 1, 12, 2, 1, "arch_layers", where=layers_col)
+    vocab = controls.select_slider("Vocabulary", vocabularies, 19, "arch_vocab", where=vocab_col,
+                                   help="19 is the reverse and sort models' vocabulary; 32 000–50 000 is a "
+                                        "real language model's.")
     st.markdown(text("architectures: intro"))
     plotly_chart(figures.architecture_figure(n_layers), key="architectures")
     lesson.explain(section="architectures")

@@ -29,6 +29,7 @@ INITS = ["default", "orthogonal"]
 WINDOWS = ["full", "1", "2", "4", "8", "16", "32", "64", "128", "256"]
 DEPENDENCY_LENGTHS = [8, 16, 24, 32, 48, 64]
 DEPENDENCY_WIDTH = 16
+DEPENDENCY_KEYS = ("dep_T", "dep_kind")  # section 3's controls, made beside it (a fragment)
 
 controls, lesson = lesson_page(
     "gradients",
@@ -55,12 +56,10 @@ window_text = controls.select_slider("Truncated BPTT window", WINDOWS, "full", "
 n_seeds = controls.slider("Random seeds", 1, 5, 3, 1, "seeds", where=side,
                           help="Each seed draws new weights and a new input; the line is the mean of "
                                "log10 ‖∂L/∂x_t‖ and the band ± one standard deviation.")
-side.header("Dependency view")
-dep_T = controls.select_slider("Sequence length for the matrices", DEPENDENCY_LENGTHS, 32, "dep_T", where=side)
-dep_kind = controls.radio("Recurrent network in the matrices", list(RECURRENT_KINDS), 0, "dep_kind", where=side,
-                          horizontal=True)
-controls.report()
+notes = st.container()  # the link's notes, written last: section 3's controls are made further down
 if not lesson.revealed:
+    with notes:
+        controls.report(later=DEPENDENCY_KEYS)
     st.stop()
 
 window = None if window_text == "full" else int(window_text)
@@ -150,16 +149,24 @@ path from the loss to any input has length **1** (one per layer in a stack). Thi
     )
 
 # --- 3. the dependency matrix --------------------------------------------------------------------------
-st.subheader("3 · Which inputs does each output depend on?")
-with st.spinner(f"Computing {3 * dep_T * dep_T} Jacobian blocks…"):
-    views = dependency_views(dep_kind, dep_T, DEPENDENCY_WIDTH, init, effective_gain)
-panels = [(f"{KIND_LABELS[dep_kind]}: the loop", views.recurrent), ("causal attention: masked", views.causal),
-          ("encoder attention: unmasked", views.unmasked)]
-plotly_chart(figures.dependency_figure(panels), width="stretch", key="dependency")
-download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", frame_csv,
-             figures.dependency_frame(panels), key="dependency_csv")
-st.markdown(
-    f"""
+@st.fragment
+def dependency_section(init: str, effective_gain: float) -> None:
+    """Section 3 with its own two controls beside it: changing them reruns (and resends) this section only."""
+    st.subheader("3 · Which inputs does each output depend on?")
+    length_col, kind_col, _ = st.columns([2, 2, 1], gap="large")
+    dep_T = controls.select_slider("Sequence length for the matrices", DEPENDENCY_LENGTHS, 32, "dep_T",
+                                   where=length_col)
+    dep_kind = controls.radio("Recurrent network in the matrices", list(RECURRENT_KINDS), 0, "dep_kind",
+                              where=kind_col, horizontal=True)
+    with st.spinner(f"Computing {3 * dep_T * dep_T} Jacobian blocks…"):
+        views = dependency_views(dep_kind, dep_T, DEPENDENCY_WIDTH, init, effective_gain)
+    panels = [(f"{KIND_LABELS[dep_kind]}: the loop", views.recurrent), ("causal attention: masked", views.causal),
+              ("encoder attention: unmasked", views.unmasked)]
+    plotly_chart(figures.dependency_figure(panels), width="stretch", key="dependency")
+    download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", frame_csv,
+                 figures.dependency_frame(panels), key="dependency_csv")
+    st.markdown(
+        f"""
 Each cell is ‖∂yₜ/∂xₛ‖: how strongly output t (row) responds to input s
 (column), on one colour scale for all three (width {DEPENDENCY_WIDTH}, the same input for all). Blank cells
 are exactly zero. The **loop** fills the lower triangle, bright along the diagonal and fading with
@@ -168,7 +175,10 @@ the distance t − s: an output depends on old inputs only through many steps of
 back about as much as on its neighbour. Take the mask away and the **encoder** fills the whole
 square: every output reads the whole sequence, later inputs included.
 """
-)
+    )
+
+
+dependency_section(init, effective_gain)
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def recall_chart_spec(available: tuple[str, ...], chance: float) -> dict:
@@ -252,4 +262,6 @@ training steps.
         text_col.dataframe(table, column_config={c: st.column_config.NumberColumn(c, format="percent")
                                                  for c in table.columns})
 
+with notes:
+    controls.report()
 next_lesson("gradients")

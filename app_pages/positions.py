@@ -32,6 +32,10 @@ BASES = [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000]
 LECTURE = {"kind": "sinusoidal", "positions": 4, "d_model": 4, "base": 100}
 CLASSIC = {"kind": "sinusoidal", "positions": 100, "d_model": 512, "base": 10000}
 MEASURES = {"dot product": "dot", "cosine": "cosine"}
+# Controls of sections 3–5, made beside them (not while a lesson step hides the figures).
+LATER_KEYS = ("shuffle_input", "shuffle_text", "shuffle_encoding", "seed", "att_block", "att_layer", "att_head",
+              "scheme", "rope_dim", "rope_positions", "rope_base", "rope_vectors", "alibi_heads", "alibi_length",
+              "t5_length", "t5_buckets", "t5_max_distance", "t5_bidirectional")
 text = functools.partial(lesson_text, "positions")  # text("section name", field=value, …)
 
 
@@ -198,7 +202,7 @@ notes = st.container()
 kind, n_positions, d_model, base, measure_label = matrix_controls(st.sidebar)
 if not lesson.revealed:  # a lesson step asks its question first
     with notes:
-        controls.report()
+        controls.report(later=LATER_KEYS)
     st.stop()
 try:
     view = matrix_view(kind, n_positions, d_model, float(base), MEASURES[measure_label])

@@ -36,7 +36,9 @@ def slope_text(slope: float) -> str:
     return f"1/{inverse:.0f}" if abs(inverse - round(inverse)) < 1e-9 else f"{slope:.4g}"
 
 
+@st.fragment
 def relative_section(controls: UrlControls, runs: dict[str, ReversalRun], bases: list[int]) -> None:
+    """Section 5, a fragment: its controls (all beside it) rerun and resend this section only."""
     st.divider()
     st.subheader("5 · Relative schemes: position inside the attention score")
     st.markdown(text("relative schemes"))
@@ -111,8 +113,10 @@ def t5_section(controls: UrlControls) -> None:
     exact = t5_exact_buckets(n_buckets, bidirectional)
     if max_distance <= exact:
         usable = next(d for d in T5_DISTANCES if d > exact)
-        controls.note(f"**Max distance**: with {n_buckets} buckets the first {exact} offsets each get their own "
-                      f"bucket, so the maximum distance must be larger; {usable} is used instead of {max_distance}.")
+        # Beside the control, not in the page's note at the top: this section reruns on its own.
+        st.info(f"**Max distance**: with {n_buckets} buckets the first {exact} offsets each get their own "
+                f"bucket, so the maximum distance must be larger; {usable} is used instead of {max_distance}.",
+                icon=":material/info:")
         max_distance = usable
     bucket_col, step_col = st.columns(2, gap="large")
     plotly_chart(

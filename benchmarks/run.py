@@ -12,7 +12,9 @@ starts and stops itself:
    then (phase train-load, against the class server too) 30 sessions press Train on the same
    settings while 12 others keep using the other pages;
 4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
-5. browser: cold start and control change to repainted heatmap in headless Chromium.
+5. browser: cold start and control change to repainted heatmap in headless Chromium;
+   browser-speed: every lesson's sidebar switch, full load and control → repaint against the
+   one-heatmap and matched floors (benchmarks/browser_speed.py, findings in browser_speed.md).
 
 Writes benchmarks/results.json and benchmarks/RESULTS.md (after every phase, so an interrupted run
 keeps what it measured).  `--quick` runs the same phases with small counts (a smoke test of the
@@ -125,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts: check the harness, not the numbers")
     parser.add_argument("--skip", default="", help="comma-separated phases to skip: "
-                                                   "coldstart,latency,load,load-serve,train-load,gc,browser,soak,"
-                                                   "soak-heavy")
+                                                   "coldstart,latency,load,load-serve,train-load,gc,browser,"
+                                                   "browser-speed,soak,soak-heavy")
     parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
                                                    "of the existing results file (e.g. --only soak)")
     parser.add_argument("--soak-seconds", type=float, default=0.0,
@@ -141,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
                              "soak[NAME=VALUE]")
     args = parser.parse_args(argv)
-    phases = ["coldstart", "latency", "load", "load-serve", "train-load", "gc", "browser", "soak", "soak-heavy"]
+    phases = ["coldstart", "latency", "load", "load-serve", "train-load", "gc", "browser", "browser-speed", "soak",
+              "soak-heavy"]
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     if only:
@@ -238,6 +241,16 @@ def main(argv: list[str] | None = None) -> int:
     timed("train-load", lambda: train_load_phase(quick=quick, workers=SERVE_WORKERS))
     timed("gc", lambda: gc_variants(reps=5 if quick else 30))
     timed("browser", lambda: run_browser(reps=3 if quick else 12))
+
+    def browser_speed_phase():
+        from .browser_speed import run as run_browser_speed
+        from .browser_speed import table
+
+        result = run_browser_speed(reps=1 if quick else 3, control_reps=2 if quick else 5, progress=log)
+        result["table"] = table(result)
+        return result
+
+    timed("browser-speed", browser_speed_phase)
     soak_env = dict(item.split("=", 1) for item in args.soak_env)
     soak_name = "soak" + ("[" + ",".join(args.soak_env) + "]" if soak_env else "")
     if "soak" not in skip:  # against the production server

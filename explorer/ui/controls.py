@@ -117,10 +117,14 @@ class UrlControls:
                                  bind="query-params", **kwargs)
         return self.record(key, label, chosen, f"text of at most {max_chars} characters")
 
-    def report(self) -> None:
-        """Show one note listing every link value that was ignored, if any."""
+    def report(self, later: Sequence[str] = ()) -> None:
+        """Show one note listing every link value that was ignored, if any.  `later`: keys of controls
+        the page makes after this report in runs where it stops early (a section's own controls, drawn
+        with the section once a lesson step is revealed): not called unknown."""
         lines = []
         for key, raw in self._requested.items():
+            if key in later and key not in self._controls:
+                continue
             if key not in self._controls:
                 lines.append(f"{quoted(key)} is not a setting of this page, so it was ignored.")
                 continue
