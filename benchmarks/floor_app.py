@@ -13,15 +13,13 @@ import os
 import sys
 from pathlib import Path
 
-import plotly.graph_objects as go
 import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project root, for `benchmarks`
 
-from benchmarks.profiles import load_profile
+from benchmarks.profiles import draw_item, load_profile
 
 PROFILE_DIR = Path(os.environ.get("FLOOR_PROFILE_DIR", "benchmarks/profiles"))
-ALERTS = {1: "error", 2: "warning", 3: "info", 4: "success"}
 
 st.set_page_config(page_title="floor", layout="wide")
 
@@ -47,47 +45,6 @@ if not name:
     st.stop()
 
 for i, item in enumerate(profile(name)):
-    where = st.sidebar if item.sidebar else st
-    key = f"w{i}"
-    if item.kind == "plotly":
-        where.plotly_chart(go.Figure(item.payload, _validate=False), width="stretch", key=key)
-    elif item.kind == "vega":
-        spec, datasets, data = item.payload
-        full = dict(spec)
-        if datasets:
-            full["datasets"] = datasets
-        where.vega_lite_chart(data, spec=full, width="stretch", key=key)
-    elif item.kind == "dataframe":
-        where.dataframe(item.payload)
-    elif item.kind == "markdown":
-        where.markdown(item.payload)
-    elif item.kind == "alert":
-        getattr(where, ALERTS.get(item.payload[0], "info"))(item.payload[1])
-    elif item.kind == "block":
-        where.container()
-    elif item.kind == "slider":
-        label, low, high, step, data_type = item.payload
-        if data_type == 0:  # Slider.DataType.INT: keep the number type of the original
-            low, high, step = int(low), int(high), int(step)
-        where.slider(label, min_value=low, max_value=high, step=step, key=key)
-    elif item.kind == "select_slider":
-        label, options = item.payload
-        where.select_slider(label, options=options, key=key)
-    elif item.kind == "selectbox":
-        label, options = item.payload
-        where.selectbox(label, options, key=key)
-    elif item.kind == "radio":
-        label, options = item.payload
-        where.radio(label, options, key=key, horizontal=True)
-    elif item.kind == "checkbox":
-        where.toggle(item.payload[0], key=key)
-    elif item.kind == "text_area":
-        label, default, max_chars = item.payload
-        where.text_area(label, default, max_chars=max_chars or None, key=key)
-    elif item.kind == "button":
-        where.button(item.payload or "button", key=key)
-    elif item.kind == "download_button":
-        label, data = item.payload
-        where.download_button(label, data=data, file_name="data.csv", key=key, on_click="ignore")
+    draw_item(item, st.sidebar if item.sidebar else st, f"w{i}")
 
 freeze_once()

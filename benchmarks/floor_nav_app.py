@@ -20,12 +20,11 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project root
 
-from benchmarks.profiles import load_profile
+from benchmarks.profiles import draw_item, load_profile
 from explorer.ui.catalog import PAGES
 
 MODE = os.environ.get("FLOOR_MODE", "heatmap")
 PROFILE_DIR = Path(os.environ.get("FLOOR_PROFILE_DIR", "benchmarks/profiles"))
-ALERTS = {1: "error", 2: "warning", 3: "info", 4: "success"}
 
 st.set_page_config(page_title="floor", layout="wide")
 
@@ -69,47 +68,14 @@ def profile_page(name: str) -> None:
     first_plot, titled = True, False
     for i, item in enumerate(items):
         where = st.sidebar if item.sidebar else st
-        key = f"w{i}"
-        if item.kind == "plotly":
-            spec = _shifted(item.payload, delta) if first_plot else item.payload
+        if item.kind == "plotly" and first_plot:
             first_plot = False
-            where.plotly_chart(go.Figure(spec, _validate=False), width="stretch", key=key)
-        elif item.kind == "vega":
-            spec, datasets, data = item.payload
-            full = dict(spec)
-            if datasets:
-                full["datasets"] = datasets
-            where.vega_lite_chart(data, spec=full, width="stretch", key=key)
-        elif item.kind == "dataframe":
-            where.dataframe(item.payload)
+            draw_item(item, where, f"w{i}", plotly_spec=_shifted(item.payload, delta))
         elif item.kind == "markdown" and not item.sidebar and not titled:  # the page's title: an h1, as on the app
             titled = True
             st.title(item.payload)
-        elif item.kind == "markdown":
-            where.markdown(item.payload)
-        elif item.kind == "alert":
-            getattr(where, ALERTS.get(item.payload[0], "info"))(item.payload[1])
-        elif item.kind == "slider":
-            label, low, high, step, data_type = item.payload
-            if data_type == 0:
-                low, high, step = int(low), int(high), int(step)
-            where.slider(label, min_value=low, max_value=high, step=step, key=key)
-        elif item.kind == "select_slider":
-            label, options = item.payload
-            where.select_slider(label, options=options, key=key)
-        elif item.kind in ("selectbox", "radio"):
-            label, options = item.payload
-            getattr(where, item.kind)(label, options, key=key)
-        elif item.kind == "checkbox":
-            where.toggle(item.payload[0], key=key)
-        elif item.kind == "text_area":
-            label, default, max_chars = item.payload
-            where.text_area(label, default, max_chars=max_chars or None, key=key)
-        elif item.kind == "button":
-            where.button(item.payload or "button", key=key)
-        elif item.kind == "download_button":
-            label, data = item.payload
-            where.download_button(label, data=data, file_name="data.csv", key=key, on_click="ignore")
+        elif item.kind != "block":
+            draw_item(item, where, f"w{i}")
 
 
 def make(info):

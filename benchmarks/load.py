@@ -75,6 +75,19 @@ async def _student(index: int, url: str, url_path: str, start: float, duration_s
         await session.close()
 
 
+async def visit_every_page(url: str, workers: int = 0) -> None:
+    """The teacher opens every page before class, on every worker: the sessions of a page are opened
+    together, so HAProxy (leastconn) gives each its own worker."""
+    for info in PAGES:
+        sessions = [Session(url, info.url_path) for _ in range(max(1, workers))]
+        for session in sessions:
+            await session.connect()
+        for session in sessions:
+            await session.rerun()
+        for session in sessions:
+            await session.close()
+
+
 async def _sample_memory(pid: int, start: float, stop: asyncio.Event, samples: list) -> None:
     while not stop.is_set():
         memory = tree_memory_mb(pid)

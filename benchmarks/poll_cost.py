@@ -20,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from tests.support.server import BASE_FLAGS, ROOT, cpu_seconds, stop, wait_healthy
+from tests.support.server import BASE_FLAGS, ROOT, cpu_seconds, free_port, stop, wait_healthy
 from tests.support.wsclient import Session
 
-from .train_load import SCRUBBER, TRAIN_PAGE, _top_free_port, _train_button
+from .train_load import SCRUBBER, TRAIN_PAGE, _train_button
 
 TIMEOUT_S = 30.0
 
@@ -80,7 +80,7 @@ async def _part(url: str, pid: int, query: str, trainers: int) -> dict:
 
 
 def measure(root: Path, trainers: int, query: str) -> dict:
-    port = _top_free_port()  # others on this machine take ports from the bottom of the range
+    port = free_port(highest_first=True)  # others on this machine take ports from the bottom of the range
     flags = {**BASE_FLAGS, "server.port": str(port)}
     command = [sys.executable, "-m", "streamlit", "run", "app.py"] + [f"--{k}={v}" for k, v in flags.items()]
     log_path = ROOT / "test-artifacts" / f"poll-cost-{port}.log"

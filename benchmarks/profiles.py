@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Item", "load_profile", "profile_summary", "record_profile", "save_profile"]
+__all__ = ["Item", "draw_item", "load_profile", "profile_summary", "record_profile", "save_profile"]
 
 
 @dataclass
@@ -120,3 +120,53 @@ def profile_summary(items: list[Item]) -> dict[str, int]:
     for item in items:
         counts[item.kind] = counts.get(item.kind, 0) + 1
     return counts
+
+
+ALERTS = {1: "error", 2: "warning", 3: "info", 4: "success"}
+
+
+def draw_item(item: Item, where, key: str, plotly_spec: dict | None = None) -> None:
+    """Draw one recorded element through the public Streamlit call the page used (`where` is st or
+    st.sidebar): the floor apps' whole job.  `plotly_spec` replaces a Plotly item's recorded spec."""
+    import plotly.graph_objects as go
+
+    if item.kind == "plotly":
+        where.plotly_chart(go.Figure(plotly_spec or item.payload, _validate=False), width="stretch", key=key)
+    elif item.kind == "vega":
+        spec, datasets, data = item.payload
+        full = dict(spec)
+        if datasets:
+            full["datasets"] = datasets
+        where.vega_lite_chart(data, spec=full, width="stretch", key=key)
+    elif item.kind == "dataframe":
+        where.dataframe(item.payload)
+    elif item.kind == "markdown":
+        where.markdown(item.payload)
+    elif item.kind == "alert":
+        getattr(where, ALERTS.get(item.payload[0], "info"))(item.payload[1])
+    elif item.kind == "block":
+        where.container()
+    elif item.kind == "slider":
+        label, low, high, step, data_type = item.payload
+        if data_type == 0:  # Slider.DataType.INT: keep the number type of the original
+            low, high, step = int(low), int(high), int(step)
+        where.slider(label, min_value=low, max_value=high, step=step, key=key)
+    elif item.kind == "select_slider":
+        label, options = item.payload
+        where.select_slider(label, options=options, key=key)
+    elif item.kind == "selectbox":
+        label, options = item.payload
+        where.selectbox(label, options, key=key)
+    elif item.kind == "radio":
+        label, options = item.payload
+        where.radio(label, options, key=key, horizontal=True)
+    elif item.kind == "checkbox":
+        where.toggle(item.payload[0], key=key)
+    elif item.kind == "text_area":
+        label, default, max_chars = item.payload
+        where.text_area(label, default, max_chars=max_chars or None, key=key)
+    elif item.kind == "button":
+        where.button(item.payload or "button", key=key)
+    elif item.kind == "download_button":
+        label, data = item.payload
+        where.download_button(label, data=data, file_name="data.csv", key=key, on_click="ignore")

@@ -167,13 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         recorder.started -= earlier.get("runtime_s", 0)
     log(f"load average {loadavg()}; writing {recorder.results_path.name} and {recorder.report_path.name}")
 
-    from tests.support.wsclient import Session
 
     from .browser import run_browser
     from .coldstart import run_cold_start
     from .findings import gc_variants, nodelay_comparison, server_socket_nodelay
     from .latency import run_latency
-    from .load import run_load
+    from .load import run_load, visit_every_page
     from .train_load import train_load_phase
 
     def timed(name: str, function):
@@ -213,19 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     def load_phase(duration_s: float, env: dict | None = None, workers: int = 0, sessions: int = 30,
                    heavy: bool = False):
         with streamlit_server(name="load", env=env, workers=workers) as app:
-            async def warm():
-                from explorer.ui.catalog import PAGES
-
-                for info in PAGES:  # the teacher opened every page before class (on every worker)
-                    sessions = [Session(app.url, info.url_path) for _ in range(max(1, workers))]
-                    for session in sessions:  # open together: HAProxy (leastconn) gives each its own worker
-                        await session.connect()
-                    for session in sessions:
-                        await session.rerun()
-                    for session in sessions:
-                        await session.close()
-
-            asyncio.run(warm())
+            asyncio.run(visit_every_page(app.url, workers))
             result = asyncio.run(run_load(app.url, app.process.pid, sessions=8 if quick else sessions,
                                           duration_s=duration_s, interval_s=2.0, heavy=heavy))
             result["warmed_up"] = "every page visited once before the run" + (" on every worker" if workers else "")

@@ -18,10 +18,10 @@ import random
 import time
 
 from explorer.ui.catalog import PAGES
-from tests.support.server import tree_memory_mb
+from tests.support.server import free_port, tree_memory_mb
 from tests.support.wsclient import Session
 
-from .load import HARD_LIMIT_EXTRA_S, RERUN_TIMEOUT_S, _sample_memory, _student
+from .load import HARD_LIMIT_EXTRA_S, RERUN_TIMEOUT_S, _sample_memory, _student, visit_every_page
 from .stats import summary_ms
 
 TRAIN_PAGE = "train"
@@ -151,37 +151,12 @@ def train_load_phase(*, quick: bool = False, workers: int = 0, root=None, port: 
     from tests.support.server import ROOT, streamlit_server
 
     with streamlit_server(name="train-load", workers=workers, root=root or ROOT, port=port) as app:
-        async def warm():
-            for info in PAGES:
-                sessions = [Session(app.url, info.url_path) for _ in range(max(1, workers))]
-                for session in sessions:  # open together: HAProxy (leastconn) gives each its own worker
-                    await session.connect()
-                for session in sessions:
-                    await session.rerun()
-                for session in sessions:
-                    await session.close()
-
-        asyncio.run(warm())
+        asyncio.run(visit_every_page(app.url, workers))
         result = asyncio.run(run_train_load(app.url, app.process.pid, trainers=6 if quick else 30,
                                             others=4 if quick else 12, baseline_s=8 if quick else 20))
         result["server"] = (f"class-server.sh (HAProxy), {workers} Streamlit workers" if workers
                             else "one streamlit run process")
         return result
-
-
-def _top_free_port() -> int:
-    import socket
-
-    from tests.support.server import PORT_RANGE
-
-    for port in reversed(PORT_RANGE):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port")
 
 
 def main() -> int:
@@ -202,7 +177,7 @@ def main() -> int:
     for round_ in range(args.rounds):
         for root in args.root or [None]:
             load = Path("/proc/loadavg").read_text().split()[:3]
-            port = args.port or _top_free_port()
+            port = args.port or free_port(highest_first=True)
             result = train_load_phase(quick=args.quick, workers=args.workers, root=root and root.resolve(), port=port)
             print(json.dumps({"round": round_, "root": str(root), "load_before": load,
                               "load_after": Path("/proc/loadavg").read_text().split()[:3], **result}), flush=True)

@@ -34,8 +34,10 @@ BASE_FLAGS = {
 }
 
 
-def free_port(exclude: set[int] = frozenset()) -> int:
-    for port in PORT_RANGE:
+def free_port(exclude: set[int] = frozenset(), *, highest_first: bool = False) -> int:
+    """A free loopback port of PORT_RANGE; `highest_first` searches from the top (benchmarks run beside
+    tests, which take ports from the bottom)."""
+    for port in (reversed(PORT_RANGE) if highest_first else PORT_RANGE):
         if port in exclude:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
