@@ -134,44 +134,58 @@ def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: 
     return (x - mean) / torch.sqrt(var + eps) * weight + bias
 
 
-def _seed_batched_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Tensor, norm: str, residual: bool,
-                        n_heads: int = 4) -> torch.Tensor:
-    """`_stack_gradient_norms` of every seed's stack under one wiring, the seeds as one batch.
+def _seed_batched_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Tensor,
+                        wirings: tuple[tuple[str, bool], ...], n_heads: int = 4) -> torch.Tensor:
+    """`_stack_gradient_norms` of every seed's stack under each wiring, seeds and wirings in one pass.
 
     The same computation as `EncoderLayer.forward` (wired by `EncoderLayer.rewired`) — sublayer h = LN(x) for pre-norm,
     x + F(h) with a residual, LN of that for post-norm, a final LayerNorm for pre-norm only — written
-    with batched matrix products over per-seed weights (`_stacked_seed_weights`), so S seeds cost one
-    pass of small operations instead of S (checked against `layer_gradient_norms` in the tests).
-    inputs: (S, T, width) float64.  Returns (S, n_layers).
+    with batched matrix products over per-seed weights (`_stacked_seed_weights`).  The wirings ride on
+    an axis of their own: each one's switches are 0/1 factors (x·1 and y + 0·z are exact), so C
+    wirings of S seeds cost one pass of small operations instead of C·S (checked against
+    `layer_gradient_norms` in the tests).  The wirings never mix: attention looks only within its own
+    wiring's T positions, and the loss is their sum, so each input's gradient is its own wiring's.
+    inputs: (S, T, width) float64.  Returns (S, C, n_layers).
     """
     S, T, width = inputs.shape
-    dh = width // n_heads
+    C, dh = len(wirings), width // n_heads
+
+    def switch(on) -> torch.Tensor:  # (1, C, 1, 1): 1.0 where the wiring has the piece, else 0.0
+        return torch.tensor([float(o) for o in on], dtype=inputs.dtype).view(1, C, 1, 1)
+
+    pre, post = switch(n == "pre" for n, _ in wirings), switch(n == "post" for n, _ in wirings)
+    skip = switch(r for _, r in wirings)
+
+    def linear(h, weight, bias):  # per seed: (S, C, T, a) @ (S, a, b), the wirings and positions as rows
+        return torch.baddbmm(bias, h.reshape(S, C * T, -1), weight).view(S, C, T, -1)
+
+    def layer_norm(x, weight, bias):  # (S, 1, n) parameters → (S, 1, 1, n) to broadcast over wirings
+        return _layer_norm(x, weight[:, None], bias[:, None])
 
     def attention(h, w):
-        q, k, v = torch.baddbmm(w["qkv_b"], h, w["qkv_w"]).view(S, T, 3, n_heads, dh).permute(2, 0, 3, 1, 4)
-        weights = torch.softmax(q @ k.transpose(-2, -1) * (1.0 / math.sqrt(dh)), dim=-1)
-        return torch.baddbmm(w["out_b"], (weights @ v).transpose(1, 2).reshape(S, T, width), w["out_w"])
+        q, k, v = linear(h, w["qkv_w"], w["qkv_b"]).view(S, C, T, 3, n_heads, dh).permute(3, 0, 1, 4, 2, 5)
+        weights = torch.softmax(q @ k.transpose(-2, -1) * (1.0 / math.sqrt(dh)), dim=-1)  # (S, C, heads, T, T)
+        return linear((weights @ v).transpose(2, 3).reshape(S, C, T, width), w["out_w"], w["out_b"])
 
     def feed_forward(h, w):
-        return torch.baddbmm(w["ff2_b"], torch.relu(torch.baddbmm(w["ff1_b"], h, w["ff1_w"])), w["ff2_w"])
+        return linear(torch.relu(linear(h, w["ff1_w"], w["ff1_b"])), w["ff2_w"], w["ff2_b"])
 
     def wrapped(x, norm_w, norm_b, sublayer):
-        h = _layer_norm(x, norm_w, norm_b) if norm == "pre" else x
-        y = x + sublayer(h) if residual else sublayer(h)
-        return _layer_norm(y, norm_w, norm_b) if norm == "post" else y
+        h = pre * layer_norm(x, norm_w, norm_b) + (1 - pre) * x
+        y = skip * x + sublayer(h)
+        return post * layer_norm(y, norm_w, norm_b) + (1 - post) * y
 
     with torch.enable_grad():
-        h = inputs.clone().requires_grad_(True)
+        h = inputs[:, None].expand(S, C, T, width).clone().requires_grad_(True)
         layer_inputs = []
         for w in layers[:-1]:
             layer_inputs.append(h)
             h = wrapped(h, w["attn_norm_w"], w["attn_norm_b"], lambda x, w=w: attention(x, w))
             h = wrapped(h, w["ffn_norm_w"], w["ffn_norm_b"], lambda x, w=w: feed_forward(x, w))
-        if norm == "pre":
-            h = _layer_norm(h, layers[-1]["norm_w"], layers[-1]["norm_b"])
+        h = pre * layer_norm(h, layers[-1]["norm_w"], layers[-1]["norm_b"]) + (1 - pre) * h  # final LN: pre-norm
         loss = (h * default_readout(T, width)).sum()
         grads = torch.autograd.grad(loss, layer_inputs)
-    return torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1)
+    return torch.stack([g.flatten(2).norm(dim=2) for g in grads], dim=2)
 
 
 def _call(fn, *args, **kwargs):
@@ -182,13 +196,18 @@ def depth_gradient_norms(
     n_layers: int, width: int, T: int, n_seeds: int, *, run=_call
 ) -> dict[tuple[str, bool], np.ndarray]:
     """`layer_gradient_norms` for seeds 0 … n_seeds−1 and every (norm, residual) in DEPTH_CONFIGS,
-    each (n_seeds, n_layers).  The seeds run as one batch (`_seed_batched_norms`) on weights drawn
-    once per (width, seed) (`_seed_weights`).  Each piece of work — one seed's weights, stacking
-    them, one wiring — is `run(fn, *args)`: a caller may run them elsewhere (on a work pool)."""
+    each (n_seeds, n_layers).  The seeds and three wirings at a time run as one batch
+    (`_seed_batched_norms`) on weights drawn once per (width, seed) (`_seed_weights`).  Each piece of
+    work — one seed's weights, stacking them, three wirings — is `run(fn, *args)`: a caller may run
+    them elsewhere (on a work pool)."""
     drawn = max(n_layers, DEPTH_CACHED_LAYERS)
     for s in range(n_seeds):
         run(_seed_weights, width, s, drawn)  # cached: the stacking below finds them drawn
     layers = run(_stacked_seed_weights, width, n_layers, n_seeds)
     inputs = torch.stack([random_sequence(T, width, seed=INPUT_SEED_OFFSET + s) for s in range(n_seeds)])
-    return {(norm, residual): run(_seed_batched_norms, layers, inputs, norm, residual).numpy()
-            for norm, residual in DEPTH_CONFIGS}
+    curves = {}
+    for residual in (True, False):  # two pieces of three wirings: each a bounded share of the pool
+        wirings = tuple((norm, residual) for norm in DEPTH_NORMS)
+        norms = run(_seed_batched_norms, layers, inputs, wirings).numpy()
+        curves.update({wiring: norms[:, c] for c, wiring in enumerate(wirings)})
+    return {wiring: curves[wiring] for wiring in DEPTH_CONFIGS}
