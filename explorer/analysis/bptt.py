@@ -120,7 +120,7 @@ def recurrent_log_gradient_norms(
     S = len(seeds)
     cut = None if bptt_window is None else T - bptt_window
     first = 0 if cut is None else max(0, cut)
-    grad_norms = torch.zeros(S, T, dtype=torch.float64)  # ‖∂L/∂x_t‖ up to the scale in force at step t
+    d_inputs = x.new_zeros(S, T, w_ih.shape[1])  # ∂L/∂(input projection at t), up to the scale in force at t
     log_scales = torch.zeros(S, T, dtype=torch.float64)
     with torch.no_grad():
         steps = _forward(kind, torch.baddbmm(b_ih[:, None], x, w_ih.transpose(1, 2)), w_hh, b_hh)
@@ -129,7 +129,7 @@ def recurrent_log_gradient_norms(
         log_scale = torch.zeros(S, dtype=torch.float64)  # log10 of what the adjoint was divided by
         for t in reversed(range(first, T)):
             d_input, d_state, d_c = _backward_step(kind, steps[t], d_h, d_c)
-            grad_norms[:, t] = torch.bmm(d_input[:, None], w_ih)[:, 0].norm(dim=-1)  # ‖∂L/∂x_t‖, scaled
+            d_inputs[:, t] = d_input
             log_scales[:, t] = log_scale
             if t == cut:  # the state entering this step was detached: nothing flows further back
                 break
@@ -143,6 +143,7 @@ def recurrent_log_gradient_norms(
                 log_scale = torch.where(norm > 0, log_scale + torch.log10(safe), torch.full_like(log_scale, -math.inf))
                 d_h = d_h / safe[:, None]
                 d_c = None if d_c is None else d_c / safe[:, None]
+        grad_norms = torch.bmm(d_inputs, w_ih).norm(dim=-1)  # ‖∂L/∂x_t‖ for every t at once, scaled
     with np.errstate(divide="ignore"):
         log10_norms = np.log10(grad_norms.numpy()) + log_scales.numpy()
     log10_norms[:, :first] = -np.inf

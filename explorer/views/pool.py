@@ -20,6 +20,7 @@ benchmarks) `run` calls the piece directly.  An exception raised by a piece reac
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -135,4 +136,12 @@ class WorkPool:
         return future.result()
 
 
-POOL = WorkPool()
+def threads_from_environment(value: str | None, default: int = 1, most: int = 4) -> int:
+    """EXPLORER_POOL_THREADS, read once at import: the pool's threads per server process (1–4)."""
+    try:
+        return min(most, max(1, int(value))) if value else default
+    except ValueError:
+        return default
+
+
+POOL = WorkPool(threads=threads_from_environment(os.environ.get("EXPLORER_POOL_THREADS")))
