@@ -160,3 +160,12 @@ def test_the_heavy_views_give_the_same_numbers_in_pieces_on_the_pool():
         np.testing.assert_array_equal(inline[1].log10_norms[kind], pooled[1].log10_norms[kind])
     for name in ("recurrent", "causal", "unmasked"):
         np.testing.assert_array_equal(getattr(inline[2], name), getattr(pooled[2], name))
+
+
+def test_the_pools_threads_come_from_the_environment_within_bounds():
+    from explorer.views.pool import threads_from_environment
+
+    assert threads_from_environment(None) == 1 and threads_from_environment("") == 1
+    assert threads_from_environment("2") == 2 and threads_from_environment("4") == 4
+    assert threads_from_environment("64") == 4 and threads_from_environment("0") == 1
+    assert threads_from_environment("-3") == 1 and threads_from_environment("two") == 1
