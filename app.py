@@ -13,6 +13,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import streamlit as st
 
 from explorer.ui.catalog import PAGES  # loads without torch (explorer/__init__.py)
+from explorer.ui.later import note_page_opened
 from explorer.ui.present import presenting_from_link
 
 
@@ -57,6 +58,7 @@ navigation = st.navigation(
         for page in PAGES
     ]
 )
+note_page_opened(navigation.url_path)  # a lesson opened in a browser draws its key figure first
 navigation.run()
 
 

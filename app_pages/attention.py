@@ -8,6 +8,7 @@ from explorer.figures.common import DIVERGING, heatmap, matrix_csv
 from explorer.model.positional import ENCODINGS
 from explorer.training.tasks import get_task
 from explorer.ui import (
+    below_the_fold,
     download_csv,
     lesson_page,
     lesson_text,
@@ -68,6 +69,55 @@ def run(choice: ModelChoice, tokens: list[str], mask: str, pad_to: int):
             st.error(f"{problem}\n\nShowing random weights instead.", icon=":material/error:")
         view, _ = view_for(ModelChoice(**{**choice.__dict__, "trained": False}), tuple(tokens), mask, pad_to)
         return view, "**random weights** (the trained model could not be loaded)"
+
+
+def head_section(view, attention, choice: ModelChoice, tokens, mask: str, pad_to: int, layer: int, head: int,
+                 block: str, compare: str) -> None:
+    """The enlarged head, from scores to weights, and the comparison (under the key figure)."""
+    task_name, encoding, heads, layers, trained = (choice.task, choice.encoding, choice.n_heads, choice.n_layers,
+                                                   choice.trained)
+    weights = attention.weights[layer - 1, head - 1]
+    st.subheader(f"Layer {layer}, head {head}: from scores to weights")
+    plotly_chart(figures.attention_pipeline_figure(
+        attention.raw_scores[layer - 1, head - 1], attention.scaled_scores[layer - 1, head - 1],
+        attention.masked_scores[layer - 1, head - 1], weights, attention.query_tokens, attention.key_tokens,
+        view.head_dim,
+    ), key="pipeline")
+    st.markdown(lesson_text("attention", "pipeline", head_dim=view.head_dim))
+    download_csv(f"attention_{task_name}_{block}_L{layer}_H{head}.csv", "Download this head's weights (CSV)",
+                 matrix_csv, weights, attention.query_tokens, attention.key_tokens, corner="query \\ key")
+
+    if compare != "nothing":
+        kind, _, value = compare.partition(": ")
+        other_mask = value if kind == "mask" else mask
+        other_choice = choice
+        if kind == "encoding":
+            other_choice = ModelChoice(task_name, value, heads, layers, trained)
+        elif kind == "the other weights":
+            other_choice = ModelChoice(task_name, encoding, heads, layers, not trained)
+        other_pad = max(len(tokens), pad_to if mask == "padding" else get_task(task_name).max_len)
+        other_view, other_label = run(other_choice, tokens, other_mask, other_pad)
+        other = other_view.blocks[BLOCKS[block] if len(other_view.blocks) > 1 else 0]
+        st.subheader(f"Compare: this view against {compare}")
+        st.markdown(f"Right: {other_label}, mask {other_mask}. Answer: `{' '.join(other_view.output_tokens)}`.")
+        other_weights = other.weights[min(layer, other.weights.shape[0]) - 1, min(head, other.weights.shape[1]) - 1]
+        same_shape = other_weights.shape == weights.shape
+        cols = st.columns(3 if same_shape else 2)
+        plotly_chart(where=cols[0], figure=heatmap(weights, x_labels=attention.key_tokens,
+                                                   y_labels=attention.query_tokens, title="this view", zmin=0,
+                                                   zmax=1, annotate=False), key="compare_a")
+        plotly_chart(where=cols[1], figure=heatmap(other_weights, x_labels=other.key_tokens,
+                                                   y_labels=other.query_tokens, title=compare, zmin=0, zmax=1,
+                                                   annotate=False), key="compare_b")
+        if same_shape:
+            difference = weights - other_weights
+            bound = max(1e-9, float(np.abs(difference).max()))
+            plotly_chart(where=cols[2], figure=heatmap(difference, x_labels=attention.key_tokens,
+                                         y_labels=attention.query_tokens, title="difference (this − other)",
+                                         colorscale=DIVERGING, zmin=-bound, zmax=bound,
+                                         value_name="Δ weight", annotate=False), key="compare_diff")
+        else:
+            st.caption("The two views have different sequence lengths, so no difference map is drawn.")
 
 
 controls, lesson = lesson_page(
@@ -173,45 +223,6 @@ with text_col:
     if note:  # beside the grid, not above it: the grid stays on a projector's first screen
         st.caption(note)
 
-weights = attention.weights[layer - 1, head - 1]
-st.subheader(f"Layer {layer}, head {head}: from scores to weights")
-plotly_chart(figures.attention_pipeline_figure(
-    attention.raw_scores[layer - 1, head - 1], attention.scaled_scores[layer - 1, head - 1],
-    attention.masked_scores[layer - 1, head - 1], weights, attention.query_tokens, attention.key_tokens,
-    view.head_dim,
-), key="pipeline")
-st.markdown(lesson_text("attention", "pipeline", head_dim=view.head_dim))
-download_csv(f"attention_{task_name}_{block}_L{layer}_H{head}.csv", "Download this head's weights (CSV)",
-             matrix_csv, weights, attention.query_tokens, attention.key_tokens, corner="query \\ key")
-
-if compare != "nothing":
-    kind, _, value = compare.partition(": ")
-    other_mask = value if kind == "mask" else mask
-    other_choice = choice
-    if kind == "encoding":
-        other_choice = ModelChoice(task_name, value, heads, layers, trained)
-    elif kind == "the other weights":
-        other_choice = ModelChoice(task_name, encoding, heads, layers, not trained)
-    other_pad = max(len(tokens), pad_to if mask == "padding" else task.max_len)
-    other_view, other_label = run(other_choice, tokens, other_mask, other_pad)
-    other = other_view.blocks[BLOCKS[block] if len(other_view.blocks) > 1 else 0]
-    st.subheader(f"Compare: this view against {compare}")
-    st.markdown(f"Right: {other_label}, mask {other_mask}. Answer: `{' '.join(other_view.output_tokens)}`.")
-    other_weights = other.weights[min(layer, other.weights.shape[0]) - 1, min(head, other.weights.shape[1]) - 1]
-    same_shape = other_weights.shape == weights.shape
-    cols = st.columns(3 if same_shape else 2)
-    plotly_chart(where=cols[0], figure=heatmap(weights, x_labels=attention.key_tokens, y_labels=attention.query_tokens,
-                                 title="this view", zmin=0, zmax=1, annotate=False), key="compare_a")
-    plotly_chart(where=cols[1], figure=heatmap(other_weights, x_labels=other.key_tokens, y_labels=other.query_tokens,
-                                 title=compare, zmin=0, zmax=1, annotate=False), key="compare_b")
-    if same_shape:
-        difference = weights - other_weights
-        bound = max(1e-9, float(np.abs(difference).max()))
-        plotly_chart(where=cols[2], figure=heatmap(difference, x_labels=attention.key_tokens,
-                                     y_labels=attention.query_tokens, title="difference (this − other)",
-                                     colorscale=DIVERGING, zmin=-bound, zmax=bound,
-                                     value_name="Δ weight", annotate=False), key="compare_diff")
-    else:
-        st.caption("The two views have different sequence lengths, so no difference map is drawn.")
+below_the_fold(head_section, view, attention, choice, tokens, mask, pad_to, layer, head, block, compare)
 
 next_lesson("attention")

@@ -9,7 +9,7 @@ import streamlit as st
 from app_pages.decoder_sections import architecture_section, cache_section, forcing_section
 from explorer.figures import decoder as figures
 from explorer.training.tasks import get_task
-from explorer.ui import lesson_page, lesson_text, next_lesson, plotly_chart, sequence_input
+from explorer.ui import below_the_fold, lesson_page, lesson_text, next_lesson, plotly_chart, sequence_input
 from explorer.views.decoder import (
     DECODER_MODELS,
     PRESETS,
@@ -117,11 +117,12 @@ if run is not None:
         height=380 if ex.n_steps <= 8 else 440), key="step_figure")
     lesson.explain()
     st.caption(text("step: reading", cross_sentence=text("step: cross" if seq2seq else "step: no cross")))
-    forcing_section(ex, mistake, lesson)
-    cache_section(ex, step, n_layers, lesson)
+    below_the_fold(forcing_section, ex, mistake, lesson)
+    below_the_fold(cache_section, ex, step, n_layers, lesson)
 else:
     lesson.explain()
-architecture_section(controls, lesson, WIDTHS, VOCABULARIES)
+put_off = below_the_fold(architecture_section, controls, lesson, WIDTHS, VOCABULARIES, controls=controls,
+                         keys=ARCH_KEYS)
 with notes:
-    controls.report()
+    controls.report(later=ARCH_KEYS if put_off else ())
 next_lesson("decoder")

@@ -4,11 +4,66 @@ import streamlit as st
 
 from explorer.figures import depth as figures
 from explorer.figures.common import frame_csv
-from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
+from explorer.ui import altair_chart, below_the_fold, download_csv, lesson_page, next_lesson, plotly_chart
 from explorer.views.depth import depth_curves
 
 WIDTHS = [16, 32, 64]
 LENGTHS = [4, 8, 16, 32]
+
+def details_section(frame, n_layers: int) -> None:
+    """Under the key figure: the same numbers as colour, the table and the four wirings explained."""
+    st.caption("The same numbers as colour, one row per wiring:")
+    plotly_chart(figures.depth_heatmap(frame), key="depth_map")
+    download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", frame_csv, frame,
+                 key="depth_csv")
+
+    table_col, text_col = st.columns([1, 1], gap="large")
+    with table_col:
+        st.markdown("**From the last layer down to layer 0**: log10 ‖∂L/∂h‖ at each end, and the orders of "
+                    "magnitude lost on the way down.")
+        st.dataframe(figures.depth_table(frame), hide_index=True, column_config={
+            "configuration": st.column_config.TextColumn(width="medium"),
+            **{name: st.column_config.NumberColumn(format="%.1f", width="small")
+               for name in ("last layer", "layer 0", "orders lost")},
+        })
+    with text_col:
+        st.markdown(
+            r"""
+    **The four ways to wrap a sublayer F** (attention or feed-forward), as drawn:
+
+    | | with residual | without residual |
+    |---|---|---|
+    | post-norm (the original paper) | h ← LN(h + F(h)) | h ← LN(F(h)) |
+    | pre-norm (most recent models) | h ← h + F(LN(h)) | h ← F(LN(h)) |
+    | no LayerNorm | h ← h + F(h) | h ← F(h) |
+
+    **Why the short cut works.** The Jacobian of h + F(h) is I + ∂F/∂h. The identity part carries the
+    gradient from the top of the stack to the bottom unchanged, however small ∂F/∂h is; without it the
+    gradient is multiplied by ∂F/∂h alone at every sublayer — the same product of Jacobians that makes
+    an RNN forget, with layers in place of time steps.
+    """
+        )
+
+    st.markdown(
+        """
+    **What to notice** (at the default settings). Without residuals *and* without LayerNorm (the
+    vermillion dashed line) the gradient shrinks by roughly a factor of ten per layer, and the first
+    layers of a deep stack get almost nothing — they would barely learn. Put the residual back
+    (vermillion, solid) and the line is flat. LayerNorm on its own rescues much of the signal (the
+    blue and green dashed lines): it rescales the activations, and its Jacobian rescales the gradient
+    with them, but the lines still slope — only the residual makes them flat. With residuals, post-norm
+    and pre-norm both deliver the gradient intact to a freshly initialised stack. The difference is
+    where the norm sits: in pre-norm the residual stream runs from the bottom of the stack to the top
+    without passing through any LayerNorm (until the final one), so the identity path is exact at any
+    depth; in post-norm every layer's norm sits on that path. That is one reason pre-norm became the
+    usual choice for very deep models.
+
+    **Try.** Raise the number of layers to 24 and compare the slopes; change the width or the sequence
+    length and see how little the per-layer factor moves: the loss compounds layer by layer, just as
+    it compounds step by step in the loop.
+    """
+    )
+
 
 controls, lesson = lesson_page(
     "depth",
@@ -40,56 +95,6 @@ frame = figures.depth_frame(curves)
 st.subheader("Gradient reaching each layer")
 altair_chart(figures.depth_chart, frame, key="depth_chart")
 lesson.explain()
-st.caption("The same numbers as colour, one row per wiring:")
-plotly_chart(figures.depth_heatmap(frame), key="depth_map")
-download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", frame_csv, frame,
-             key="depth_csv")
-
-table_col, text_col = st.columns([1, 1], gap="large")
-with table_col:
-    st.markdown("**From the last layer down to layer 0**: log10 ‖∂L/∂h‖ at each end, and the orders of "
-                "magnitude lost on the way down.")
-    st.dataframe(figures.depth_table(frame), hide_index=True, column_config={
-        "configuration": st.column_config.TextColumn(width="medium"),
-        **{name: st.column_config.NumberColumn(format="%.1f", width="small")
-           for name in ("last layer", "layer 0", "orders lost")},
-    })
-with text_col:
-    st.markdown(
-        r"""
-**The four ways to wrap a sublayer F** (attention or feed-forward), as drawn:
-
-| | with residual | without residual |
-|---|---|---|
-| post-norm (the original paper) | h ← LN(h + F(h)) | h ← LN(F(h)) |
-| pre-norm (most recent models) | h ← h + F(LN(h)) | h ← F(LN(h)) |
-| no LayerNorm | h ← h + F(h) | h ← F(h) |
-
-**Why the short cut works.** The Jacobian of h + F(h) is I + ∂F/∂h. The identity part carries the
-gradient from the top of the stack to the bottom unchanged, however small ∂F/∂h is; without it the
-gradient is multiplied by ∂F/∂h alone at every sublayer — the same product of Jacobians that makes
-an RNN forget, with layers in place of time steps.
-"""
-    )
-
-st.markdown(
-    """
-**What to notice** (at the default settings). Without residuals *and* without LayerNorm (the
-vermillion dashed line) the gradient shrinks by roughly a factor of ten per layer, and the first
-layers of a deep stack get almost nothing — they would barely learn. Put the residual back
-(vermillion, solid) and the line is flat. LayerNorm on its own rescues much of the signal (the
-blue and green dashed lines): it rescales the activations, and its Jacobian rescales the gradient
-with them, but the lines still slope — only the residual makes them flat. With residuals, post-norm
-and pre-norm both deliver the gradient intact to a freshly initialised stack. The difference is
-where the norm sits: in pre-norm the residual stream runs from the bottom of the stack to the top
-without passing through any LayerNorm (until the final one), so the identity path is exact at any
-depth; in post-norm every layer's norm sits on that path. That is one reason pre-norm became the
-usual choice for very deep models.
-
-**Try.** Raise the number of layers to 24 and compare the slopes; change the width or the sequence
-length and see how little the per-layer factor moves: the loss compounds layer by layer, just as
-it compounds step by step in the loop.
-"""
-)
+below_the_fold(details_section, frame, n_layers)
 
 next_lesson("depth")

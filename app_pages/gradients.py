@@ -9,7 +9,7 @@ from explorer.figures.unrolled import path_frame, unrolled_figure
 from explorer.model.rnn import RECURRENT_KINDS
 from explorer.training.pretrained import PretrainedModelError, load_model
 from explorer.training.tasks import RecallTask
-from explorer.ui import altair_chart, download_csv, lesson_page, next_lesson, plotly_chart
+from explorer.ui import altair_chart, below_the_fold, download_csv, lesson_page, next_lesson, plotly_chart
 from explorer.views.gradients import (
     KIND_LABELS,
     LEARNING_STEPS,
@@ -128,25 +128,31 @@ that rescales the gradient at every step and keeps the scale as a logarithm, so 
 )
 
 # --- 2. why: the unrolled loop against one parallel step -----------------------------------------------
-st.subheader("2 · Why: the path from the loss back to each input")
-diagram_col, diagram_text = st.columns([3, 1], gap="large")
-with diagram_col:
-    plotly_chart(unrolled_figure(paths["rnn"], paths["transformer"]), width="stretch", key="unrolled")
-    download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", frame_csv,
-                 path_frame(paths["rnn"], paths["transformer"]), key="paths_csv")
-with diagram_text:
-    st.markdown(
-        f"""
-Unrolled, the RNN is a chain of {T} copies of the same cell, each waiting for the one before:
-**{T} sequential steps**. The gradient of the loss travels the chain backwards, so input xₜ
-is **T − t** steps away — {T} steps for x₀, and each step multiplies the gradient by the
-cell's Jacobian once more.
+def path_section(T: int, paths: dict) -> None:
+    """Section 2: the unrolled loop against one parallel step."""
+    st.subheader("2 · Why: the path from the loss back to each input")
+    diagram_col, diagram_text = st.columns([3, 1], gap="large")
+    with diagram_col:
+        plotly_chart(unrolled_figure(paths["rnn"], paths["transformer"]), width="stretch", key="unrolled")
+        download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", frame_csv,
+                     path_frame(paths["rnn"], paths["transformer"]), key="paths_csv")
+    with diagram_text:
+        st.markdown(
+            f"""
+    Unrolled, the RNN is a chain of {T} copies of the same cell, each waiting for the one before:
+    **{T} sequential steps**. The gradient of the loss travels the chain backwards, so input xₜ
+    is **T − t** steps away — {T} steps for x₀, and each step multiplies the gradient by the
+    cell's Jacobian once more.
 
-Causal attention computes every output in **one step** from all earlier inputs at once, so the
-path from the loss to any input has length **1** (one per layer in a stack). This is the lecture's
-*path length* column: O(T) for the loop, O(1) for attention.
-"""
-    )
+    Causal attention computes every output in **one step** from all earlier inputs at once, so the
+    path from the loss to any input has length **1** (one per layer in a stack). This is the lecture's
+    *path length* column: O(T) for the loop, O(1) for attention.
+    """
+        )
+
+
+below_the_fold(path_section, T, paths)
+
 
 # --- 3. the dependency matrix --------------------------------------------------------------------------
 @st.fragment
@@ -178,7 +184,8 @@ square: every output reads the whole sequence, later inputs included.
     )
 
 
-dependency_section(init, effective_gain)
+put_off = below_the_fold(dependency_section, init, effective_gain, controls=controls, keys=DEPENDENCY_KEYS)
+
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def recall_chart_spec(available: tuple[str, ...], chance: float) -> dict:
@@ -189,79 +196,83 @@ def recall_chart_spec(available: tuple[str, ...], chance: float) -> dict:
 
 
 # --- 4. trained models -----------------------------------------------------------------------------------
-st.subheader("4 · Trained networks: remembering across a gap")
-task = RecallTask()
-results, missing = [], []
-with st.spinner(f"Evaluating the four shipped recall models on {task.eval_size} held-out examples "
-                "(once per server, a few seconds)…"):
-    for name, label in RECALL_MODELS.items():
-        try:
-            results.append((label, recall_accuracy(name)))
-        except PretrainedModelError as problem:
-            missing.append(f"**{label}** (`{name}`): {problem}")
-if missing:
-    st.warning("Some trained models are not available, so they are left out:\n\n"
-               + "\n".join(f"- {line}" for line in missing), icon=":material/hourglass_empty:")
-if results:
-    recall = figures.recall_frame(results, binned=binned_accuracy)
-    chance = 1 / len(task.keys)
-    chart_col, text_col = st.columns([3, 2], gap="large")
-    with chart_col:
-        available = tuple(name for name, label in RECALL_MODELS.items() if label in {r[0] for r in results})
-        altair_chart(recall_chart_spec(available, chance), key="recall_chart")
-        bands = figures.recall_bands(results, bands=accuracy_bands)
-        st.markdown("**Accuracy over ranges of distance**")
-        st.dataframe(bands, column_config={c: st.column_config.NumberColumn(c, format="percent")
-                                           for c in bands.columns})
-        download_csv("recall_accuracy_by_distance.csv", "Download accuracy by distance (CSV)", frame_csv,
-                     recall, key="recall_csv")
-    examples = int(results[0][1].examples.sum())
-    near_band, far_band = bands.columns[0], bands.columns[-1]
+def recall_section() -> None:
+    """Section 4: the four shipped recall models, accuracy against distance."""
+    st.subheader("4 · Trained networks: remembering across a gap")
+    task = RecallTask()
+    results, missing = [], []
+    with st.spinner(f"Evaluating the four shipped recall models on {task.eval_size} held-out examples "
+                    "(once per server, a few seconds)…"):
+        for name, label in RECALL_MODELS.items():
+            try:
+                results.append((label, recall_accuracy(name)))
+            except PretrainedModelError as problem:
+                missing.append(f"**{label}** (`{name}`): {problem}")
+    if missing:
+        st.warning("Some trained models are not available, so they are left out:\n\n"
+                   + "\n".join(f"- {line}" for line in missing), icon=":material/hourglass_empty:")
+    if results:
+        recall = figures.recall_frame(results, binned=binned_accuracy)
+        chance = 1 / len(task.keys)
+        chart_col, text_col = st.columns([3, 2], gap="large")
+        with chart_col:
+            available = tuple(name for name, label in RECALL_MODELS.items() if label in {r[0] for r in results})
+            altair_chart(recall_chart_spec(available, chance), key="recall_chart")
+            bands = figures.recall_bands(results, bands=accuracy_bands)
+            st.markdown("**Accuracy over ranges of distance**")
+            st.dataframe(bands, column_config={c: st.column_config.NumberColumn(c, format="percent")
+                                               for c in bands.columns})
+            download_csv("recall_accuracy_by_distance.csv", "Download accuracy by distance (CSV)", frame_csv,
+                         recall, key="recall_csv")
+        examples = int(results[0][1].examples.sum())
+        near_band, far_band = bands.columns[0], bands.columns[-1]
 
-    def at(band: str) -> str:
-        return ", ".join(f"{label} {bands.loc[label, band]:.0%}" for label in bands.index)
+        def at(band: str) -> str:
+            return ", ".join(f"{label} {bands.loc[label, band]:.0%}" for label in bands.index)
 
-    loops = [label for label in bands.index if label != RECALL_MODELS["recall-sinusoidal-h4-l2"]]
-    faded = [label for label in loops if bands.loc[label, far_band] < 2 * chance]
-    held = [f"the {label} still answers {bands.loc[label, far_band]:.0%} there"
-            for label in loops if label not in faded]
-    reach = (f"the {' and the '.join(faded)} {'is' if len(faded) == 1 else 'are'} within twice chance at "
-             f"{far_band}" if faded else f"none of the loops is within twice chance at {far_band}")
-    reach = "; ".join([reach, *held])
-    cards = [load_model(name).card for name in available]
-    steps = sorted({card["steps"] for card in cards})
-    text_col.markdown(
-        f"""
-The task: *{task.description.rstrip(".").lower()}.* Each model reads a letter, then a gap of other
-letters, then '?', and must answer with the first letter; the *distance* is how far back that
-letter is. All four learned from the same examples for the same {" / ".join(map(str, steps))} steps, and
-those hold only short gaps: two thirds are a single letter, one in 6561 is longer than 8. They are
-then tested on every distance from 1 to {task.max_distance} equally often ({examples} examples,
-{examples // task.max_distance} per distance, measured when the page first needs them). Points are the
-accuracy at each distance, the lines the accuracy over bins of 8 distances. Chance is 1 in {len(task.keys)}.
+        loops = [label for label in bands.index if label != RECALL_MODELS["recall-sinusoidal-h4-l2"]]
+        faded = [label for label in loops if bands.loc[label, far_band] < 2 * chance]
+        held = [f"the {label} still answers {bands.loc[label, far_band]:.0%} there"
+                for label in loops if label not in faded]
+        reach = (f"the {' and the '.join(faded)} {'is' if len(faded) == 1 else 'are'} within twice chance at "
+                 f"{far_band}" if faded else f"none of the loops is within twice chance at {far_band}")
+        reach = "; ".join([reach, *held])
+        cards = [load_model(name).card for name in available]
+        steps = sorted({card["steps"] for card in cards})
+        text_col.markdown(
+            f"""
+    The task: *{task.description.rstrip(".").lower()}.* Each model reads a letter, then a gap of other
+    letters, then '?', and must answer with the first letter; the *distance* is how far back that
+    letter is. All four learned from the same examples for the same {" / ".join(map(str, steps))} steps, and
+    those hold only short gaps: two thirds are a single letter, one in 6561 is longer than 8. They are
+    then tested on every distance from 1 to {task.max_distance} equally often ({examples} examples,
+    {examples // task.max_distance} per distance, measured when the page first needs them). Points are the
+    accuracy at each distance, the lines the accuracy over bins of 8 distances. Chance is 1 in {len(task.keys)}.
 
-**At distances {near_band}:** {at(near_band)}. **At {far_band}:** {at(far_band)}.
+    **At distances {near_band}:** {at(near_band)}. **At {far_band}:** {at(far_band)}.
 
-Attention answers as well far away as near: from the '?' it reads the first position in one step,
-whatever lies between, so what it learned on gaps of mostly one or two letters works at any distance. A
-loop has to carry the letter through every letter of the gap, each one written into the same
-state; nothing in training asked it to hold on for more than a few steps, and how far its memory
-reaches differs by model: {reach}.
+    Attention answers as well far away as near: from the '?' it reads the first position in one step,
+    whatever lies between, so what it learned on gaps of mostly one or two letters works at any distance. A
+    loop has to carry the letter through every letter of the gap, each one written into the same
+    state; nothing in training asked it to hold on for more than a few steps, and how far its memory
+    reaches differs by model: {reach}.
 
-This measures how far what was learned reaches, not the most a loop can learn: trained longer and
-with gaps up to 128 as well, loops of these kinds (with a state of 64) all learned to carry one
-letter across every one of those gaps (`pretrained/recall-experiments.md`). The table below, from
-each model's training record, gives the accuracy by distance after {", ".join(map(str, LEARNING_STEPS))}
-training steps.
-"""
-    )
-    learning = {(RECALL_MODELS[name], step): row for name in available
-                for step, row in recall_learning(name).items()}
-    if learning:
-        table = pd.DataFrame.from_dict(learning, orient="index").rename_axis(["model", "after step"])
-        text_col.dataframe(table, column_config={c: st.column_config.NumberColumn(c, format="percent")
-                                                 for c in table.columns})
+    This measures how far what was learned reaches, not the most a loop can learn: trained longer and
+    with gaps up to 128 as well, loops of these kinds (with a state of 64) all learned to carry one
+    letter across every one of those gaps (`pretrained/recall-experiments.md`). The table below, from
+    each model's training record, gives the accuracy by distance after {", ".join(map(str, LEARNING_STEPS))}
+    training steps.
+    """
+        )
+        learning = {(RECALL_MODELS[name], step): row for name in available
+                    for step, row in recall_learning(name).items()}
+        if learning:
+            table = pd.DataFrame.from_dict(learning, orient="index").rename_axis(["model", "after step"])
+            text_col.dataframe(table, column_config={c: st.column_config.NumberColumn(c, format="percent")
+                                                     for c in table.columns})
 
+
+below_the_fold(recall_section)
 with notes:
-    controls.report()
+    controls.report(later=DEPENDENCY_KEYS if put_off else ())
 next_lesson("gradients")

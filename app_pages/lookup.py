@@ -14,7 +14,7 @@ from explorer.analysis.lookup import (
     soft_lookup,
 )
 from explorer.figures import common as figures
-from explorer.ui import download_csv, escape_markdown, lesson_page, next_lesson, plotly_chart
+from explorer.ui import below_the_fold, download_csv, escape_markdown, lesson_page, next_lesson, plotly_chart
 
 DIM = EXAMPLE_KEYS.shape[1]
 QUERY_KEYS = [f"q{i + 1}" for i in range(DIM)]
@@ -25,6 +25,35 @@ def set_query(vector) -> None:
     """Button callback: move the query sliders to `vector` (rounded and clipped to their range)."""
     for key, x in zip(QUERY_KEYS, vector, strict=True):
         st.session_state[key] = float(np.clip(round(float(x), 1), -SLIDER_LIMIT, SLIDER_LIMIT))
+
+
+def weight_matrix_section(query, keys, values, key_labels: list[str], scale: bool, temperature: float) -> None:
+    """Every key used as a query too: the lookup as a matrix (under the key figure)."""
+    st.divider()
+    st.subheader("Many queries at once: a weight matrix")
+    stacked_queries = np.vstack([query[None], keys])
+    stacked = soft_lookup(stacked_queries, keys, values, scale_by_sqrt_d=scale, temperature=temperature)
+    query_labels = ["your query"] + [f"k{j + 1} as query" for j in range(len(keys))]
+    matrix_left, matrix_right = st.columns([3, 2], gap="large")
+    with matrix_left:
+        plotly_chart(figures.heatmap(stacked.weights, x_labels=key_labels, y_labels=query_labels, x_title="key",
+                                     y_title="query", value_name="weight", zmin=0.0, zmax=1.0,
+                                     title="Softmax weights, one row per query"), key="stacked_weights")
+        download_csv("lookup_weights.csv", "Download the weights (CSV)", figures.matrix_csv, stacked.weights,
+                     query_labels, key_labels, corner="query")
+    with matrix_right:
+        st.markdown(
+            """
+    Stack several queries as the rows of a matrix *Q* and the whole lookup becomes two matrix
+    products: softmax(*QKᵀ*) gives one row of weights per query, and multiplying by *V* gives one
+    answer per query. Every row sums to 1.
+
+    Here the first row is your query and the others use each key as a query. When the keys are
+    distinct enough, those rows light up on the diagonal: a query that equals a key finds that key.
+    Self-attention is exactly this, with the queries, keys and values all computed from the same
+    sequence — one row per token.
+    """
+        )
 
 
 controls, lesson = lesson_page(
@@ -131,30 +160,6 @@ the dictionary behaviour, recovered. Raise the temperature and the weights flatt
 """
     )
 
-st.divider()
-st.subheader("Many queries at once: a weight matrix")
-stacked_queries = np.vstack([query[None], keys])
-stacked = soft_lookup(stacked_queries, keys, values, scale_by_sqrt_d=scale, temperature=temperature)
-query_labels = ["your query"] + [f"k{j + 1} as query" for j in range(len(keys))]
-matrix_left, matrix_right = st.columns([3, 2], gap="large")
-with matrix_left:
-    plotly_chart(figures.heatmap(stacked.weights, x_labels=key_labels, y_labels=query_labels, x_title="key",
-                                 y_title="query", value_name="weight", zmin=0.0, zmax=1.0,
-                                 title="Softmax weights, one row per query"), key="stacked_weights")
-    download_csv("lookup_weights.csv", "Download the weights (CSV)", figures.matrix_csv, stacked.weights,
-                 query_labels, key_labels, corner="query")
-with matrix_right:
-    st.markdown(
-        """
-Stack several queries as the rows of a matrix *Q* and the whole lookup becomes two matrix
-products: softmax(*QKᵀ*) gives one row of weights per query, and multiplying by *V* gives one
-answer per query. Every row sums to 1.
-
-Here the first row is your query and the others use each key as a query. When the keys are
-distinct enough, those rows light up on the diagonal: a query that equals a key finds that key.
-Self-attention is exactly this, with the queries, keys and values all computed from the same
-sequence — one row per token.
-"""
-    )
+below_the_fold(weight_matrix_section, query, keys, values, key_labels, scale, temperature)
 
 next_lesson("lookup")

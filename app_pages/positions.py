@@ -14,7 +14,7 @@ from app_pages.positions_models import reversal_section, shuffle_section
 from app_pages.positions_relative import relative_section
 from explorer.figures.common import matrix_csv
 from explorer.figures.positions import line_chart, matrix_heatmap
-from explorer.ui import altair_chart, lesson_page, lesson_text, next_lesson, plotly_chart
+from explorer.ui import altair_chart, below_the_fold, lesson_page, lesson_text, next_lesson, plotly_chart
 from explorer.views.positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,
@@ -187,6 +187,13 @@ def wavelength_section(waves: np.ndarray, n_rows: int) -> None:
                             pairs=len(waves), n_rows=n_rows))
 
 
+def model_sections(controls) -> None:
+    """Sections 3–5: word order without positions, the shipped models, the relative schemes."""
+    tokens, seed = shuffle_section(controls)
+    runs = reversal_section(controls, tokens, seed)
+    relative_section(controls, runs, BASES)
+
+
 # --- the page ---------------------------------------------------------------------------------------------
 
 controls, lesson = lesson_page(
@@ -214,10 +221,8 @@ lecture_rows = kind not in ("learned", "MiniLM") and view.shape[0] == len(LECTUR
 row_labels = [f"{p} · {w}" for p, w in enumerate(LECTURE_WORDS)] if lecture_rows else None
 matrix_section(view, kind, row_labels, lecture_table=lecture_rows and d_model == 4 and base == 100)
 lesson.explain()
-geometry_section(view, kind, measure_label, row_labels)
-tokens, seed = shuffle_section(controls)
-runs = reversal_section(controls, tokens, seed)
-relative_section(controls, runs, BASES)
+below_the_fold(geometry_section, view, kind, measure_label, row_labels)
+put_off = below_the_fold(model_sections, controls, controls=controls, keys=LATER_KEYS)
 with notes:
-    controls.report()
+    controls.report(later=LATER_KEYS if put_off else ())
 next_lesson("positions")

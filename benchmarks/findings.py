@@ -81,6 +81,7 @@ async def _memory_workload(url: str, max_options: int = 6) -> int:
         await session.connect()
         try:
             await session.rerun()
+            await session.follow_ups()  # the sections under the key figure, and their controls
             keys = [w.key for w in settable(session)]
             for key in keys:
                 try:

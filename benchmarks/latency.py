@@ -54,6 +54,7 @@ async def find_largest(app_url: str, url_path: str, budget_s: float = 90.0) -> d
         first = await session.rerun()
         if not first.ok:
             return {"query": "", "log": [f"first run failed: {first.status} {first.exceptions}"]}
+        await session.follow_ups()  # the sections under the key figure, and their controls
 
         async def max_sliders() -> tuple[float, RunResult]:
             for _ in range(4):  # new sliders may appear once others move

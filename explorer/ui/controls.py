@@ -117,12 +117,15 @@ class UrlControls:
                                  bind="query-params", **kwargs)
         return self.record(key, label, chosen, f"text of at most {max_chars} characters")
 
-    def report(self, later: Sequence[str] = ()) -> None:
+    def report(self, later: Sequence[str] = (), only: Sequence[str] | None = None) -> None:
         """Show one note listing every link value that was ignored, if any.  `later`: keys of controls
         the page makes after this report in runs where it stops early (a section's own controls, drawn
-        with the section once a lesson step is revealed): not called unknown."""
+        with the section once a lesson step is revealed, or in a run of its own: `below_the_fold`):
+        not called unknown.  `only`: the note for these keys alone (such a section's, under it)."""
         lines = []
         for key, raw in self._requested.items():
+            if only is not None and key not in only:
+                continue
             if key in later and key not in self._controls:
                 continue
             if key not in self._controls:
@@ -132,7 +135,7 @@ class UrlControls:
             if not _same_value(raw, value):
                 lines.append(f"**{escape_markdown(label)}**: {quoted(', '.join(raw))} is not valid here "
                              f"({escape_markdown(allowed)}); showing {quoted(value)} instead.")
-        lines += self._notes
+        lines += self._notes if only is None else []
         if lines:
             st.info("Some settings could not be used:\n\n" + "\n".join(f"- {line}" for line in lines),
                     icon=":material/link_off:")

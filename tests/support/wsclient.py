@@ -276,6 +276,11 @@ class Session:
             result.elements = elements
         return result
 
+    async def follow_ups(self, timeout: float = RUN_TIMEOUT_S) -> list[RunResult]:
+        """The runs a browser's timers ask for once the page's run is drawn: each announced fragment
+        once (a lesson opened sends its sections under the key figure so: explorer/ui/later.py)."""
+        return [await self.rerun(timeout, fragment_id=fragment) for fragment in list(self.auto_reruns)]
+
     def _element(self, path, element: Element, widgets, elements, result: RunResult) -> None:
         kind = element.WhichOneof("type")
         if self.keep_elements:

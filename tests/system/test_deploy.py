@@ -163,8 +163,9 @@ def test_the_image_contents_serve_every_page_with_the_production_profile(contain
             await session.connect()
             try:
                 result = await session.rerun()
-                if not result.ok:
-                    problems.append(f"{info.url_path or 'home'}: {result.status} {result.exceptions}")
+                for run in [result, *await session.follow_ups()]:  # and the sections under the key figure
+                    if not run.ok:
+                        problems.append(f"{info.url_path or 'home'}: {run.status} {run.exceptions}")
             finally:
                 await session.close()
         return problems

@@ -58,8 +58,10 @@ async def solo(url: str, url_path: str, query: str) -> tuple[list[bytes], list[b
     session = Session(url, url_path, query, keep_elements=True, use_message_cache=False)
     await session.connect()
     try:
+        opening = await session.rerun()  # opening the page: its sections come in follow-up runs
+        assert opening.ok, (url_path, query, opening.status, opening.exceptions)
+        await session.follow_ups()
         first = await session.rerun()
-        assert first.ok, (url_path, query, first.status, first.exceptions)
         second = await session.rerun()
         return fingerprint(first), fingerprint(second), session
     finally:
@@ -111,6 +113,8 @@ async def isolation(url: str, url_path: str) -> str:
     b = Session(url, url_path, qb, keep_elements=True, use_message_cache=False)
     await asyncio.gather(a.connect(), b.connect())
     try:
+        await asyncio.gather(a.rerun(), b.rerun())  # each opens the page; its sections follow
+        await asyncio.gather(a.follow_ups(), b.follow_ups())
         for round_ in range(ROUNDS):
             ra, rb = await asyncio.gather(a.rerun(), b.rerun())
             assert ra.ok and rb.ok, (ra.status, ra.exceptions, rb.status, rb.exceptions)

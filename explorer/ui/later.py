@@ -1,0 +1,77 @@
+"""The key figure first: when a lesson is opened, the sections under it arrive in a run of their own.
+
+Streamlit sends a page run's elements as the script makes them, and the browser draws what has
+arrived in one pass: a lesson whose key figure has five more charts under it shows that figure only
+when all six are laid out (issue #18 measured up to 4.5× a one-chart page).  So when a browser opens
+a lesson (a link, a click in the sidebar), `below_the_fold(draw, ...)` does not draw its section in
+that run: it leaves a one-line placeholder and announces a fragment (`st.fragment(run_every=...)`)
+that the browser reruns once the page's run has been drawn.  That follow-up run draws the section
+and stops the browser's timer.  Every other run — a control moved, a step revealed, a fragment's
+own rerun — draws the section in place, as a plain function call.
+
+Nothing is hidden: the placeholder says the section is on its way, and it is there a few tenths of
+a second later, without a click.  AppTest runs a page with no browser (no request headers) that
+would send the follow-up, so there every section is drawn at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+
+__all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_page_opened"]
+
+FOLLOW_UP_S = 0.2  # the browser's timer: the follow-up is asked for this long after it was announced
+PLACEHOLDER = ":material/hourglass_top: Drawing this section…"
+_SHOWN_KEY, _OPENING_KEY = "_explorer_page_shown", "_explorer_page_opening"
+
+
+def note_page_opened(url_path: str) -> None:
+    """Called by app.py before every whole-page run: is this run the one that opens the page in a
+    browser (the session's previous page run was another page, or there was none)?"""
+    opened = st.session_state.get(_SHOWN_KEY) != url_path
+    st.session_state[_SHOWN_KEY] = url_path
+    st.session_state[_OPENING_KEY] = opened and bool(st.context.headers)  # AppTest has no browser
+
+
+def _in_fragment_run() -> bool:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
+
+
+def _stop_follow_ups() -> None:
+    """Tell the browser to stop this fragment's timer: it was a one-off."""
+    ctx, fragment_id = get_script_run_ctx(suppress_warning=True), ThreadState.get().fragment_id
+    if ctx is not None and fragment_id:
+        message = ForwardMsg()
+        message.stop_auto_rerun.fragment_ids.append(fragment_id)
+        ctx.enqueue(message)
+
+
+def _section_after_the_page(draw: Callable[..., None], args: tuple, kwargs: dict, controls, keys) -> None:
+    if not _in_fragment_run():  # the page's own run: hold the section's place
+        st.caption(PLACEHOLDER)
+        return
+    _stop_follow_ups()
+    from .page import serve_heavy_work  # this run's heavy work goes through the pool as the session's
+
+    serve_heavy_work()
+    draw(*args, **kwargs)
+    if controls is not None and keys:  # the page's note ran before these controls existed
+        controls.report(only=keys)
+
+
+def below_the_fold(draw: Callable[..., None], *args, controls=None, keys: tuple[str, ...] = (), **kwargs) -> bool:
+    """draw(*args, **kwargs): in a run of its own just after the page's, if this run opens the page
+    in a browser (returns True); otherwise now (False).  A section with its own URL-bound controls
+    names their `keys` (and the page's `controls`): when it was put off, the page's note leaves them
+    out (`report(later=keys)`), and the section's own run notes their link values under it."""
+    if st.session_state.get(_OPENING_KEY) and not _in_fragment_run():
+        st.fragment(run_every=FOLLOW_UP_S)(_section_after_the_page)(draw, args, kwargs, controls, keys)
+        return True
+    draw(*args, **kwargs)
+    return False

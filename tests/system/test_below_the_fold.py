@@ -1,0 +1,83 @@
+"""The key figure first (explorer/ui/later.py), against a real `streamlit run app.py` over the websocket.
+
+Opening a lesson (the session's first run of it) sends the key figure with one-line placeholders
+for the sections under it, and announces their follow-up runs (`auto_rerun`); each follow-up, asked
+as the browser's timer asks it, draws its section and stops its timer (`stop_auto_rerun`).  The
+page's next run (a control moved) draws everything at once.  Together the opening run and its
+follow-ups show the same charts as that plain run: nothing is left out.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer.ui.later import PLACEHOLDER
+from tests.support.apptest import ROOT, run_async
+from tests.support.server import streamlit_server
+from tests.support.wsclient import RunResult, Session
+
+# lesson → how many sections it sends after its key figure (below_the_fold calls reached at defaults)
+DEFERRED = {"lookup": 1, "attention": 1, "decoder": 3, "positions": 2, "gradients": 3, "depth": 1, "real": 3}
+CHARTS = ("plotly_chart", "vega_lite_chart")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server(name="test-below-the-fold") as running:
+        yield running
+
+
+def charts(result: RunResult) -> list[str]:
+    return [e.WhichOneof("type") for _, e in result.elements if e is not None and e.WhichOneof("type") in CHARTS]
+
+
+def placeholders(result: RunResult) -> int:
+    return sum(1 for _, e in result.elements
+               if e is not None and e.WhichOneof("type") == "markdown" and e.markdown.body == PLACEHOLDER)
+
+
+async def open_and_follow(url: str, page: str, query: str = "") -> tuple[RunResult, list[RunResult], RunResult,
+                                                                          Session]:
+    session = Session(url, page, query, keep_elements=True, use_message_cache=False)
+    await session.connect()
+    try:
+        opening = await session.rerun()
+        announced = dict(session.auto_reruns)
+        follow_ups = [await session.rerun(fragment_id=fragment) for fragment in announced]
+        left = dict(session.auto_reruns)
+        plain = await session.rerun()
+        session.announced, session.left = announced, left
+        return opening, follow_ups, plain, session
+    finally:
+        await session.close()
+
+
+@pytest.mark.parametrize("page", list(DEFERRED))
+def test_opening_sends_the_key_figure_first_and_the_sections_just_after(server, page):
+    opening, follow_ups, plain, session = run_async(open_and_follow(server.url, page))
+    assert opening.ok and all(r.ok for r in follow_ups) and plain.ok, (opening.exceptions, plain.exceptions)
+    assert charts(opening), "the key figure is in the opening run"
+    assert placeholders(opening) == DEFERRED[page] == len(session.announced)
+    assert all(interval > 0 for interval in session.announced.values())
+    assert session.left == {}, "every follow-up stopped its browser timer"
+    assert all(placeholders(r) == 0 and charts(r) for r in follow_ups), "each follow-up draws its section"
+    assert placeholders(plain) == 0 and session.auto_reruns == {}, "a control's rerun draws everything at once"
+    assert len(charts(opening)) + sum(len(charts(r)) for r in follow_ups) == len(charts(plain))
+
+
+def test_a_deferred_sections_link_values_are_noted_under_it_not_called_unknown(server):
+    opening, follow_ups, _, _ = run_async(open_and_follow(server.url, "gradients", "dep_T=999&T=5"))
+    assert any("Sequence length T" in note for note in opening.infos), opening.infos
+    assert not any("dep_T" in note for note in opening.infos), "the section's control is not unknown"
+    noted = [note for r in follow_ups for note in r.infos if "Sequence length for the matrices" in note]
+    assert len(noted) == 1 and "999" in noted[0], [r.infos for r in follow_ups]
+
+
+def test_apptest_has_no_browser_so_every_section_is_drawn_at_once():
+    """Opening a lesson through app.py's navigation in AppTest: no browser would ask for the follow-ups."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("app_pages/depth.py").run()
+    assert not at.exception
+    assert PLACEHOLDER not in [c.value for c in at.caption]
+    assert len(at.get("vega_lite_chart")) == 1 and len(at.get("plotly_chart")) == 1
