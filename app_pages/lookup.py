@@ -27,6 +27,27 @@ def set_query(vector) -> None:
         st.session_state[key] = float(np.clip(round(float(x), 1), -SLIDER_LIMIT, SLIDER_LIMIT))
 
 
+def lookup_table(keys, values, result, key_labels: list[str]) -> None:
+    """Every key's score and weight as a table, under the bar charts."""
+    table = pd.DataFrame(
+        {
+            "key": [", ".join(f"{x:g}" for x in k) for k in keys],
+            "value": [", ".join(f"{x:g}" for x in v) for v in values],
+            "score q·k": result.scores,
+            "softmax input": result.scaled_scores,
+            "weight": result.weights,
+        },
+        index=key_labels,
+    )
+    if result.scale == 1.0:
+        table = table.drop(columns="softmax input")
+    st.dataframe(table, column_config={
+        "score q·k": st.column_config.NumberColumn(format="%.2f"),
+        "softmax input": st.column_config.NumberColumn(format="%.2f", help="score × scale ÷ temperature"),
+        "weight": st.column_config.ProgressColumn(format="%.2f", min_value=0.0, max_value=1.0),
+    })
+
+
 def weight_matrix_section(query, keys, values, key_labels: list[str], scale: bool, temperature: float) -> None:
     """Every key used as a query too: the lookup as a matrix (under the key figure)."""
     st.divider()
@@ -123,23 +144,7 @@ with right:
     plotly_chart(figures.bar_chart(key_labels, result.weights, title="Weights after softmax", value_title="weight",
                                    domain=(0.0, 1.15), color="#21918c"), where=chart_right, key="weights")
     lesson.explain()
-    table = pd.DataFrame(
-        {
-            "key": [", ".join(f"{x:g}" for x in k) for k in keys],
-            "value": [", ".join(f"{x:g}" for x in v) for v in values],
-            "score q·k": result.scores,
-            "softmax input": result.scaled_scores,
-            "weight": result.weights,
-        },
-        index=key_labels,
-    )
-    if result.scale == 1.0:
-        table = table.drop(columns="softmax input")
-    st.dataframe(table, column_config={
-        "score q·k": st.column_config.NumberColumn(format="%.2f"),
-        "softmax input": st.column_config.NumberColumn(format="%.2f", help="score × scale ÷ temperature"),
-        "weight": st.column_config.ProgressColumn(format="%.2f", min_value=0.0, max_value=1.0),
-    })
+    below_the_fold(lookup_table, keys, values, result, key_labels)
     terms = [f"{w:.2f}·v{j + 1}" for j, w in enumerate(result.weights) if w >= 0.005]
     st.markdown("**Output** = " + " + ".join(terms) + " = **[" + ", ".join(f"{x:.2f}" for x in result.output) + "]**")
     if result.scale != 1.0:
