@@ -31,6 +31,13 @@ DEPENDENCY_LENGTHS = [8, 16, 24, 32, 48, 64]
 DEPENDENCY_WIDTH = 16
 DEPENDENCY_KEYS = ("dep_T", "dep_kind")  # section 3's controls, made beside it (a fragment)
 
+def strip_section(frame, T: int) -> None:
+    """Under the key chart: the same curves as colour, and their download."""
+    st.caption("The same numbers as colour, one row per network (blank: exactly 0):")
+    plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
+    download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", frame_csv, frame, key="gradient_csv")
+
+
 controls, lesson = lesson_page(
     "gradients",
     "Gradient flow: loop vs attention",
@@ -75,10 +82,7 @@ chart_col, text_col = st.columns([3, 1], gap="large")
 with chart_col:
     altair_chart(figures.gradient_chart, frame, key="gradient_chart")
     lesson.explain()
-    st.caption("The same numbers as colour, one row per network (blank: exactly 0):")
-    plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
-    download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", frame_csv, frame,
-                 key="gradient_csv")
+    below_the_fold(strip_section, frame, T)
 
 first = 1 if T > 2 else 0
 change = {}  # log10 of ‖∂L/∂x_first‖ / ‖∂L/∂x_{T−1}‖, None where the gradient is cut to 0
