@@ -82,3 +82,27 @@ def test_apptest_has_no_browser_so_every_section_is_drawn_at_once():
     assert not at.exception
     assert PLACEHOLDER not in [c.value for c in at.caption]
     assert len(at.get("vega_lite_chart")) == 1 and len(at.get("plotly_chart")) == 1
+
+
+def test_a_follow_up_that_arrives_after_a_control_change_is_dropped_and_the_page_stays_whole(server):
+    """The race of a user moving a control within 0.2 s of opening: the whole-page run draws every
+    section (and the browser drops its timers); a follow-up request already on its way names a
+    fragment that run did not make, and Streamlit ignores it: nothing is drawn, nothing breaks."""
+
+    async def race():
+        session = Session(server.url, "gradients", keep_elements=True, use_message_cache=False)
+        await session.connect()
+        try:
+            await session.rerun()
+            stale = list(session.auto_reruns)
+            plain = await session.rerun()
+            late = await session.rerun(timeout=3, fragment_id=stale[0])
+            after = await session.rerun()
+            return stale, plain, late, after
+        finally:
+            await session.close()
+
+    stale, plain, late, after = run_async(race())
+    assert stale and plain.ok and after.ok
+    assert late.status == "timeout" and not late.elements and not late.exceptions, "the stale request is ignored"
+    assert placeholders(after) == 0 and len(after.elements) == len(plain.elements)
