@@ -1,5 +1,7 @@
 """Lesson: self-attention, masking and multi-head attention, live."""
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
@@ -67,15 +69,14 @@ def run(choice: ModelChoice, tokens: list[str], mask: str, pad_to: int):
         if str(problem) not in shown_errors:
             shown_errors.add(str(problem))
             st.error(f"{problem}\n\nShowing random weights instead.", icon=":material/error:")
-        view, _ = view_for(ModelChoice(**{**choice.__dict__, "trained": False}), tuple(tokens), mask, pad_to)
+        view, _ = view_for(replace(choice, trained=False), tuple(tokens), mask, pad_to)
         return view, "**random weights** (the trained model could not be loaded)"
 
 
 def head_section(view, attention, choice: ModelChoice, tokens, mask: str, pad_to: int, layer: int, head: int,
                  block: str, compare: str) -> None:
     """The enlarged head, from scores to weights, and the comparison (under the key figure)."""
-    task_name, encoding, heads, layers, trained = (choice.task, choice.encoding, choice.n_heads, choice.n_layers,
-                                                   choice.trained)
+    task_name = choice.task
     weights = attention.weights[layer - 1, head - 1]
     st.subheader(f"Layer {layer}, head {head}: from scores to weights")
     plotly_chart(figures.attention_pipeline_figure(
@@ -92,9 +93,9 @@ def head_section(view, attention, choice: ModelChoice, tokens, mask: str, pad_to
         other_mask = value if kind == "mask" else mask
         other_choice = choice
         if kind == "encoding":
-            other_choice = ModelChoice(task_name, value, heads, layers, trained)
+            other_choice = replace(choice, encoding=value)
         elif kind == "the other weights":
-            other_choice = ModelChoice(task_name, encoding, heads, layers, not trained)
+            other_choice = replace(choice, trained=not choice.trained)
         other_pad = max(len(tokens), pad_to if mask == "padding" else get_task(task_name).max_len)
         other_view, other_label = run(other_choice, tokens, other_mask, other_pad)
         other = other_view.blocks[BLOCKS[block] if len(other_view.blocks) > 1 else 0]

@@ -121,8 +121,7 @@ if run is not None:
     below_the_fold(cache_section, ex, step, n_layers, lesson)
 else:
     lesson.explain()
-put_off = below_the_fold(architecture_section, controls, lesson, WIDTHS, VOCABULARIES, controls=controls,
-                         keys=ARCH_KEYS)
+below_the_fold(architecture_section, controls, lesson, WIDTHS, VOCABULARIES, controls=controls, keys=ARCH_KEYS)
 with notes:
-    controls.report(later=ARCH_KEYS if put_off else ())
+    controls.report()
 next_lesson("decoder")

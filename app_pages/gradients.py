@@ -188,7 +188,7 @@ square: every output reads the whole sequence, later inputs included.
     )
 
 
-put_off = below_the_fold(dependency_section, init, effective_gain, controls=controls, keys=DEPENDENCY_KEYS)
+below_the_fold(dependency_section, init, effective_gain, controls=controls, keys=DEPENDENCY_KEYS)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -278,5 +278,5 @@ def recall_section() -> None:
 
 below_the_fold(recall_section)
 with notes:
-    controls.report(later=DEPENDENCY_KEYS if put_off else ())
+    controls.report()
 next_lesson("gradients")

@@ -222,7 +222,7 @@ row_labels = [f"{p} · {w}" for p, w in enumerate(LECTURE_WORDS)] if lecture_row
 matrix_section(view, kind, row_labels, lecture_table=lecture_rows and d_model == 4 and base == 100)
 lesson.explain()
 below_the_fold(geometry_section, view, kind, measure_label, row_labels)
-put_off = below_the_fold(model_sections, controls, controls=controls, keys=LATER_KEYS)
+below_the_fold(model_sections, controls, controls=controls, keys=LATER_KEYS)
 with notes:
-    controls.report(later=LATER_KEYS if put_off else ())
+    controls.report()
 next_lesson("positions")

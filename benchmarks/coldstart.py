@@ -23,11 +23,7 @@ async def _visit(url: str, url_path: str) -> tuple[float, bool, str]:
     session = Session(url, url_path)
     try:
         await session.connect()
-        result = await session.rerun()
-        for follow_up in await session.follow_ups():  # the sections under the key figure, as a browser
-            result.seconds += follow_up.seconds
-            if result.ok and not follow_up.ok:
-                result.status = follow_up.status
+        result = await session.open()  # with the sections under the key figure, as a browser
         return result.seconds, result.ok, result.status
     finally:
         await session.close()

@@ -42,11 +42,7 @@ async def _student(index: int, url: str, url_path: str, start: float, duration_s
     session = Session(url, url_path)
     try:
         await session.connect()
-        first = await session.rerun(timeout=RERUN_TIMEOUT_S)
-        for follow_up in await session.follow_ups(RERUN_TIMEOUT_S):  # as a browser: the sections below
-            first.seconds += follow_up.seconds
-            if first.ok and not follow_up.ok:
-                first.status, first.exceptions = follow_up.status, follow_up.exceptions
+        first = await session.open(RERUN_TIMEOUT_S)  # with the sections under the key figure, as a browser
         first_visits.append((page_label(url_path), first.seconds, first.ok))
         if not first.ok:
             failures.append(f"session {index} ({page_label(url_path)}) first visit: {first.status} {first.exceptions}")

@@ -58,6 +58,12 @@ class UrlControls:
             st.session_state[self._OPENED] = page
         self._controls: dict[str, tuple[str, object, str]] = {}  # key -> (label, value, allowed)
         self._notes: list[str] = []
+        self._put_off: set[str] = set()  # keys of controls a section makes in a run of its own
+
+    def put_off(self, keys: Sequence[str]) -> None:
+        """These controls are made in a later run (`below_the_fold`): this run's note leaves them out,
+        and that run notes them under their section (`report(only=keys)`)."""
+        self._put_off.update(keys)
 
     def record(self, key: str, label: str, value, allowed: str):
         """Count a control made elsewhere as a setting of this page (the link may carry it)."""
@@ -120,13 +126,14 @@ class UrlControls:
     def report(self, later: Sequence[str] = (), only: Sequence[str] | None = None) -> None:
         """Show one note listing every link value that was ignored, if any.  `later`: keys of controls
         the page makes after this report in runs where it stops early (a section's own controls, drawn
-        with the section once a lesson step is revealed, or in a run of its own: `below_the_fold`):
-        not called unknown.  `only`: the note for these keys alone (such a section's, under it)."""
+        with the section once a lesson step is revealed): not called unknown, nor are the keys `put_off`.
+        `only`: the note for these keys alone (a put-off section's, under it, once it made them)."""
+        waiting = set(later) | (self._put_off if only is None else set())
         lines = []
         for key, raw in self._requested.items():
             if only is not None and key not in only:
                 continue
-            if key in later and key not in self._controls:
+            if key in waiting and key not in self._controls:
                 continue
             if key not in self._controls:
                 lines.append(f"{quoted(key)} is not a setting of this page, so it was ignored.")

@@ -23,6 +23,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
+from .page import serve_heavy_work
+
 __all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_page_opened"]
 
 FOLLOW_UP_S = 0.2  # the browser's timer: the follow-up is asked for this long after it was announced
@@ -57,21 +59,20 @@ def _section_after_the_page(draw: Callable[..., None], args: tuple, kwargs: dict
         st.caption(PLACEHOLDER)
         return
     _stop_follow_ups()
-    from .page import serve_heavy_work  # this run's heavy work goes through the pool as the session's
-
-    serve_heavy_work()
+    serve_heavy_work()  # this run's heavy work goes through the pool as the session's
     draw(*args, **kwargs)
     if controls is not None and keys:  # the page's note ran before these controls existed
         controls.report(only=keys)
 
 
-def below_the_fold(draw: Callable[..., None], *args, controls=None, keys: tuple[str, ...] = (), **kwargs) -> bool:
+def below_the_fold(draw: Callable[..., None], *args, controls=None, keys: tuple[str, ...] = (), **kwargs) -> None:
     """draw(*args, **kwargs): in a run of its own just after the page's, if this run opens the page
-    in a browser (returns True); otherwise now (False).  A section with its own URL-bound controls
-    names their `keys` (and the page's `controls`): when it was put off, the page's note leaves them
-    out (`report(later=keys)`), and the section's own run notes their link values under it."""
+    in a browser; otherwise now.  A section with its own URL-bound controls names their `keys` (and
+    the page's `controls`): when it is put off, the page's note leaves them out
+    (`UrlControls.put_off`), and the section's own run notes their link values under it."""
     if st.session_state.get(_OPENING_KEY) and not _in_fragment_run():
+        if controls is not None:
+            controls.put_off(keys)
         st.fragment(run_every=FOLLOW_UP_S)(_section_after_the_page)(draw, args, kwargs, controls, keys)
-        return True
-    draw(*args, **kwargs)
-    return False
+    else:
+        draw(*args, **kwargs)

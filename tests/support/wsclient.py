@@ -281,6 +281,16 @@ class Session:
         once (a lesson opened sends its sections under the key figure so: explorer/ui/later.py)."""
         return [await self.rerun(timeout, fragment_id=fragment) for fragment in list(self.auto_reruns)]
 
+    async def open(self, timeout: float = RUN_TIMEOUT_S) -> RunResult:
+        """The first run and its follow-ups, as one visit: their seconds summed, the first failure's
+        status and exceptions kept."""
+        result = await self.rerun(timeout)
+        for follow_up in await self.follow_ups(timeout):
+            result.seconds += follow_up.seconds
+            if result.ok and not follow_up.ok:
+                result.status, result.exceptions = follow_up.status, follow_up.exceptions
+        return result
+
     def _element(self, path, element: Element, widgets, elements, result: RunResult) -> None:
         kind = element.WhichOneof("type")
         if self.keep_elements:
