@@ -115,14 +115,14 @@ def _seed_weights(width: int, seed: int, n_layers: int) -> tuple[dict[str, torch
 
 def _stacked_seed_weights(width: int, n_layers: int, n_seeds: int) -> list[dict[str, torch.Tensor]]:
     """Per layer, each weight of seeds 0 … n_seeds−1 stacked on a new first axis (biases and norm
-    parameters shaped (S, 1, n) to broadcast over positions)."""
+    parameters shaped (S, 1, n) to broadcast over positions), float32."""
     drawn = max(n_layers, DEPTH_CACHED_LAYERS)
     seeds = [_seed_weights(width, s, drawn) for s in range(n_seeds)]
     picked = [*range(n_layers), drawn]  # the first n_layers layers and the final LayerNorm
     matrices = {"qkv_w", "out_w", "ff1_w", "ff2_w"}
     stacked = []
     for i in picked:
-        layer = {name: torch.stack([weights[i][name] for weights in seeds]).double() for name in seeds[0][i]}
+        layer = {name: torch.stack([weights[i][name] for weights in seeds]) for name in seeds[0][i]}
         stacked.append({name: t if name in matrices else t[:, None] for name, t in layer.items()})
     return stacked
 
@@ -135,7 +135,8 @@ def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: 
 
 
 def _seed_batched_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Tensor,
-                        wirings: tuple[tuple[str, bool], ...], n_heads: int = 4) -> torch.Tensor:
+                        wirings: tuple[tuple[str, bool], ...], n_heads: int = 4,
+                        loss_scale: float = 1.0) -> torch.Tensor:
     """`_stack_gradient_norms` of every seed's stack under each wiring, seeds and wirings in one pass.
 
     The same computation as `EncoderLayer.forward` (wired by `EncoderLayer.rewired`) — sublayer h = LN(x) for pre-norm,
@@ -145,8 +146,11 @@ def _seed_batched_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Ten
     wirings of S seeds cost one pass of small operations instead of C·S (checked against
     `layer_gradient_norms` in the tests).  The wirings never mix: attention looks only within its own
     wiring's T positions, and the loss is their sum, so each input's gradient is its own wiring's.
-    inputs: (S, T, width) float64.  Returns (S, C, n_layers).
+    inputs: (S, T, width), in the dtype to compute in (the weights are cast to it).  The loss is
+    multiplied by `loss_scale` and the norms divided by it (see `LOSS_SCALE`).  Returns (S, C, n_layers),
+    float64.
     """
+    layers = [{name: t.to(inputs.dtype) for name, t in w.items()} for w in layers]
     S, T, width = inputs.shape
     C, dh = len(wirings), width // n_heads
 
@@ -183,9 +187,29 @@ def _seed_batched_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Ten
             h = wrapped(h, w["attn_norm_w"], w["attn_norm_b"], lambda x, w=w: attention(x, w))
             h = wrapped(h, w["ffn_norm_w"], w["ffn_norm_b"], lambda x, w=w: feed_forward(x, w))
         h = pre * layer_norm(h, layers[-1]["norm_w"], layers[-1]["norm_b"]) + (1 - pre) * h  # final LN: pre-norm
-        loss = (h * default_readout(T, width)).sum()
+        loss = (h * default_readout(T, width).to(h.dtype)).sum() * loss_scale
         grads = torch.autograd.grad(loss, layer_inputs)
-    return torch.stack([g.flatten(2).norm(dim=2) for g in grads], dim=2)
+    return torch.stack([g.flatten(2).double().norm(dim=2) for g in grads], dim=2) / loss_scale  # squares: float64
+
+
+# Float32 halves the cost of the batched pass, but without a residual or a LayerNorm the gradient falls
+# by ~30 orders of magnitude over 24 layers and float32's backward pass rounds the deepest layers' to 0.
+# Scaling the loss by a power of two (exact) lifts every gradient by the same factor, into float32's
+# range (≈1e-38 … 3e38); the norms are divided back.  If any scaled norm falls outside FLOAT32_SAFE
+# (deeper stacks than the page offers: float32 would hold it only roughly, or not at all), the wirings
+# are computed again in float64.
+LOSS_SCALE = 2.0 ** 64
+FLOAT32_SAFE = (1e-20, 1e30)
+
+
+def _wiring_norms(layers: list[dict[str, torch.Tensor]], inputs: torch.Tensor,
+                  wirings: tuple[tuple[str, bool], ...]) -> torch.Tensor:
+    """`_seed_batched_norms` in float32 with LOSS_SCALE, or in float64 if float32 lost a norm."""
+    norms = _seed_batched_norms(layers, inputs.float(), wirings, loss_scale=LOSS_SCALE)
+    scaled = norms * LOSS_SCALE
+    if bool(torch.all((scaled >= FLOAT32_SAFE[0]) & (scaled <= FLOAT32_SAFE[1]))):
+        return norms
+    return _seed_batched_norms(layers, inputs.double(), wirings)
 
 
 def _call(fn, *args, **kwargs):
@@ -208,6 +232,6 @@ def depth_gradient_norms(
     curves = {}
     for residual in (True, False):  # two pieces of three wirings: each a bounded share of the pool
         wirings = tuple((norm, residual) for norm in DEPTH_NORMS)
-        norms = run(_seed_batched_norms, layers, inputs, wirings).numpy()
+        norms = run(_wiring_norms, layers, inputs, wirings).numpy()
         curves.update({wiring: norms[:, c] for c, wiring in enumerate(wirings)})
     return {wiring: curves[wiring] for wiring in DEPTH_CONFIGS}

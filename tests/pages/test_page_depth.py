@@ -30,7 +30,8 @@ def test_default_view_without_residual_or_norm_the_gradient_vanishes_with_depth(
     # What is drawn is the mean of log10 over the seeds of the library function.
     expected = np.mean([np.log10(layer_gradient_norms(12, 32, residual=False, norm="post", seed=s, T=16))
                         for s in range(3)], axis=0)
-    np.testing.assert_allclose(line(at, "post-norm, without residual"), expected, rtol=1e-9)
+    # The page's pass runs in float32 (tests/unit/test_depth_view.py): log10 within 1e-3 (0.2 % in the norm).
+    np.testing.assert_allclose(line(at, "post-norm, without residual"), expected, rtol=0, atol=1e-3)
     heat = plotly_array(plotly_figures(at)[0]["data"][0]["z"])
     assert heat.shape == (6, 12)
     np.testing.assert_allclose(heat[-1], plain, rtol=1e-12)  # rows in the chart's order: "none, without" last
