@@ -3,7 +3,7 @@ tokens, and the part of a run a session has reached (a finished run is replayed 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -11,14 +11,31 @@ from ..analysis.caching import bounded_cache
 from ..training.live import LiveSettings, Snapshot, live_task, probe, run_settings
 from ..training.runs import LiveJob, RunView
 
-__all__ = ["Progress", "columns", "first_snapshots", "probe_tokens", "progress", "repace"]
+__all__ = ["Progress", "columns", "first_snapshots", "probe_tokens", "progress", "repace", "step_zero", "untrained"]
 
 
-@bounded_cache(32, max_bytes=16_000_000)
 def first_snapshots(job: LiveJob) -> tuple[tuple[Snapshot], ...]:
     """Step 0 of every runner of the job, one tuple per runner: what the run will start from (the
     same numbers, as the run is a function of its settings)."""
-    return tuple((next(run_settings(settings)),) for settings in job.runners)
+    return tuple((step_zero(untrained(settings)),) for settings in job.runners)
+
+
+_DEFAULTS = LiveSettings()
+
+
+def untrained(settings: LiveSettings) -> LiveSettings:
+    """The settings with everything that only shapes the training (its length, pace, batches and
+    snapshots) at the defaults: step 0 is the same for all of them, so they share one cached step 0
+    (a change of steps, of race length or from one run to a race computes nothing new)."""
+    return replace(settings, steps=_DEFAULTS.steps, snapshot_every=None, batch_size=_DEFAULTS.batch_size,
+                   learning_rate=_DEFAULTS.learning_rate, schedule=_DEFAULTS.schedule,
+                   max_seconds=_DEFAULTS.max_seconds)
+
+
+@bounded_cache(48, max_bytes=16_000_000)
+def step_zero(settings: LiveSettings) -> Snapshot:
+    """Step 0 of a run of `settings`: the fresh model's held-out loss and accuracy and the probe's attention."""
+    return next(run_settings(settings))
 
 
 @bounded_cache(16, max_bytes=1_000_000)
