@@ -9,7 +9,15 @@ from explorer.figures.unrolled import path_frame, unrolled_figure
 from explorer.model.rnn import RECURRENT_KINDS
 from explorer.training.pretrained import PretrainedModelError, load_model
 from explorer.training.tasks import RecallTask
-from explorer.ui import altair_chart, below_the_fold, download_csv, lesson_page, next_lesson, plotly_chart
+from explorer.ui import (
+    altair_chart,
+    arrow_datasets,
+    below_the_fold,
+    download_csv,
+    lesson_page,
+    next_lesson,
+    plotly_chart,
+)
 from explorer.views.gradients import (
     KIND_LABELS,
     LEARNING_STEPS,
@@ -192,11 +200,14 @@ below_the_fold(dependency_section, init, effective_gain, controls=controls, keys
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def recall_chart_spec(available: tuple[str, ...], chance: float) -> dict:
-    """The recall chart only depends on the shipped models: build it once per process (~120 ms)."""
+def recall_views(available: tuple[str, ...], chance: float) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """The recall chart's spec (its data ready to send), the accuracy per band and the per-distance
+    frame: they depend only on the shipped models, so they are made once per process (~120 ms),
+    shared by every session and never changed."""
     results = [(RECALL_MODELS[name], recall_accuracy(name)) for name in available]
-    return figures.recall_chart(figures.recall_frame(results, binned=binned_accuracy),
-                                chance=chance).to_dict(validate=False)
+    recall = figures.recall_frame(results, binned=binned_accuracy)
+    spec = arrow_datasets(figures.recall_chart(recall, chance=chance).to_dict(validate=False))
+    return spec, figures.recall_bands(results, bands=accuracy_bands), recall
 
 
 # --- 4. trained models -----------------------------------------------------------------------------------
@@ -216,13 +227,12 @@ def recall_section() -> None:
         st.warning("Some trained models are not available, so they are left out:\n\n"
                    + "\n".join(f"- {line}" for line in missing), icon=":material/hourglass_empty:")
     if results:
-        recall = figures.recall_frame(results, binned=binned_accuracy)
         chance = 1 / len(task.keys)
         chart_col, text_col = st.columns([3, 2], gap="large")
         with chart_col:
             available = tuple(name for name, label in RECALL_MODELS.items() if label in {r[0] for r in results})
-            altair_chart(recall_chart_spec(available, chance), key="recall_chart")
-            bands = figures.recall_bands(results, bands=accuracy_bands)
+            spec, bands, recall = recall_views(available, chance)
+            altair_chart(spec, key="recall_chart")
             st.markdown("**Accuracy over ranges of distance**")
             st.dataframe(bands, column_config={c: st.column_config.NumberColumn(c, format="percent")
                                                for c in bands.columns})

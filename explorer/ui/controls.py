@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import streamlit as st
+from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
 from .present import presenting
 from .text import escape_markdown, quoted
@@ -196,7 +197,17 @@ def _vega_lite_spec(module: str, name: str, args: tuple, kwargs: dict) -> dict:
     if not module.startswith("explorer.figures."):
         raise ValueError(f"not a chart builder of explorer.figures: {module}.{name}")
     build = getattr(importlib.import_module(module), name)
-    return build(*args, **kwargs).to_dict(validate=False)
+    return arrow_datasets(build(*args, **kwargs).to_dict(validate=False))
+
+
+def arrow_datasets(spec: dict) -> dict:
+    """`spec` with its inline datasets (rows) turned into Arrow bytes, in place.  Streamlit sends each
+    dataset as Arrow and converts rows to it at every draw (most of a drawn chart's cost); converted
+    once, with Streamlit's own function, a cached spec's data is passed on as it is."""
+    for dataset, rows in spec.get("datasets", {}).items():
+        if not isinstance(rows, bytes):
+            spec["datasets"][dataset] = convert_anything_to_arrow_bytes(rows)
+    return spec
 
 
 def altair_chart(build, *args, where=st, key: str | None = None, **kwargs) -> None:
