@@ -157,16 +157,23 @@ def attention_pipeline_figure(
     titles = ["QKᵀ (raw scores)", f"÷ √d  (d = {head_dim})", "mask (grey = not allowed)", "softmax → weights"]
     panels = [(raw_scores, "score"), (scaled_scores, "score"), (masked, "score"), (weights, "weight")]
     x_domains = grid_domains(4, 0.05)
-    hover = hover_grid(query_tokens, key_tokens)
+    # As in the grid: token-pair hover strings only while they stay small (a 240-token padded input
+    # made them ~14 MB a rerun); past that, positions.
+    token_hover = 4 * raw_scores.size <= HOVER_CELL_BUDGET
+    hover = hover_grid(query_tokens, key_tokens) if token_hover else None
+    pair = "%{customdata}" if token_hover else "query %{y} → key %{x}"
     traces, layout, annotations = [], {}, []
     for i, ((z, name), domain, text) in enumerate(zip(panels, x_domains, titles, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
-        traces.append({
-            "type": "heatmap", "z": z if name != "weight" else np.where(allowed, z, np.nan),
+        trace = {
+            "type": "heatmap", "z": np.asarray(z if name != "weight" else np.where(allowed, z, np.nan), np.float32),
             "coloraxis": "coloraxis2" if name == "weight" else "coloraxis",
-            "customdata": hover, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
-            "hovertemplate": f"%{{customdata}}<br>{name} %{{z:.3f}}<extra></extra>",
-        })
+            "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
+            "hovertemplate": f"{pair}<br>{name} %{{z:.3f}}<extra></extra>",
+        }
+        if token_hover:
+            trace["customdata"] = hover
+        traces.append(trace)
         if i >= 2 and not allowed.all():
             traces.append(_mask_trace(allowed, f"x{suffix}", f"y{suffix}"))
         layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 4)

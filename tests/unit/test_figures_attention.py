@@ -91,3 +91,17 @@ def test_a_grid_at_the_largest_settings_stays_small():
     assert size < 4_000_000, size
     small = figures.attention_grid(weights[:1, :2, :10, :10], tokens[:10], tokens[:10]).to_plotly_json()
     assert "customdata" in small["data"][0], "small grids keep token-pair hover labels"
+
+
+def test_a_long_padded_head_pipeline_stays_small():
+    """240 tokens (the recall task padded to its longest): the four panels' token-pair hover strings
+    were ~14 MB a rerun; past the budget they hover with positions, and the scores go as float32."""
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(240, 240))
+    weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    tokens = [f"t{i}" for i in range(240)]
+    size = len(figures.attention_pipeline_figure(scores, scores, scores, weights, tokens, tokens, 8).to_json())
+    assert size < 2_500_000, size
+    small = figures.attention_pipeline_figure(scores[:6, :6], scores[:6, :6], scores[:6, :6], weights[:6, :6],
+                                              tokens[:6], tokens[:6], 8).to_plotly_json()
+    assert all("customdata" in trace for trace in small["data"][:4]), "small heads keep token-pair hover labels"
