@@ -62,11 +62,11 @@ note_page_opened(navigation.url_path)  # a lesson opened in a browser draws its 
 navigation.run()
 
 
-# Streamlit runs a full garbage collection after every script run (runner.postScriptGC).  With
-# streamlit, torch, plotly and pandas loaded that walks ~300 000 long-lived objects, 60-150 ms on
-# every rerun.  After the first run of each page (its imports and models loaded), collect once and
-# freeze what is left: later collections skip those objects and take a few ms, and per-run garbage
-# is still collected.  Measured in benchmarks/RESULTS.md; EXPLORER_GC_FREEZE=0 turns it off there.
+# With streamlit, torch, plotly and pandas loaded, a full garbage collection walks ~300 000 long-lived
+# objects, 60-150 ms.  After the first run of each page (its imports and models loaded), collect once
+# and freeze what is left: Python's full collections (and Streamlit's after every run, where
+# runner.postScriptGC is on; .streamlit/*.toml turn it off) skip those objects.  Measured in
+# benchmarks/RESULTS.md; EXPLORER_GC_FREEZE=0 turns it off there.
 @st.cache_resource(show_spinner=False)
 def _pages_run() -> set[str]:
     return set()
