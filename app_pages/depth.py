@@ -3,17 +3,35 @@
 import streamlit as st
 
 from explorer.figures import depth as figures
-from explorer.figures.common import frame_csv
-from explorer.ui import altair_chart, below_the_fold, download_csv, lesson_page, next_lesson, plotly_chart
+from explorer.figures.common import frame_csv, frozen
+from explorer.ui import (
+    altair_chart,
+    arrow_datasets,
+    below_the_fold,
+    download_csv,
+    lesson_page,
+    next_lesson,
+    plotly_chart,
+)
 from explorer.views.depth import depth_curves
 
 WIDTHS = [16, 32, 64]
 LENGTHS = [4, 8, 16, 32]
 
-def details_section(frame, n_layers: int) -> None:
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def depth_views(n_layers: int, width: int, T: int, n_seeds: int):
+    """One setting's frame, chart spec (its data ready to send), heatmap and table, made once and shared
+    by every session (never changed): a rerun at a setting already seen only draws them."""
+    frame = figures.depth_frame(depth_curves(n_layers, width, T, n_seeds))
+    return (frame, arrow_datasets(figures.depth_chart(frame).to_dict(validate=False)),
+            frozen(figures.depth_heatmap(frame)), figures.depth_table(frame))
+
+
+def details_section(frame, heatmap, table, n_layers: int) -> None:
     """Under the key figure: the same numbers as colour, the table and the four wirings explained."""
     st.caption("The same numbers as colour, one row per wiring:")
-    plotly_chart(figures.depth_heatmap(frame), key="depth_map")
+    plotly_chart(heatmap, key="depth_map")
     download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", frame_csv, frame,
                  key="depth_csv")
 
@@ -21,7 +39,7 @@ def details_section(frame, n_layers: int) -> None:
     with table_col:
         st.markdown("**From the last layer down to layer 0**: log10 ‖∂L/∂h‖ at each end, and the orders of "
                     "magnitude lost on the way down.")
-        st.dataframe(figures.depth_table(frame), hide_index=True, column_config={
+        st.dataframe(table, hide_index=True, column_config={
             "configuration": st.column_config.TextColumn(width="medium"),
             **{name: st.column_config.NumberColumn(format="%.1f", width="small")
                for name in ("last layer", "layer 0", "orders lost")},
@@ -89,12 +107,11 @@ if not lesson.revealed:
     st.stop()
 
 with st.spinner(f"Building 6 stacks of {n_layers} layers × {n_seeds} seed(s) and back-propagating…"):
-    curves = depth_curves(n_layers, width, T, n_seeds)
-frame = figures.depth_frame(curves)
+    frame, chart, heatmap, table = depth_views(n_layers, width, T, n_seeds)
 
 st.subheader("Gradient reaching each layer")
-altair_chart(figures.depth_chart, frame, key="depth_chart")
+altair_chart(chart, key="depth_chart")
 lesson.explain()
-below_the_fold(details_section, frame, n_layers)
+below_the_fold(details_section, frame, heatmap, table, n_layers)
 
 next_lesson("depth")

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io
+from plotly.basedatatypes import BaseFigure
 from plotly.colors import get_colorscale
 
 __all__ = [
@@ -31,12 +34,14 @@ __all__ = [
     "FONT_SIZE",
     "OKABE_ITO",
     "SEQUENTIAL",
+    "FrozenFigure",
     "bar_chart",
     "colour_encoding",
     "colour_list",
     "configure",
     "figure_from_spec",
     "frame_csv",
+    "frozen",
     "grid_domains",
     "heatmap",
     "hover_grid",
@@ -314,3 +319,29 @@ def log_strip(z: np.ndarray, *, rows: Sequence[str], x_title: str, value_title: 
                   "zeroline": False, "tickfont": {"size": FONT_SIZE}},
     }
     return figure_from_spec({"data": [trace], "layout": layout})
+
+
+class FrozenFigure(BaseFigure):
+    """A figure nobody changes once it is built, kept as its JSON text: figures shared by sessions
+    (a live run's frames, one setting's views made once).  Streamlit's plotly_chart asks for its
+    dict (`to_dict`) at every draw; this one parses its text instead of deep-copying a Figure's tree
+    and converting its arrays again.  Kept as text, a cache of them holds no objects for the garbage
+    collector to walk (a Figure is ~400 of them).  Only to_dict / to_plotly_json are meant to be
+    called (BaseFigure.__init__ is not run)."""
+
+    def __init__(self, figure: go.Figure):  # no BaseFigure state: the text is all there is
+        self.__dict__["_json"] = plotly.io.to_json(figure, validate=False)
+
+    def to_dict(self) -> dict:
+        return json.loads(self.__dict__["_json"])
+
+    def to_plotly_json(self) -> dict:
+        return self.to_dict()
+
+    def __repr__(self) -> str:
+        return f"FrozenFigure({len(self.__dict__['_json'])} characters)"
+
+
+def frozen(figure: go.Figure) -> FrozenFigure:
+    """`figure` kept as its JSON text (see FrozenFigure)."""
+    return FrozenFigure(figure)

@@ -7,21 +7,20 @@ curve grows across a still frame instead of the frame rescaling under it at ever
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io
-from plotly.basedatatypes import BaseFigure
 
 from .common import (
     FONT_SIZE,
     OKABE_ITO,
     SEQUENTIAL,
+    FrozenFigure,
     colour_list,
     figure_from_spec,
+    frozen,
     grid_domains,
     hover_grid,
     panel_title,
@@ -34,32 +33,6 @@ RUNNER_COLOURS = {"transformer": OKABE_ITO["blue"], "gru": OKABE_ITO["vermillion
 RUNNER_NAMES = {"gru": "GRU", "lstm": "LSTM"}
 LOSS_COLOUR = OKABE_ITO["vermillion"]
 ACCURACY_COLOUR = OKABE_ITO["blue"]
-
-
-class FrozenFigure(BaseFigure):
-    """A figure nobody changes once it is built, kept as its JSON text: the figures the sessions
-    watching a run share.  Streamlit's plotly_chart asks for its dict (`to_dict`) at every draw; this
-    one parses its text instead of deep-copying a Figure's tree.  Kept as text, a cache of them holds
-    no objects for the garbage collector to walk: a Figure is ~400 of them, and Streamlit collects
-    after every script run (runner.postScriptGC), every page's, not only the train page's.
-    Only to_dict / to_plotly_json are meant to be called (BaseFigure.__init__ is not run)."""
-
-    def __init__(self, figure: go.Figure):  # no BaseFigure state: the text is all there is
-        self.__dict__["_json"] = plotly.io.to_json(figure, validate=False)
-
-    def to_dict(self) -> dict:
-        return json.loads(self.__dict__["_json"])
-
-    def to_plotly_json(self) -> dict:
-        return self.to_dict()
-
-    def __repr__(self) -> str:
-        return f"FrozenFigure({len(self.__dict__['_json'])} characters)"
-
-
-def frozen(figure: go.Figure) -> FrozenFigure:
-    """`figure` kept as its JSON text (see FrozenFigure)."""
-    return FrozenFigure(figure)
 
 
 @dataclass(frozen=True)
