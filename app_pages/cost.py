@@ -6,8 +6,16 @@ import torch
 from explorer.analysis.cost import attention_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS, slower_from
 from explorer.figures import cost as figures
-from explorer.figures.common import frame_csv
-from explorer.ui import altair_chart, below_the_fold, download_csv, lesson_page, next_lesson, plotly_chart
+from explorer.figures.common import frame_csv, frozen
+from explorer.ui import (
+    altair_chart,
+    arrow_datasets,
+    below_the_fold,
+    download_csv,
+    lesson_page,
+    next_lesson,
+    plotly_chart,
+)
 from explorer.views.cost import (
     COST_LAYER_DETAILS,
     MAX_PASS_S,
@@ -31,6 +39,28 @@ def measured_times(d: int, attempt: int):
     filters them: the measurement runs in ascending T, so the timings up to any T_max are the ones a
     shorter run would have made, and moving that slider never starts the stopwatch again."""
     return forward_times(tuple(2**p for p in range(4, 13)), d, TIMING_BUDGET_S)
+
+
+# One setting's tables and figures, made once and shared by every session (never changed): a rerun at a
+# setting already seen only draws them.  Chart specs carry their data ready to send.
+@st.cache_resource(show_spinner=False, max_entries=64)
+def table_views(T: int, d: int, k: int, n_layers: int):
+    rows = complexity_rows(T, d, k, n_layers)
+    return rows, figures.complexity_frame(rows, n_layers), frozen(figures.cost_bars(rows))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def crossover_views(T: int, d: int):
+    T_values = operations_lengths(T, d)
+    operations = figures.operations_frame(operations_curves(d, T_values), T_values)
+    return operations, arrow_datasets(figures.operations_chart(operations, d=d, T=T).to_dict(validate=False))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4 * len(WIDTHS) * len(TIMING_LENGTHS))
+def stopwatch_views(d: int, attempt: int, T_max: int):
+    timings = [t for t in measured_times(d, attempt) if T_max >= t.T]
+    times = figures.timing_frame(timings, TIMED_LAYERS)
+    return timings, times, arrow_datasets(figures.timing_chart(times, TIMED_LAYERS).to_dict(validate=False))
 
 
 @st.cache_resource(show_spinner=False)
@@ -78,11 +108,10 @@ def table_section(rows, table, exact: dict, T: int, d: int, k: int, n_layers: in
 def crossover_section(T: int, d: int) -> None:
     """Where T·d² meets T²·d: the operations of both layers against T."""
     st.subheader("Where T·d² meets T²·d")
-    T_values = operations_lengths(T, d)
-    operations = figures.operations_frame(operations_curves(d, T_values), T_values)
+    operations, chart = crossover_views(T, d)
     chart_col, text_col = st.columns([3, 2], gap="large")
     with chart_col:
-        altair_chart(figures.operations_chart, operations, d=d, T=T, key="operations_chart")
+        altair_chart(chart, key="operations_chart")
         download_csv(f"operations_d{d}.csv", "Download the curves (CSV)", frame_csv, operations,
                      key="operations_csv")
     rnn_layer, attention_layer = recurrent_cost("rnn", T, d), attention_cost(T, d)
@@ -129,11 +158,10 @@ def stopwatch_section(d: int, T_max: int) -> None:
         st.stop()
 
     with st.spinner(f"Timing forward passes for T up to {T_max} (at most about {TIMING_BUDGET_S:.0f} s)…"):
-        timings = [t for t in measured_times(d, attempt) if T_max >= t.T]
-    times = figures.timing_frame(timings, TIMED_LAYERS)
+        timings, times, chart = stopwatch_views(d, attempt, T_max)
     chart_col, text_col = st.columns([3, 2], gap="large")
     with chart_col:
-        altair_chart(figures.timing_chart, times, TIMED_LAYERS, key="timing_chart")
+        altair_chart(chart, key="timing_chart")
         download_csv(f"timings_d{d}.csv", "Download the timings (CSV)", frame_csv, times, key="timing_csv")
         st.button("Measure again", icon=":material/timer:", key="measure_again", on_click=measure_again,
                   help="Timings are cached per setting; this measures once more for you.")
@@ -191,12 +219,11 @@ if not lesson.revealed:
 
 # --- the table ---------------------------------------------------------------------------------------------
 st.subheader(f"The complexity table for T = {T}, d = {d}, k = {k}" + (f", N = {n_layers}" if n_layers > 1 else ""))
-rows = complexity_rows(T, d, k, n_layers)
-table = figures.complexity_frame(rows, n_layers)
+rows, table, bars = table_views(T, d, k, n_layers)
 exact = {"exact": "parameters (library formula)", "PyTorch count": "count_parameters on the PyTorch modules",
          "multiplications": "multiplications in the matrix products", "steps": "sequential steps",
          "path": "steps from the last output to the first input"}
-plotly_chart(figures.cost_bars(rows), key="cost_bars")  # the key figure first, the exact table under it
+plotly_chart(bars, key="cost_bars")  # the key figure first, the exact table under it
 lesson.explain()
 
 below_the_fold(table_section, rows, table, exact, T, d, k, n_layers)

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures import gradients as figures
-from explorer.figures.common import frame_csv, subscript
+from explorer.figures.common import frame_csv, frozen, subscript
 from explorer.figures.unrolled import path_frame, unrolled_figure
 from explorer.model.rnn import RECURRENT_KINDS
 from explorer.training.pretrained import PretrainedModelError, load_model
@@ -39,10 +39,34 @@ DEPENDENCY_LENGTHS = [8, 16, 24, 32, 48, 64]
 DEPENDENCY_WIDTH = 16
 DEPENDENCY_KEYS = ("dep_T", "dep_kind")  # section 3's controls, made beside it (a fragment)
 
-def strip_section(frame, T: int) -> None:
+# One setting's frames and figures, made once and shared by every session (never changed): a rerun at a
+# setting already seen only draws them.  Chart specs carry their data ready to send.
+@st.cache_resource(show_spinner=False, max_entries=32)
+def gradient_views(T: int, width: int, init: str, gain: float, window: int | None, n_seeds: int):
+    curves = gradient_curves(T, width, init, gain, window, n_seeds)
+    paths = {kind: path_lengths(T, kind) for kind in KIND_LABELS}
+    frame = figures.gradient_frame(curves, KIND_LABELS, paths)
+    return (curves, paths, frame, arrow_datasets(figures.gradient_chart(frame).to_dict(validate=False)),
+            frozen(figures.gradient_strip(frame)))
+
+
+@st.cache_resource(show_spinner=False, max_entries=len(LENGTHS))
+def unrolled_view(T: int):
+    return frozen(unrolled_figure(path_lengths(T, "rnn"), path_lengths(T, "transformer")))
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def dependency_panels(kind: str, T: int, init: str, gain: float):
+    views = dependency_views(kind, T, DEPENDENCY_WIDTH, init, gain)
+    panels = [(f"{KIND_LABELS[kind]}: the loop", views.recurrent), ("causal attention: masked", views.causal),
+              ("encoder attention: unmasked", views.unmasked)]
+    return panels, frozen(figures.dependency_figure(panels))
+
+
+def strip_section(frame, strip, T: int) -> None:
     """Under the key chart: the same curves as colour, and their download."""
     st.caption("The same numbers as colour, one row per network (blank: exactly 0):")
-    plotly_chart(figures.gradient_strip(frame), width="stretch", key="gradient_strip")
+    plotly_chart(strip, width="stretch", key="gradient_strip")
     download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", frame_csv, frame, key="gradient_csv")
 
 
@@ -83,14 +107,12 @@ effective_gain = gain if init == "orthogonal" else 1.0
 # --- 1. the gradient against position ----------------------------------------------------------------
 st.subheader("1 · How much gradient reaches each input?")
 with st.spinner(f"Back-propagating through {T} steps for {n_seeds} seed(s)…"):
-    curves = gradient_curves(T, width, init, effective_gain, window, n_seeds)
-paths = {kind: path_lengths(T, kind) for kind in KIND_LABELS}
-frame = figures.gradient_frame(curves, KIND_LABELS, paths)
+    curves, paths, frame, chart, strip = gradient_views(T, width, init, effective_gain, window, n_seeds)
 chart_col, text_col = st.columns([3, 1], gap="large")
 with chart_col:
-    altair_chart(figures.gradient_chart, frame, key="gradient_chart")
+    altair_chart(chart, key="gradient_chart")
     lesson.explain()
-    below_the_fold(strip_section, frame, T)
+    below_the_fold(strip_section, frame, strip, T)
 
 first = 1 if T > 2 else 0
 change = {}  # log10 of ‖∂L/∂x_first‖ / ‖∂L/∂x_{T−1}‖, None where the gradient is cut to 0
@@ -145,7 +167,7 @@ def path_section(T: int, paths: dict) -> None:
     st.subheader("2 · Why: the path from the loss back to each input")
     diagram_col, diagram_text = st.columns([3, 1], gap="large")
     with diagram_col:
-        plotly_chart(unrolled_figure(paths["rnn"], paths["transformer"]), width="stretch", key="unrolled")
+        plotly_chart(unrolled_view(T), width="stretch", key="unrolled")
         download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", frame_csv,
                      path_frame(paths["rnn"], paths["transformer"]), key="paths_csv")
     with diagram_text:
@@ -177,10 +199,8 @@ def dependency_section(init: str, effective_gain: float) -> None:
     dep_kind = controls.radio("Recurrent network in the matrices", list(RECURRENT_KINDS), 0, "dep_kind",
                               where=kind_col, horizontal=True)
     with st.spinner(f"Computing {3 * dep_T * dep_T} Jacobian blocks…"):
-        views = dependency_views(dep_kind, dep_T, DEPENDENCY_WIDTH, init, effective_gain)
-    panels = [(f"{KIND_LABELS[dep_kind]}: the loop", views.recurrent), ("causal attention: masked", views.causal),
-              ("encoder attention: unmasked", views.unmasked)]
-    plotly_chart(figures.dependency_figure(panels), width="stretch", key="dependency")
+        panels, figure = dependency_panels(dep_kind, dep_T, init, effective_gain)
+    plotly_chart(figure, width="stretch", key="dependency")
     download_csv(f"dependency_T{dep_T}.csv", "Download the matrices (CSV)", frame_csv,
                  figures.dependency_frame(panels), key="dependency_csv")
     st.markdown(
