@@ -9,12 +9,12 @@ from explorer.figures import cost as figures
 from explorer.figures.common import frame_csv, frozen
 from explorer.ui import (
     altair_chart,
-    arrow_datasets,
     below_the_fold,
     download_csv,
     lesson_page,
     next_lesson,
     plotly_chart,
+    vega_lite_spec,
 )
 from explorer.views.cost import (
     COST_LAYER_DETAILS,
@@ -53,14 +53,14 @@ def table_views(T: int, d: int, k: int, n_layers: int):
 def crossover_views(T: int, d: int):
     T_values = operations_lengths(T, d)
     operations = figures.operations_frame(operations_curves(d, T_values), T_values)
-    return operations, arrow_datasets(figures.operations_chart(operations, d=d, T=T).to_dict(validate=False))
+    return operations, vega_lite_spec(figures.operations_chart(operations, d=d, T=T))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4 * len(WIDTHS) * len(TIMING_LENGTHS))
 def stopwatch_views(d: int, attempt: int, T_max: int):
     timings = [t for t in measured_times(d, attempt) if T_max >= t.T]
     times = figures.timing_frame(timings, TIMED_LAYERS)
-    return timings, times, arrow_datasets(figures.timing_chart(times, TIMED_LAYERS).to_dict(validate=False))
+    return timings, times, vega_lite_spec(figures.timing_chart(times, TIMED_LAYERS))
 
 
 @st.cache_resource(show_spinner=False)

@@ -6,12 +6,12 @@ from explorer.figures import depth as figures
 from explorer.figures.common import frame_csv, frozen
 from explorer.ui import (
     altair_chart,
-    arrow_datasets,
     below_the_fold,
     download_csv,
     lesson_page,
     next_lesson,
     plotly_chart,
+    vega_lite_spec,
 )
 from explorer.views.depth import depth_curves
 
@@ -24,7 +24,7 @@ def depth_views(n_layers: int, width: int, T: int, n_seeds: int):
     """One setting's frame, chart spec (its data ready to send), heatmap and table, made once and shared
     by every session (never changed): a rerun at a setting already seen only draws them."""
     frame = figures.depth_frame(depth_curves(n_layers, width, T, n_seeds))
-    return (frame, arrow_datasets(figures.depth_chart(frame).to_dict(validate=False)),
+    return (frame, vega_lite_spec(figures.depth_chart(frame)),
             frozen(figures.depth_heatmap(frame)), figures.depth_table(frame))
 
 

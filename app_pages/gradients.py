@@ -9,12 +9,12 @@ from explorer.figures.unrolled import path_frame, unrolled_figure
 from explorer.model.rnn import RECURRENT_KINDS
 from explorer.ui import (
     altair_chart,
-    arrow_datasets,
     below_the_fold,
     download_csv,
     lesson_page,
     next_lesson,
     plotly_chart,
+    vega_lite_spec,
 )
 from explorer.views.gradients import (
     KIND_LABELS,
@@ -38,7 +38,7 @@ def gradient_views(T: int, width: int, init: str, gain: float, window: int | Non
     curves = gradient_curves(T, width, init, gain, window, n_seeds)
     paths = {kind: path_lengths(T, kind) for kind in KIND_LABELS}
     frame = figures.gradient_frame(curves, KIND_LABELS, paths)
-    return (curves, paths, frame, arrow_datasets(figures.gradient_chart(frame).to_dict(validate=False)),
+    return (curves, paths, frame, vega_lite_spec(figures.gradient_chart(frame)),
             frozen(figures.gradient_strip(frame)))
 
 

@@ -8,7 +8,7 @@ from explorer.figures import gradients as figures
 from explorer.figures.common import frame_csv
 from explorer.training.pretrained import PretrainedModelError, load_model
 from explorer.training.tasks import RecallTask
-from explorer.ui import altair_chart, arrow_datasets, download_csv
+from explorer.ui import altair_chart, download_csv, vega_lite_spec
 from explorer.views.gradients import (
     LEARNING_STEPS,
     RECALL_MODELS,
@@ -26,7 +26,7 @@ def recall_views(available: tuple[str, ...], chance: float) -> tuple[dict, pd.Da
     shared by every session and never changed."""
     results = [(RECALL_MODELS[name], recall_accuracy(name)) for name in available]
     recall = figures.recall_frame(results, binned=binned_accuracy)
-    spec = arrow_datasets(figures.recall_chart(recall, chance=chance).to_dict(validate=False))
+    spec = vega_lite_spec(figures.recall_chart(recall, chance=chance))
     return spec, figures.recall_bands(results, bands=accuracy_bands), recall
 
 

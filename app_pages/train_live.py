@@ -14,7 +14,8 @@ from collections import OrderedDict
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from explorer.figures.train import Curve, attention_panels, frozen, race_figure, training_curves
+from explorer.figures.common import frozen
+from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
 from explorer.training.runs import LiveJob, QueueFull, RunView, default_manager
 from explorer.ui import lesson_text, plotly_chart
 from explorer.views.train import Progress, columns, first_snapshots, probe_tokens, progress, repace

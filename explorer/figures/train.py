@@ -17,17 +17,15 @@ from .common import (
     FONT_SIZE,
     OKABE_ITO,
     SEQUENTIAL,
-    FrozenFigure,
     colour_list,
     figure_from_spec,
-    frozen,
     grid_domains,
     hover_grid,
     panel_title,
     token_axis,
 )
 
-__all__ = ["RUNNER_COLOURS", "Curve", "FrozenFigure", "attention_panels", "frozen", "race_figure", "training_curves"]
+__all__ = ["RUNNER_COLOURS", "Curve", "attention_panels", "race_figure", "training_curves"]
 
 RUNNER_COLOURS = {"transformer": OKABE_ITO["blue"], "gru": OKABE_ITO["vermillion"], "lstm": OKABE_ITO["orange"]}
 RUNNER_NAMES = {"gru": "GRU", "lstm": "LSTM"}

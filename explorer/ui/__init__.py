@@ -2,7 +2,7 @@
 catalog and the lesson text kept as Markdown beside the pages.  Loads without torch, so the home
 page renders before torch is imported."""
 
-from .controls import OWN_TEXT, UrlControls, altair_chart, arrow_datasets, download_csv, page_header, sequence_input
+from .controls import OWN_TEXT, UrlControls, altair_chart, download_csv, page_header, sequence_input, vega_lite_spec
 from .later import below_the_fold
 from .page import lesson_page, next_lesson
 from .present import plotly_chart, presenting
@@ -10,6 +10,21 @@ from .prose import lesson_text
 from .steps import Lesson
 from .text import escape_markdown, quoted
 
-__all__ = ["OWN_TEXT", "Lesson", "UrlControls", "altair_chart", "arrow_datasets", "below_the_fold", "download_csv",
-           "escape_markdown", "lesson_page", "lesson_text", "next_lesson", "page_header", "plotly_chart", "presenting",
-           "quoted", "sequence_input"]
+__all__ = [
+           "OWN_TEXT",
+           "Lesson",
+           "UrlControls",
+           "altair_chart",
+           "below_the_fold",
+           "download_csv",
+           "escape_markdown",
+           "lesson_page",
+           "lesson_text",
+           "next_lesson",
+           "page_header",
+           "plotly_chart",
+           "presenting",
+           "quoted",
+           "sequence_input",
+           "vega_lite_spec",
+]

@@ -197,16 +197,17 @@ def _vega_lite_spec(module: str, name: str, args: tuple, kwargs: dict) -> dict:
     if not module.startswith("explorer.figures."):
         raise ValueError(f"not a chart builder of explorer.figures: {module}.{name}")
     build = getattr(importlib.import_module(module), name)
-    return arrow_datasets(build(*args, **kwargs).to_dict(validate=False))
+    return vega_lite_spec(build(*args, **kwargs))
 
 
-def arrow_datasets(spec: dict) -> dict:
-    """`spec` with its inline datasets (rows) turned into Arrow bytes, in place.  Streamlit sends each
-    dataset as Arrow and converts rows to it at every draw (most of a drawn chart's cost); converted
-    once, with Streamlit's own function, a cached spec's data is passed on as it is."""
+def vega_lite_spec(chart) -> dict:
+    """An Altair chart's Vega-Lite dict, unvalidated, with its inline datasets (rows) as Arrow bytes.
+    Streamlit sends each dataset as Arrow and converts rows to it at every draw (most of a drawn
+    chart's cost); converted once, with Streamlit's own function, a cached spec's data is passed on
+    as it is."""
+    spec = chart.to_dict(validate=False)
     for dataset, rows in spec.get("datasets", {}).items():
-        if not isinstance(rows, bytes):
-            spec["datasets"][dataset] = convert_anything_to_arrow_bytes(rows)
+        spec["datasets"][dataset] = convert_anything_to_arrow_bytes(rows)
     return spec
 
 

@@ -5,7 +5,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures.train import Curve, FrozenFigure, attention_panels, frozen, race_figure, training_curves
+from explorer.figures.common import FrozenFigure, frozen
+from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
 from tests.support.apptest import plotly_array, plotly_array_1d
 
 
