@@ -1,7 +1,7 @@
 """Attention Explorer's library, in layers that import one way only:
 
     model      attention, positional encodings, the transformer, recurrent networks
-    training   tasks, the shipped models (loading, cards, evaluation), the training command, seeding
+    training   tasks, the shipped models (loading, cards, evaluation), the training command
     analysis   lookup, gradients, back-propagation through time, dependency, depth, cost, timing
     views      what each lesson page shows, computed and cached, read-only (no Streamlit)
     figures    Plotly/Altair builders: handed arrays, they return figures (import no other layer)

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..model.building import seeded
 from ..model.transformer import NORM_PLACEMENTS, EncoderLayer
-from ..training.seeding import seeded
 from .caching import bounded_cache
 from .gradients import INPUT_SEED_OFFSET, default_readout, random_sequence
 

@@ -16,10 +16,10 @@ import torch
 from torch import nn
 
 from ..model.attention import causal_mask
+from ..model.building import seeded
 from ..model.positional import sinusoidal_encoding
 from ..model.rnn import RECURRENT_KINDS, RecurrentNet
 from ..model.transformer import EncoderLayer
-from ..training.seeding import seeded
 
 __all__ = [
     "INPUT_SEED_OFFSET",

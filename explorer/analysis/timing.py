@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..model.building import seeded
 from ..model.rnn import RecurrentNet
-from ..training.seeding import seeded
 
 __all__ = ["TIMED_LAYERS", "Timing", "build_timed_layer", "measure_forward_times", "slower_from"]
 

@@ -6,9 +6,9 @@
 Every snapshot has the step, the loss and accuracy on a small fixed held-out set, and the attention
 weights of one fixed probe input, shaped (layers, heads, queries, keys): cross-attention for an
 encoder–decoder task (which source letter each output looks at), self-attention otherwise.  Step 0
-is the untrained model.  The run is a function of its settings: the model is built from the seed
-(under the process-wide seeding lock) and batches come from their own generator, so the same
-settings give the same snapshots on one thread.
+is the untrained model.  The run is a function of its settings: the model's weights and the batches
+come from generators of their own, seeded from the settings, so the same settings give the same
+snapshots whatever other threads do.
 
 `model="gru"` (or "lstm") trains the recurrent encoder–decoder baseline on the same task and the
 same batches; it has no attention (`attention` is None) and, unless `hidden_size` is given, about as
@@ -29,11 +29,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..model.building import seeded
 from ..model.parameters import count_parameters
 from ..model.positional import ENCODINGS
 from ..model.seq2seq import SEQ2SEQ_KINDS, RecurrentSeq2Seq
 from ..model.transformer import Transformer, TransformerConfig
-from .seeding import seeded
 from .tasks import BOS, EOS, Batch, CoreferenceTask, InductionTask, SequenceToSequenceTask, Task
 from .train import _learning_rate as learning_rate
 

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from safetensors.torch import load as load_safetensors
 
+from ..model.building import with_weights
 from ..model.transformer import EncoderLayer, Stack, TransformerConfig
 from .pretrained import PretrainedModelError
 
@@ -132,12 +133,8 @@ def _build(config: TransformerConfig, tensors: dict[str, torch.Tensor]) -> Stack
     missing = sorted(set(names.values()) - set(tensors))
     if missing:
         raise ValueError(f"{len(missing)} tensors missing, e.g. {missing[0]}")
-    # Built on the CPU, its random initial weights replaced below (0.2 s; on the meta device the first
-    # build imports torch's compiler stack, 2.6 s), without touching the process's random state.
-    with torch.random.fork_rng(devices=[]):
-        stack = Stack(config, config.vocab_size, EncoderLayer, bidirectional=True)
-    stack.load_state_dict({ours: tensors[theirs].float() for ours, theirs in names.items()},
-                          strict=True, assign=True)
+    stack = with_weights(lambda: Stack(config, config.vocab_size, EncoderLayer, bidirectional=True),
+                         {ours: tensors[theirs].float() for ours, theirs in names.items()})  # draws nothing
     return stack.eval().requires_grad_(False)
 
 

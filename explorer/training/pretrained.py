@@ -21,6 +21,7 @@ import torch
 from safetensors.torch import load as load_safetensors
 from torch import nn
 
+from ..model.building import with_weights
 from ..model.rnn import RECURRENT_KINDS, RecurrentTagger
 from ..model.transformer import Transformer, TransformerConfig
 from .tasks import Batch, SequenceToSequenceTask, Task, get_task
@@ -121,7 +122,8 @@ def find_spec(name: str) -> ModelSpec:
 
 
 def build_model(kind: str, task: Task, config: dict) -> nn.Module:
-    """A freshly initialised model of the given kind from the config stored in its card."""
+    """A freshly initialised model of the given kind from the config stored in its card (its weights drawn
+    as it is built: build it under `explorer.model.building.seeded`, or `with_weights`)."""
     if kind == "transformer":
         return Transformer(TransformerConfig.from_dict(config))
     if kind in RECURRENT_KINDS:
@@ -307,8 +309,7 @@ def load_model_uncached(name: str, directory: Path = PRETRAINED_DIR) -> LoadedMo
     try:
         tensors = load_safetensors(data)
         task = get_task(card["task"])
-        model = build_model(card["kind"], task, card["config"])
-        model.load_state_dict(current_names(tensors), strict=True)
+        model = with_weights(lambda: build_model(card["kind"], task, card["config"]), current_names(tensors))
     except Exception as problem:  # any parse or shape problem means the files do not fit together
         _fail(name, weights_path, f"the weights do not fit the model card ({type(problem).__name__}: "
                                   f"{str(problem).splitlines()[0][:200]})")

@@ -26,6 +26,7 @@ import torch
 from safetensors.torch import save_file
 from torch.nn import functional as F
 
+from ..model.building import seeded
 from ..model.parameters import count_parameters
 from .pretrained import (
     MODEL_SPECS,
@@ -184,11 +185,11 @@ def train(spec: ModelSpec, out_dir: Path = PRETRAINED_DIR, steps: int | None = N
     """Train one model from its spec, save weights and card, return the card."""
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    torch.manual_seed(spec.seed)
     steps = spec.steps if steps is None else steps
     task = get_task(spec.task)
     config = model_config(spec, task)
-    model = build_model(spec.kind, task, config)
+    with seeded(spec.seed):
+        model = build_model(spec.kind, task, config)
     curve = LearningCurve(task, steps) if isinstance(task, RecallTask) else None
     final_loss, wall_time = _optimise(spec, model, task, steps, quiet, curve)
     wall_time -= curve.seconds if curve else 0.0  # training alone, not the evaluations along the way

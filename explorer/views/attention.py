@@ -16,9 +16,9 @@ import numpy as np
 import torch
 
 from ..analysis.caching import bounded_cache
+from ..model.building import seeded
 from ..model.transformer import Transformer, TransformerConfig
 from ..training.pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
-from ..training.seeding import seeded
 from ..training.tasks import EOS, PAD, Task, get_task
 
 __all__ = [

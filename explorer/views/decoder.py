@@ -20,8 +20,9 @@ import torch
 from ..analysis.caching import bounded_cache
 from ..analysis.cost import cache_setup_cost, generation_step_cost
 from ..analysis.decoding import decode_steps
+from ..model.building import shapes_only
 from ..model.generation import IncrementalDecoder
-from ..model.parameters import count_parameters, shapes_only
+from ..model.parameters import count_parameters
 from ..model.transformer import Transformer, TransformerConfig
 from ..training.pretrained import PretrainedModelError, find_spec, load_model
 from ..training.tasks import BOS, PAD, Task, get_task

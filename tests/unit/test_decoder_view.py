@@ -9,7 +9,8 @@ import torch
 
 from explorer.analysis.cost import cache_setup_cost, generation_step_cost
 from explorer.analysis.decoding import decode_steps
-from explorer.model.parameters import count_parameters, shapes_only
+from explorer.model.building import shapes_only
+from explorer.model.parameters import count_parameters
 from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.training.pretrained import load_model
 from explorer.views.decoder import (

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from explorer import train_live
+from explorer.model.building import seeded
 from explorer.model.seq2seq import RecurrentSeq2Seq
 from explorer.model.transformer import TransformerConfig
 from explorer.training.live import (
@@ -24,7 +25,6 @@ from explorer.training.live import (
     race_settings,
     run_settings,
 )
-from explorer.training.seeding import seeded
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
