@@ -5,7 +5,8 @@ gradient views at T = 512 are 2.6 MB, 16 depth weight sets at width 64 are 75 MB
 keeps at most `max_entries` results and at most `max_bytes` of their arrays (numpy arrays, torch
 tensors, a module's parameters and buffers, found inside tuples, lists, dicts, mappings and
 dataclasses), evicting the least recently used first; a result larger than a quarter of the budget
-is returned but not kept.  Thread-safe; the computation runs outside the lock.
+is returned but not kept.  Thread-safe; the computation runs outside the lock, once per key at a
+time (`SingleFlight`): a class opening one lesson at once computes its view once, not once a student.
 
 Budgets: each decorator states its own.  Together the bounded caches of explorer.views and
 explorer.analysis may keep at most 146 MB of arrays per server process (the largest: the depth
@@ -24,12 +25,13 @@ import functools
 import threading
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 
 import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["CacheInfo", "bounded_cache", "nbytes"]
+__all__ = ["CacheInfo", "SingleFlight", "bounded_cache", "nbytes"]
 
 CacheInfo = namedtuple("CacheInfo", ["hits", "misses", "maxsize", "currsize", "bytes", "max_bytes"])
 ENTRY_OVERHEAD = 256  # bytes counted per entry besides its arrays (key, bookkeeping)
@@ -56,6 +58,40 @@ def nbytes(value, _seen: set[int] | None = None) -> int:
     return 0
 
 
+class SingleFlight:
+    """One computation per key at a time.  A caller that finds its key being computed waits for that
+    result instead of computing it again.  A failure is not shared (it may be the first caller's own,
+    e.g. its rerun was superseded): the callers that waited then compute for themselves."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._running: dict[object, Future] = {}
+
+    def run(self, key, compute: Callable[[], object]):
+        while True:
+            with self._lock:
+                future = self._running.get(key)
+                first = future is None
+                if first:
+                    future = self._running[key] = Future()
+            if not first:
+                try:
+                    return future.result()
+                except BaseException:  # the first caller's failure: try again, computing if need be
+                    continue
+            try:
+                result = compute()
+            except BaseException as problem:
+                future.set_exception(problem)
+                raise
+            else:
+                future.set_result(result)
+                return result
+            finally:
+                with self._lock:
+                    del self._running[key]
+
+
 def bounded_cache(max_entries: int, max_bytes: int) -> Callable:
     """Decorator: like functools.lru_cache(maxsize=max_entries), also bounded by max_bytes (see the
     module).  The wrapper has cache_clear() and cache_info() (hits, misses, maxsize, currsize,
@@ -67,28 +103,39 @@ def bounded_cache(max_entries: int, max_bytes: int) -> Callable:
         entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
         lock = threading.Lock()
         counts = {"hits": 0, "misses": 0, "bytes": 0}
+        flights = SingleFlight()
+
+        def kept(key) -> tuple[bool, object]:
+            with lock:
+                if key not in entries:
+                    return False, None
+                entries.move_to_end(key)
+                return True, entries[key][0]
 
         @functools.wraps(function)
         def cached(*args, **kwargs):
             key = (args, tuple(sorted(kwargs.items())))
+            found, result = kept(key)
             with lock:
-                if key in entries:
-                    entries.move_to_end(key)
-                    counts["hits"] += 1
-                    return entries[key][0]
-                counts["misses"] += 1
-            result = function(*args, **kwargs)
-            size = nbytes(result) + ENTRY_OVERHEAD
-            if size > max_bytes // 4:
+                counts["hits" if found else "misses"] += 1
+            if found:
                 return result
-            with lock:
-                if key in entries:  # computed meanwhile by another thread: keep one
-                    counts["bytes"] -= entries.pop(key)[1]
-                entries[key] = (result, size)
-                counts["bytes"] += size
-                while len(entries) > max_entries or counts["bytes"] > max_bytes:
-                    counts["bytes"] -= entries.popitem(last=False)[1][1]
-            return result
+
+            def compute_and_keep():
+                found, result = kept(key)  # kept by a computation that finished since the look above
+                if found:
+                    return result
+                result = function(*args, **kwargs)
+                size = nbytes(result) + ENTRY_OVERHEAD
+                if size <= max_bytes // 4:
+                    with lock:
+                        entries[key] = (result, size)
+                        counts["bytes"] += size
+                        while len(entries) > max_entries or counts["bytes"] > max_bytes:
+                            counts["bytes"] -= entries.popitem(last=False)[1][1]
+                return result
+
+            return flights.run(key, compute_and_keep)
 
         def cache_clear() -> None:
             with lock:

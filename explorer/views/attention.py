@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from ..analysis.caching import bounded_cache
+from ..analysis.caching import SingleFlight, bounded_cache
 from ..model.building import seeded
 from ..model.transformer import Transformer, TransformerConfig
 from ..training.pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
@@ -225,12 +225,14 @@ def compute_view(model: Transformer, task: Task, tokens: list[str], mask: str, p
 class ViewCache:
     """Least-recently-used computed views, bounded by count and by the bytes of their arrays: a
     view of 4 layers × 8 heads over 129 tokens holds ~17 MB, a typical one a few hundred KB.
-    Views larger than a quarter of the byte budget are computed every time, never kept."""
+    Views larger than a quarter of the byte budget are computed every time, never kept.  A view being
+    computed for one session is waited for by the others that ask for it (`SingleFlight`)."""
 
     def __init__(self, max_entries: int = 32, max_bytes: int = 48_000_000):
         self.max_entries, self.max_bytes = max_entries, max_bytes
         self._views: OrderedDict[tuple, tuple[AttentionView, str, int]] = OrderedDict()
         self._lock = threading.Lock()
+        self._flights = SingleFlight()
 
     @property
     def bytes(self) -> int:
@@ -244,12 +246,18 @@ class ViewCache:
         with self._lock:
             self._views.clear()
 
-    def get(self, key: tuple, compute) -> tuple[AttentionView, str]:
+    def _kept(self, key: tuple) -> tuple[AttentionView, str] | None:
         with self._lock:
-            if key in self._views:
-                self._views.move_to_end(key)
-                view, label, _ = self._views[key]
-                return view, label
+            if key not in self._views:
+                return None
+            self._views.move_to_end(key)
+            view, label, _ = self._views[key]
+            return view, label
+
+    def get(self, key: tuple, compute) -> tuple[AttentionView, str]:
+        return self._kept(key) or self._flights.run(key, lambda: self._kept(key) or self._compute(key, compute))
+
+    def _compute(self, key: tuple, compute) -> tuple[AttentionView, str]:
         view, label = compute()  # outside the lock: other sessions need not wait for this one
         arrays = [value for block in view.blocks for f in fields(block)
                   if isinstance(value := getattr(block, f.name), np.ndarray)]

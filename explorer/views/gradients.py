@@ -13,7 +13,6 @@ numpy arrays: the caches are shared by all sessions.
 
 from __future__ import annotations
 
-import functools
 import itertools
 from dataclasses import dataclass
 
@@ -202,7 +201,7 @@ class RecallAccuracy:
     heldout_accuracy: float | None  # the card's overall figure, for reference
 
 
-@functools.lru_cache(maxsize=8)
+@bounded_cache(8, max_bytes=1_000_000)  # ~25 KB each; one evaluation at a time per model (warm-up and visitors)
 def recall_accuracy(name: str) -> RecallAccuracy:
     """Evaluate a shipped recall model per distance, once per process (the model itself is shared
     and only read).  Raises PretrainedModelError if the model is missing or damaged (not cached,

@@ -1,5 +1,8 @@
 """The attention page's view cache: bounded by count and bytes, read-only, never caching errors."""
 
+import concurrent.futures
+import time
+
 import numpy as np
 import pytest
 
@@ -33,6 +36,19 @@ def test_a_hit_returns_the_same_view_without_computing_again():
     assert first is second and label == "label" and len(calls) == 1
     with pytest.raises(ValueError):
         first.blocks[0].weights[0] = 1.0  # shared between sessions: read-only
+
+
+def test_sessions_asking_for_a_view_being_computed_wait_for_it():
+    cache, calls = ViewCache(), []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.2)
+        return fake_view(1000), "label"
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        views = [f.result(10)[0] for f in [pool.submit(cache.get, ("k",), compute) for _ in range(6)]]
+    assert len(calls) == 1 and all(v is views[0] for v in views)
 
 
 def test_the_cache_is_bounded_by_entries_and_by_bytes():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,3 +87,46 @@ def test_keyword_and_positional_calls_and_errors_are_not_cached():
     with pytest.raises(ValueError):
         f(-1)
     assert calls.count((-1, 1)) == 2
+
+
+def test_callers_of_a_key_being_computed_wait_for_it_instead_of_computing_it_again():
+    calls, started = [], threading.Event()
+
+    @bounded_cache(4, max_bytes=1_000_000)
+    def slow(x):
+        calls.append(x)
+        started.set()
+        time.sleep(0.3)
+        return np.full(3, x)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        first = pool.submit(slow, 1)
+        started.wait(5)
+        others = [pool.submit(slow, 1) for _ in range(7)] + [pool.submit(slow, 2)]
+        results = [f.result(10) for f in (first, *others)]
+    assert sorted(calls) == [1, 2]  # one computation per key
+    assert all(r is results[0] for r in results[:8])  # the same shared result
+
+
+def test_a_failure_is_not_handed_to_the_callers_that_waited_for_it():
+    calls, started, release = [], threading.Event(), threading.Event()
+
+    @bounded_cache(4, max_bytes=1_000_000)
+    def flaky(x):
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:  # the first caller's own failure (as a superseded rerun)
+            started.set()
+            release.wait(5)
+            raise RuntimeError("first caller's rerun was superseded")
+        return np.arange(x)
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        first = pool.submit(flaky, 3)
+        started.wait(5)
+        waiting = [pool.submit(flaky, 3) for _ in range(3)]
+        time.sleep(0.1)
+        release.set()
+        with pytest.raises(RuntimeError):
+            first.result(10)
+        assert all(np.array_equal(f.result(10), np.arange(3)) for f in waiting)
+    assert len(calls) == 2  # the failure, then one computation for all three that waited
