@@ -60,6 +60,7 @@ _PUBLIC = {
     "recurrent_cost": "analysis.cost",
     "rope_angles": "model.positional",
     "scaled_dot_product_attention": "model.attention",
+    "seeded": "model.building",
     "sinusoidal_encoding": "model.positional",
     "sinusoidal_wavelengths": "model.positional",
     "soft_lookup": "analysis.lookup",
