@@ -16,8 +16,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer.figures.common import frozen
 from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
-from explorer.training.runs import LiveJob, QueueFull, RunView, default_manager
+from explorer.training.runs import ClientBusy, LiveJob, QueueFull, RunView, default_manager
 from explorer.ui import lesson_text, plotly_chart
+from explorer.ui.client import client_address
 from explorer.views.train import Progress, columns, first_snapshots, probe_tokens, progress, repace
 
 WATCH = "_train_watch"  # session state: (job, time.monotonic() when the session pressed Train)
@@ -67,10 +68,12 @@ class TrainPanel:
 
     def _train(self) -> None:
         try:
-            self.manager.request(self.session, self.job)
+            self.manager.request(self.session, self.job, client_address())
             st.session_state[WATCH] = (self.job, time.monotonic())
         except QueueFull:
             st.session_state[NOTE] = text("queue full", queue=self.manager.max_queue)
+        except ClientBusy:
+            st.session_state[NOTE] = text("client busy", runs=self.manager.per_client)
         except ValueError as problem:  # beyond the server's caps (the controls do not allow it)
             st.session_state[NOTE] = str(problem)
 

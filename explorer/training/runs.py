@@ -7,6 +7,10 @@ polls it (`poll`) from a fragment that reruns every second or so, and draws what
   (worker.py: a run trained in the server's process would hold its interpreter lock against every
   page of every user); more requests wait in a queue of bounded length and see their position.
 * A session watches one run at a time: asking for another lets go of the first.
+* A client (a source address: many sessions, tabs or scripts) may start at most `per_client` runs
+  that are queued or training at once (`ClientBusy` past that), and the queue takes clients in
+  turn (the one whose last run started longest ago first): one client cannot hold the queue,
+  however many runs it asks for.  Runs asked for without a client (notebooks, tests) have no share.
 * A run nobody has polled for `abandon_after` seconds is cancelled (the tab was closed), queued or
   running; so is a run whose last watcher let go of it.
 * Every run is capped in steps and computing seconds (LiveSettings) and in wall time (`wall_limit`).
@@ -18,6 +22,7 @@ polls it (`poll`) from a fragment that reruns every second or so, and draws what
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import threading
 import time
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field
 from .live import LIVE_SECONDS, MAX_SECONDS, LiveSettings, Snapshot, race, race_settings, run_settings
 from .worker import InlineRunner, ProcessRunner
 
-__all__ = ["ACTIVE", "LiveJob", "QueueFull", "RunView", "TrainingManager", "default_manager"]
+__all__ = ["ACTIVE", "ClientBusy", "LiveJob", "QueueFull", "RunView", "TrainingManager", "default_manager"]
 
 ACTIVE = ("queued", "running")
 MIN_POLL, MAX_POLL = 1.5, 5.0  # seconds between a page's polls (poll_interval)
@@ -87,9 +92,14 @@ class QueueFull(RuntimeError):
     """More runs are waiting than the server accepts; try again in a minute."""
 
 
+class ClientBusy(RuntimeError):
+    """The client already has its share of runs queued or training (`TrainingManager.per_client`)."""
+
+
 @dataclass(eq=False)
 class _Run:
     job: LiveJob
+    client: str | None = None  # the source address of the session that asked for it first
     state: str = "queued"
     snapshots: list[list[Snapshot]] = field(default_factory=list)
     arrived: list[list[float]] = field(default_factory=list)
@@ -103,13 +113,17 @@ class _Run:
 class TrainingManager:
     """The server's live runs (see the module docstring).  Thread-safe; one per process is enough."""
 
-    def __init__(self, *, slots: int = 1, max_queue: int = 48, abandon_after: float = 20.0, keep_runs: int = 32,
+    def __init__(self, *, slots: int = 1, max_queue: int = 48, per_client: int = 2, abandon_after: float = 20.0,
+                 keep_runs: int = 32,
                  keep_bytes: int = 16 * 2**20, max_seconds: float = LIVE_SECONDS,
                  wall_limit: float = 2 * LIVE_SECONDS, processes: bool = True,
                  clock: Callable[[], float] = time.monotonic):
-        if slots < 1 or max_queue < 0 or abandon_after <= 0 or keep_runs < 0 or min(wall_limit, max_seconds) <= 0:
-            raise ValueError("slots ≥ 1, max_queue ≥ 0, keep_runs ≥ 0; abandon_after, max_seconds, wall_limit > 0")
+        if (slots < 1 or max_queue < 0 or per_client < 1 or abandon_after <= 0 or keep_runs < 0
+                or min(wall_limit, max_seconds) <= 0):
+            raise ValueError("slots ≥ 1, max_queue ≥ 0, per_client ≥ 1, keep_runs ≥ 0; abandon_after, max_seconds, "
+                             "wall_limit > 0")
         self.slots, self.max_queue, self.abandon_after, self.max_seconds = slots, max_queue, abandon_after, max_seconds
+        self.per_client = per_client
         self.keep_runs, self.keep_bytes, self.wall_limit = keep_runs, keep_bytes, wall_limit
         self.processes = processes  # False: train in the worker threads themselves (tests, notebooks)
         self._clock = clock
@@ -117,16 +131,19 @@ class TrainingManager:
         self._runs: OrderedDict[LiveJob, _Run] = OrderedDict()  # active and finished, oldest first
         self._queue: deque[LiveJob] = deque()
         self._sessions: dict[str, LiveJob] = {}
+        self._started: dict[str | None, float] = {}  # client → when its last run started (clients with runs)
         self._threads: list[threading.Thread] = []
         self._trainers: list = []
         self._closed = False
 
     # --- what pages call ---------------------------------------------------------------------------
 
-    def request(self, session: str, job: LiveJob) -> RunView:
-        """Watch `job` from `session`: the run in progress or in the cache, or a new one in the queue.
-        Lets go of the run the session watched before.  Raises QueueFull when the queue is full, and
-        ValueError for a job beyond the server's cap on computing seconds."""
+    def request(self, session: str, job: LiveJob, client: str | None = None) -> RunView:
+        """Watch `job` from `session` (of `client`, its source address): the run in progress or in the
+        cache, or a new one in the queue.  Lets go of the run the session watched before.  Raises
+        QueueFull when the queue is full, ClientBusy when the client already has `per_client` runs
+        queued or training (a run someone else started is shared, never refused), and ValueError for
+        a job beyond the server's cap on computing seconds."""
         if max(runner.max_seconds for runner in job.runners) > self.max_seconds or (
                 job.race_seconds or 0) > self.max_seconds:
             raise ValueError(f"this server trains a run for at most {self.max_seconds:g} s")
@@ -140,7 +157,10 @@ class TrainingManager:
             if run is None or run.state in ("cancelled", "failed"):
                 if len(self._queue) >= self.max_queue:
                     raise QueueFull(f"{len(self._queue)} runs are waiting already")
-                run = _Run(job, snapshots=[[] for _ in job.runners], arrived=[[] for _ in job.runners])
+                if client is not None and sum(
+                        r.client == client and r.state in ACTIVE for r in self._runs.values()) >= self.per_client:
+                    raise ClientBusy(f"{self.per_client} runs from {client} are queued or training already")
+                run = _Run(job, client, snapshots=[[] for _ in job.runners], arrived=[[] for _ in job.runners])
                 self._runs[job] = run
                 self._runs.move_to_end(job)
                 self._queue.append(job)
@@ -277,8 +297,15 @@ class TrainingManager:
                 self._housekeep(self._clock())
             if self._closed:
                 return None
-            run = self._runs[self._queue.popleft()]
+            # Clients in turn: the queued run whose client started a run longest ago (never: first), in
+            # queue order among equals.  Only clients with a run in the queue or training are remembered.
+            job = min(self._queue, key=lambda j: self._started.get(self._runs[j].client, -math.inf))
+            self._queue.remove(job)
+            run = self._runs[job]
             run.state, run.started = "running", self._clock()
+            active = {r.client for r in self._runs.values() if r.state in ACTIVE}
+            self._started = {c: t for c, t in self._started.items() if c in active}
+            self._started[run.client] = run.started
             return run
 
     def _should_stop(self, run: _Run) -> bool:
@@ -327,12 +354,15 @@ _DEFAULT_LOCK = threading.Lock()
 
 def default_manager() -> TrainingManager:
     """The process's manager, made on first use.  EXPLORER_TRAIN_SLOTS sets the runs that train at
-    once (default 1: a Streamlit process computes on one core, and its pages need a share of it)."""
+    once (default 1: a Streamlit process computes on one core, and its pages need a share of it),
+    EXPLORER_TRAIN_PER_CLIENT the runs one source address may have queued or training (default 2)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
             slots = os.environ.get("EXPLORER_TRAIN_SLOTS", "1")
-            _DEFAULT = TrainingManager(slots=max(1, min(4, int(slots) if slots.isdigit() else 1)))
+            per_client = os.environ.get("EXPLORER_TRAIN_PER_CLIENT", "2")
+            _DEFAULT = TrainingManager(slots=max(1, min(4, int(slots) if slots.isdigit() else 1)),
+                                       per_client=max(1, min(48, int(per_client) if per_client.isdigit() else 2)))
             # Stop the threads before the interpreter goes: torch code still running in a daemon
             # thread at exit aborts the process.
             atexit.register(_DEFAULT.close)

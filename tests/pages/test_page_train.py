@@ -135,3 +135,21 @@ def test_a_busy_server_shows_the_queue_position():
         assert manager.stats()["queued"] == 0
     finally:
         manager.release("another class")
+
+
+def test_a_client_past_its_share_of_runs_is_told_so_and_nothing_is_queued(monkeypatch):
+    from explorer.ui.client import LOCAL  # AppTest's session has no address: it counts as this machine
+
+    manager = default_manager()
+    monkeypatch.setattr(manager, "per_client", 1)
+    mine = LiveJob.single(LiveSettings(steps=1600, seed=14))
+    manager.request("another tab", mine, LOCAL)
+    try:
+        at = run_page(PAGE, {"steps": "1600", "seed": "15"})
+        at.button(key="train_start").click().run()
+        assert "already has 1 runs training or waiting" in " ".join(i.value for i in [*at.info, *at.warning]), (
+            [m.value for m in at.info])
+        assert not at.button(key="train_start").disabled  # nothing is watched: Train stays available
+        assert manager.poll("probe", LiveJob.single(LiveSettings(steps=1600, seed=15))) is None
+    finally:
+        manager.release("another tab")

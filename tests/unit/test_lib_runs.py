@@ -289,3 +289,30 @@ def test_a_page_reruns_for_a_new_pace_only_to_slow_down_by_half_again():
     assert repace(1.5, 5.0) and repace(1.5, 2.25)
     assert not repace(1.5, 2.0)  # a few more watchers: not worth a whole-page run
     assert not repace(5.0, 1.5)  # the class left: keep the slower pace to the end of the run
+
+
+def test_a_client_may_have_its_share_of_runs_queued_or_training_and_no_more(make):
+    manager = make(slots=1, per_client=2)
+    first, second = long(), long()
+    manager.request("a", first, "10.0.0.1")
+    manager.request("b", second, "10.0.0.1")
+    with pytest.raises(runs.ClientBusy, match=r"2 runs from 10\.0\.0\.1"):
+        manager.request("c", long(), "10.0.0.1")
+    shared = long()
+    manager.request("d", shared, "10.0.0.2")  # another client's run ...
+    assert manager.request("c", shared, "10.0.0.1").active  # ... is shared with a client at its share
+    manager.release("b")  # one of its own runs stopped: room again
+    assert manager.request("e", long(), "10.0.0.1").active
+
+
+def test_the_queue_starts_a_run_of_a_client_with_nothing_training_before_a_second_run_of_one(make):
+    manager = make(slots=1, per_client=3)
+    running = long()
+    manager.request("a", running, "10.0.0.1")
+    wait_for(lambda: manager.poll("a", running).state == "running")
+    own_second, other = long(), long()
+    manager.request("b", own_second, "10.0.0.1")  # queued first ...
+    manager.request("c", other, "10.0.0.2")  # ... this one after it
+    manager.release("a")  # the running run stops
+    wait_for(lambda: manager.poll("c", other).state == "running")
+    assert manager.poll("b", own_second).state == "queued"  # the other client went first
