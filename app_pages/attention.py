@@ -8,6 +8,7 @@ import streamlit as st
 from explorer.figures import attention as figures
 from explorer.figures.common import DIVERGING, heatmap, matrix_csv
 from explorer.model.positional import ENCODINGS
+from explorer.model.transformer import is_causal
 from explorer.training.tasks import get_task
 from explorer.ui import (
     below_the_fold,
@@ -45,7 +46,7 @@ def clamp_selection(key: str, options: list[int]) -> None:
 
 
 def natural_mask_of(task) -> str:
-    return "none" if task.architecture == "encoder" else "causal"
+    return "causal" if is_causal(task.architecture) else "none"
 
 
 def reset_for_task() -> None:

@@ -25,7 +25,7 @@ _PUBLIC = {
     "DecoderLayer": "model.transformer",
     "EncoderLayer": "model.transformer",
     "IncrementalDecoder": "model.generation",
-    "ModelTrace": "model.transformer",
+    "ModelTrace": "model.trace",
     "MultiHeadAttention": "model.attention",
     "PassCost": "analysis.cost",
     "RecurrentNet": "model.rnn",

@@ -15,6 +15,7 @@ from torch import nn
 
 __all__ = [
     "AttentionTrace",
+    "KVCache",
     "MultiHeadAttention",
     "attention_mask",
     "attention_pipeline",
@@ -112,12 +113,36 @@ def scaled_dot_product_attention(
     return trace.output, trace.weights
 
 
+class KVCache:
+    """The keys and values one attention module has computed, kept for later positions of one
+    generation (made per generation, never stored on the shared module): (B, heads, positions, head_dim).
+
+    `KVCache()` is a self-attention's: each call adds the new positions' keys and values.
+    `attention.cache(memory)` is a cross-attention's: the encoder output's, projected once, fixed."""
+
+    def __init__(self, keys: torch.Tensor | None = None, values: torch.Tensor | None = None):
+        self.keys, self.values = keys, values
+        self.fixed = keys is not None
+
+    @property
+    def length(self) -> int:
+        """Positions kept so far."""
+        return 0 if self.keys is None else self.keys.shape[2]
+
+    def extend(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keep the new positions' k, v (B, heads, n, head_dim); return every position's."""
+        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=2)
+        self.values = v if self.values is None else torch.cat([self.values, v], dim=2)
+        return self.keys, self.values
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with separate Q, K, V and output projections.
 
     Self-attention passes one sequence (`key_value` defaults to the `query`); cross-attention passes
     the decoder states as `query` and the encoder output as `key_value`.  An optional `rotary`
-    callable (RoPE) rotates queries and keys per head before the dot product.
+    callable (RoPE) rotates queries and keys per head before the dot product.  With a `KVCache` the
+    same code runs one generation step: only the new positions are projected (see KVCache).
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = True):
@@ -137,6 +162,10 @@ class MultiHeadAttention(nn.Module):
         batch, T, _ = x.shape
         return x.view(batch, T, self.n_heads, self.head_dim).transpose(1, 2)
 
+    def cache(self, memory: torch.Tensor) -> KVCache:
+        """A cross-attention's cache: the keys and values of `memory` (B, T_src, d), projected once."""
+        return KVCache(self._split_heads(self.k_proj(memory)), self._split_heads(self.v_proj(memory)))
+
     def forward(
         self,
         query: torch.Tensor,
@@ -144,18 +173,27 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         bias: torch.Tensor | None = None,
         rotary=None,
+        cache: KVCache | None = None,
     ) -> tuple[torch.Tensor, AttentionTrace]:
         """query: (B, T_q, d), key_value: (B, T_k, d) → (output (B, T_q, d), per-head trace).
 
         The trace's tensors are shaped (B, heads, T_q, T_k); its `output` is the per-head
-        (B, heads, T_q, head_dim) mix before the heads are concatenated and projected.
+        (B, heads, T_q, head_dim) mix before the heads are concatenated and projected.  With a
+        `cache`, `query` holds the new positions only and the keys are every position's so far.
         """
-        key_value = query if key_value is None else key_value
         q = self._split_heads(self.q_proj(query))  # (B, heads, T_q, head_dim)
-        k = self._split_heads(self.k_proj(key_value))  # (B, heads, T_k, head_dim)
-        v = self._split_heads(self.v_proj(key_value))  # (B, heads, T_k, head_dim)
-        if rotary is not None:
-            q, k = rotary(q), rotary(k)  # RoPE: rotate each pair of dimensions by position × frequency
+        if cache is not None and cache.fixed:  # cross-attention in a generation: the encoder's, made once
+            k, v = cache.keys, cache.values  # (B, heads, T_k, head_dim)
+        else:
+            key_value = query if key_value is None else key_value
+            k = self._split_heads(self.k_proj(key_value))  # (B, heads, T_k, head_dim)
+            v = self._split_heads(self.v_proj(key_value))  # (B, heads, T_k, head_dim)
+        if rotary is not None:  # RoPE: rotate each pair of dimensions by position × frequency
+            start = 0 if cache is None else cache.length  # the new positions follow those kept
+            positions = torch.arange(start, start + q.shape[2], device=q.device)
+            q, k = rotary(q, positions), rotary(k, positions)
+        if cache is not None and not cache.fixed:
+            k, v = cache.extend(k, v)  # (B, heads, every position so far, head_dim)
         trace = attention_pipeline(q, k, v, mask=mask, bias=bias)  # weights (B, heads, T_q, T_k)
         batch, _, T_q, _ = trace.output.shape  # output (B, heads, T_q, head_dim)
         merged = trace.output.transpose(1, 2).reshape(batch, T_q, self.d_model)  # heads side by side (B, T_q, d)

@@ -15,26 +15,29 @@ would read the new token), and there would be nothing to keep: `cache=True` then
 Read top-down:
 
     generate              the greedy loop, both ways
-    IncrementalDecoder    the encoder once, then `step(new tokens)` → logits and trace for those only
-    SelfAttentionCache    one layer's self-attention keys/values, growing by one position a step
-    CrossAttentionCache   one layer's cross-attention keys/values, the encoder output's, made once
-    CachedLayer           a decoder layer that runs its own forward with the caches in place of its
-                          attention modules (the same wiring, norms and feed-forward; nothing copied)
+    IncrementalDecoder    the encoder once, then `step(new tokens)` → logits and trace for those only,
+                          through the layers' own forward with a `KVCache` per attention module
+                          (explorer/model/attention.py: self-attention's grows a position a step,
+                          cross-attention's holds the encoder output's keys and values, made once)
+
+`model` is a `Transformer` (explorer/model/transformer.py, which calls `generate` from its own
+method; this module names it only in words, so the two do not import each other).
 """
 
 from __future__ import annotations
 
 import torch
+from torch import nn
 
-from .attention import AttentionTrace, MultiHeadAttention, attention_pipeline, combine_masks, key_padding_mask
-from .transformer import ModelTrace, Transformer
+from .attention import KVCache, combine_masks, key_padding_mask
+from .trace import ModelTrace
 
-__all__ = ["CachedLayer", "CrossAttentionCache", "IncrementalDecoder", "SelfAttentionCache", "generate"]
+__all__ = ["IncrementalDecoder", "generate"]
 
 
 @torch.no_grad()
 def generate(
-    model: Transformer, tokens: torch.Tensor, n_steps: int, start_token: int | None, *,
+    model: nn.Module, tokens: torch.Tensor, n_steps: int, start_token: int | None, *,
     valid: torch.Tensor | None = None, causal: bool | None = None, cache: bool = False,
 ) -> tuple[torch.Tensor, ModelTrace]:
     """Greedy decoding: `n_steps` tokens, each the likeliest next one, fed back in.
@@ -85,7 +88,7 @@ class IncrementalDecoder:
     of those positions only.  A decoder-only model can take its whole prompt in the first step.
     """
 
-    def __init__(self, model: Transformer, source: torch.Tensor | None = None, *,
+    def __init__(self, model: nn.Module, source: torch.Tensor | None = None, *,
                  valid: torch.Tensor | None = None):
         arch = model.config.architecture
         if arch == "encoder":
@@ -101,11 +104,8 @@ class IncrementalDecoder:
             memory, self.encoder_trace.encoder_input, self.encoder_trace.encoder_layers = model.encoder(
                 source, causal=False, valid=valid)
             self.memory_mask = None if valid is None else key_padding_mask(valid)  # (B, 1, 1, T_src)
-            self.layers = [CachedLayer(layer, SelfAttentionCache(layer.self_attn),
-                                       CrossAttentionCache(layer.cross_attn, memory))
-                           for layer in self.stack.layers]
-        else:
-            self.layers = [CachedLayer(layer, SelfAttentionCache(layer.self_attn)) for layer in self.stack.layers]
+            self.cross_caches = [layer.cross_attn.cache(memory) for layer in self.stack.layers]
+        self.self_caches = [KVCache() for _ in self.stack.layers]
 
     @torch.no_grad()
     def step(self, tokens: torch.Tensor, valid: torch.Tensor | None = None) -> tuple[torch.Tensor, ModelTrace]:
@@ -126,81 +126,15 @@ class IncrementalDecoder:
         bias = self.stack.score_bias(total, tokens.device)  # ALiBi / T5 table (no products), or None
         bias = None if bias is None else bias[:, :, start:total, :]  # the new rows
         traces = []
-        for layer in self.layers:
-            if layer.cross_attn is None:
-                x, layer_trace = layer(x, mask=mask, bias=bias, rotary=self.stack.rotary)
+        for i, layer in enumerate(self.stack.layers):  # the layers' own forward, with this generation's caches
+            if self.model.config.architecture == "decoder":
+                x, layer_trace = layer(x, mask=mask, bias=bias, rotary=self.stack.rotary, cache=self.self_caches[i])
             else:
                 x, layer_trace = layer(x, None, self_mask=mask, memory_mask=self.memory_mask, bias=bias,
-                                       rotary=self.stack.rotary)
+                                       rotary=self.stack.rotary, self_cache=self.self_caches[i],
+                                       cross_cache=self.cross_caches[i])
             traces.append(layer_trace)
         self.length = total
         trace = ModelTrace(encoder_input=self.encoder_trace.encoder_input, decoder_input=stack_input,
                            encoder_layers=self.encoder_trace.encoder_layers, decoder_layers=traces)
         return self.model.lm_head(self.stack.final_norm(x)), trace
-
-
-def _attend(attention: MultiHeadAttention, q, k, v, mask, bias) -> tuple[torch.Tensor, AttentionTrace]:
-    """The end of MultiHeadAttention.forward: attention over the given keys, heads merged, projected."""
-    trace = attention_pipeline(q, k, v, mask=mask, bias=bias)  # weights (B, heads, n, keys)
-    batch, _, n, _ = trace.output.shape
-    merged = trace.output.transpose(1, 2).reshape(batch, n, attention.d_model)  # (B, n, d)
-    return attention.out_proj(merged), trace
-
-
-class SelfAttentionCache:
-    """A layer's self-attention for new positions, reading the keys and values of every earlier one.
-
-    Called like the MultiHeadAttention it stands for (by the layer's own forward).  Only the new
-    positions' queries, keys and values are projected; the keys and values join those kept from
-    earlier steps (rotated at their own positions under RoPE, so each is computed once).
-    """
-
-    def __init__(self, attention: MultiHeadAttention):
-        self.attention = attention
-        self.keys: torch.Tensor | None = None  # (B, heads, positions so far, head_dim)
-        self.values: torch.Tensor | None = None
-
-    def __call__(self, query, key_value=None, mask=None, bias=None, rotary=None):
-        a = self.attention
-        q, k, v = (a._split_heads(proj(query)) for proj in (a.q_proj, a.k_proj, a.v_proj))  # (B, heads, n, hd)
-        if rotary is not None:
-            start = 0 if self.keys is None else self.keys.shape[2]
-            positions = torch.arange(start, start + q.shape[2], device=q.device)
-            q, k = rotary(q, positions), rotary(k, positions)
-        self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=2)
-        self.values = v if self.values is None else torch.cat([self.values, v], dim=2)
-        return _attend(a, q, self.keys, self.values, mask, bias)
-
-
-class CrossAttentionCache:
-    """A layer's cross-attention: the encoder output's keys and values, projected once at the start."""
-
-    def __init__(self, attention: MultiHeadAttention, memory: torch.Tensor):
-        self.attention = attention
-        self.keys = attention._split_heads(attention.k_proj(memory))  # (B, heads, T_src, head_dim)
-        self.values = attention._split_heads(attention.v_proj(memory))
-
-    def __call__(self, query, key_value=None, mask=None, bias=None, rotary=None):
-        a = self.attention
-        return _attend(a, a._split_heads(a.q_proj(query)), self.keys, self.values, mask, bias)
-
-
-class CachedLayer:
-    """One decoder layer whose attention modules are replaced by caches, for one generation.
-
-    Calling it runs the layer class's own `forward` with this object as `self`: `self_attn` and
-    `cross_attn` are the caches, every other attribute (norms, feed-forward, wiring) is the layer's.
-    So the cached step cannot drift from the layer's definition, and the shared layer is untouched.
-    """
-
-    def __init__(self, layer: torch.nn.Module, self_attn: SelfAttentionCache,
-                 cross_attn: CrossAttentionCache | None = None):
-        self.layer = layer
-        self.self_attn = self_attn
-        self.cross_attn = cross_attn
-
-    def __getattr__(self, name: str):  # only for names not set above: the layer's own
-        return getattr(self.layer, name)
-
-    def __call__(self, *args, **kwargs):
-        return type(self.layer).forward(self, *args, **kwargs)

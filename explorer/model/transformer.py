@@ -4,26 +4,29 @@ Read it top-down, following one forward pass:
 
     Transformer.forward      picks the stacks the architecture has and ends in the output projection
     Stack.forward            token embedding (+ absolute positions), the mask, N layers, final LayerNorm
-    EncoderLayer.forward     self-attention, then feed-forward, each with its residual and LayerNorm
+    EncoderLayer.forward     self-attention, then feed-forward: one `add_and_norm` line each
     DecoderLayer.forward     the same with cross-attention to the encoder's output in between
+    Sublayers.add_and_norm   a sub-layer with its residual connection and LayerNorm (post, pre or none)
     FeedForward              expand, ReLU (or GELU), project back
 
 Shapes: B batch, T sequence length, d d_model, heads × head_dim = d.  `forward` returns the logits
 together with a trace of everything the lesson pages draw: per layer and head the self- and
 cross-attention scores and weights, and every layer's hidden states.  Nothing is stored on the
-module, so one cached model can serve every user at once.
+module, so one cached model can serve every user at once.  Greedy generation, with or without a KV
+cache, is in explorer/model/generation.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from .attention import AttentionTrace, MultiHeadAttention, attention_mask
+from .attention import KVCache, MultiHeadAttention, attention_mask
+from .generation import generate
 from .positional import (
     ABSOLUTE_ENCODINGS,
     ENCODINGS,
@@ -32,6 +35,7 @@ from .positional import (
     T5RelativeBias,
     alibi_bias,
 )
+from .trace import LayerTrace, ModelTrace
 
 __all__ = [
     "ARCHITECTURES",
@@ -42,8 +46,10 @@ __all__ = [
     "LayerTrace",
     "ModelTrace",
     "Stack",
+    "Sublayers",
     "Transformer",
     "TransformerConfig",
+    "is_causal",
 ]
 
 ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
@@ -51,6 +57,12 @@ ARCHITECTURES = ("encoder", "decoder", "encoder-decoder")
 # (before each sublayer, GPT-2 onwards) or "none" (no LayerNorm at all, for the depth lesson).
 NORM_PLACEMENTS = ("post", "pre", "none")
 ACTIVATIONS = {"relu": torch.relu, "gelu": nn.functional.gelu}  # feed-forward: the paper's; BERT's (erf GELU)
+
+
+def is_causal(architecture: str) -> bool:
+    """The mask rule, decided here once: a decoder sees only what it has written so far (decoder-only,
+    and the decoder of an encoder–decoder); an encoder-only model reads its whole input."""
+    return architecture != "encoder"
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,7 @@ class TransformerConfig:
     n_layers: int = 2
     architecture: str = "encoder"
     encoding: str = "sinusoidal"
-    norm: str = "post"  # "post" (the paper: Add & Norm after each block) or "pre"
+    norm: str = "post"  # one of NORM_PLACEMENTS: "post" (the paper: Add & Norm after each block), "pre", "none"
     residual: bool = True
     d_ff: int | None = None  # None means 4·d_model, as in the paper
     max_len: int = 64
@@ -82,8 +94,8 @@ class TransformerConfig:
             problems.append(f"architecture must be one of {ARCHITECTURES}")
         if self.encoding not in ENCODINGS:
             problems.append(f"encoding must be one of {ENCODINGS}")
-        if self.norm not in ("post", "pre"):
-            problems.append("norm must be 'post' or 'pre'")
+        if self.norm not in NORM_PLACEMENTS:
+            problems.append(f"norm must be one of {NORM_PLACEMENTS}")
         if min(self.vocab_size, self.d_model, self.n_heads, self.n_layers, self.max_len) < 1:
             problems.append("sizes must be positive")
         if self.d_ff is not None and self.d_ff < 1:
@@ -106,6 +118,11 @@ class TransformerConfig:
         return 4 * self.d_model if self.d_ff is None else self.d_ff
 
     @property
+    def causal(self) -> bool:
+        """The self-attention mask of the stack that writes the output (`is_causal`)."""
+        return is_causal(self.architecture)
+
+    @property
     def output_vocab_size(self) -> int:
         """The vocabulary the model predicts: target_vocab_size for an encoder–decoder (if set)."""
         if self.architecture == "encoder-decoder" and self.target_vocab_size is not None:
@@ -122,30 +139,6 @@ class TransformerConfig:
         if unknown:
             raise ValueError(f"unknown TransformerConfig fields: {sorted(unknown)}")
         return cls(**data)
-
-
-@dataclass
-class LayerTrace:
-    """What one layer computed: attention stages per head, shaped (B, heads, T_q, T_k)."""
-
-    self_attention: AttentionTrace
-    cross_attention: AttentionTrace | None
-    hidden: torch.Tensor  # (B, T, d_model), the layer's output
-
-
-@dataclass
-class ModelTrace:
-    """Everything a forward pass computed besides the logits."""
-
-    encoder_input: torch.Tensor | None = None  # embeddings + absolute positions fed to layer 0
-    decoder_input: torch.Tensor | None = None
-    encoder_layers: list[LayerTrace] = field(default_factory=list)
-    decoder_layers: list[LayerTrace] = field(default_factory=list)
-
-    @property
-    def layers(self) -> list[LayerTrace]:
-        """The stack that produces the logits (the decoder's if there is one)."""
-        return self.decoder_layers or self.encoder_layers
 
 
 class Transformer(nn.Module):
@@ -179,16 +172,16 @@ class Transformer(nn.Module):
 
         tokens: (B, T) input ids.  target: (B, T_out) decoder input ids (encoder–decoder only).
         causal: mask for the self-attention of the stack that is not the encoder of an
-            encoder–decoder; defaults to the architecture's own (True for decoders).  Encoder-only
-            models accept causal=True too, so a page can show what masking does to them.
+            encoder–decoder; defaults to the architecture's own (`config.causal`: True for decoders).
+            Encoder-only models accept causal=True too, so a page can show what masking does to them.
         valid / target_valid: (B, T) booleans, False marks padding keys to ignore.
         """
         arch = self.config.architecture
         trace = ModelTrace()
+        causal = self.config.causal if causal is None else causal
         if arch == "encoder":
-            x, trace.encoder_input, trace.encoder_layers = self.encoder(tokens, causal=bool(causal), valid=valid)
+            x, trace.encoder_input, trace.encoder_layers = self.encoder(tokens, causal=causal, valid=valid)
             return self.lm_head(x), trace  # (B, T, vocab)
-        causal = True if causal is None else causal  # a decoder sees only what it has written so far
         if arch == "decoder":
             x, trace.decoder_input, trace.decoder_layers = self.decoder(tokens, causal=causal, valid=valid)
             return self.lm_head(x), trace  # (B, T, vocab)
@@ -207,8 +200,6 @@ class Transformer(nn.Module):
         """Greedy autoregressive decoding, each prediction fed back in as the next input; returns the
         generated ids (B, n_steps) and the last step's trace.  cache=True runs the encoder once and
         keeps every decoder layer's keys and values (the same tokens).  See explorer.model.generation."""
-        from .generation import generate  # that module builds on this one
-
         return generate(self, tokens, n_steps, start_token, valid=valid, causal=causal, cache=cache)
 
 
@@ -288,7 +279,26 @@ def _norm(d_model: int, norm: str, eps: float) -> nn.Module:
     return nn.Identity() if norm == "none" else nn.LayerNorm(d_model, eps=eps)
 
 
-class EncoderLayer(nn.Module):
+class Sublayers(nn.Module):
+    """A layer made of sub-layers (attention, feed-forward), each wrapped the same way: `norm` is "post"
+    (the paper), "pre" or "none"; `residual=False` drops the residual connections (the depth lesson)."""
+
+    norm: str
+    residual: bool
+
+    def add_and_norm(self, x: torch.Tensor, norm: nn.Module, sublayer, *args, **kwargs):
+        """x through `sublayer(x, *args, **kwargs)` with its residual connection and LayerNorm:
+
+            pre-norm   x + F(LN(x))        post-norm  LN(x + F(x))        (without the residual: no "x +")
+
+        Returns (the new x, what the sub-layer returned besides its output: an attention's trace)."""
+        out = sublayer(norm(x) if self.norm == "pre" else x, *args, **kwargs)
+        out, trace = out if isinstance(out, tuple) else (out, None)
+        x = x + out if self.residual else out  # the residual connection: the gradient's short cut
+        return (x if self.norm == "pre" else norm(x)), trace
+
+
+class EncoderLayer(Sublayers):
     """Self-attention then feed-forward, each with a residual connection and a LayerNorm.
 
     Unmasked in an encoder; give it a causal mask and it is a decoder-only ("GPT-style") layer.
@@ -306,18 +316,12 @@ class EncoderLayer(nn.Module):
         self.norm = norm
         self.residual = residual
 
-    def forward(self, x, mask=None, bias=None, rotary=None) -> tuple[torch.Tensor, LayerTrace]:
-        """x: (B, T, d) → (B, T, d) and the layer's trace.  mask, bias, rotary: see MultiHeadAttention."""
-        if self.norm == "pre":  # normalise what enters each sublayer; the sum x + … is left alone
-            a, attn = self.self_attn(self.attn_norm(x), mask=mask, bias=bias, rotary=rotary)  # (B, T, d)
-            x = x + a if self.residual else a
-            f = self.ffn(self.ffn_norm(x))  # (B, T, d)
-            x = x + f if self.residual else f
-        else:  # "post", the paper's Add & Norm: normalise the sum ("none": the norms are Identity)
-            a, attn = self.self_attn(x, mask=mask, bias=bias, rotary=rotary)  # (B, T, d)
-            x = self.attn_norm(x + a if self.residual else a)
-            f = self.ffn(x)  # (B, T, d)
-            x = self.ffn_norm(x + f if self.residual else f)
+    def forward(self, x, mask=None, bias=None, rotary=None, cache: KVCache | None = None
+                ) -> tuple[torch.Tensor, LayerTrace]:
+        """x: (B, T, d) → (B, T, d) and the layer's trace.  mask, bias, rotary, cache: see MultiHeadAttention."""
+        x, attn = self.add_and_norm(x, self.attn_norm, self.self_attn, mask=mask, bias=bias, rotary=rotary,
+                                    cache=cache)  # (B, T, d)
+        x, _ = self.add_and_norm(x, self.ffn_norm, self.ffn)  # (B, T, d)
         return x, LayerTrace(self_attention=attn, cross_attention=None, hidden=x)
 
     def rewired(self, norm: str | None = None, residual: bool | None = None) -> EncoderLayer:
@@ -340,7 +344,7 @@ class EncoderLayer(nn.Module):
         return layer
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(Sublayers):
     """Masked self-attention, cross-attention to the encoder output, then feed-forward."""
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, norm: str = "post", residual: bool = True,
@@ -353,24 +357,17 @@ class DecoderLayer(nn.Module):
         self.norm = norm
         self.residual = residual
 
-    def forward(self, x, memory, self_mask=None, memory_mask=None, bias=None,
-                rotary=None) -> tuple[torch.Tensor, LayerTrace]:
-        """x: (B, T, d), memory: the encoder's output (B, T_src, d) → (B, T, d) and the layer's trace."""
+    def forward(self, x, memory, self_mask=None, memory_mask=None, bias=None, rotary=None,
+                self_cache: KVCache | None = None, cross_cache: KVCache | None = None
+                ) -> tuple[torch.Tensor, LayerTrace]:
+        """x: (B, T, d), memory: the encoder's output (B, T_src, d) → (B, T, d) and the layer's trace.
+        With caches (one generation step), memory may be None: cross_cache holds its keys and values."""
+        x, self_attn = self.add_and_norm(x, self.attn_norm, self.self_attn, mask=self_mask, bias=bias,
+                                         rotary=rotary, cache=self_cache)  # (B, T, d)
         # Cross-attention: queries come from the decoder, keys and values from the encoder ("memory").
-        if self.norm == "pre":
-            a, self_attn = self.self_attn(self.attn_norm(x), mask=self_mask, bias=bias, rotary=rotary)  # (B, T, d)
-            x = x + a if self.residual else a
-            c, cross_attn = self.cross_attn(self.cross_norm(x), memory, mask=memory_mask)  # (B, T, d)
-            x = x + c if self.residual else c
-            f = self.ffn(self.ffn_norm(x))  # (B, T, d)
-            x = x + f if self.residual else f
-        else:
-            a, self_attn = self.self_attn(x, mask=self_mask, bias=bias, rotary=rotary)  # (B, T, d)
-            x = self.attn_norm(x + a if self.residual else a)
-            c, cross_attn = self.cross_attn(x, memory, mask=memory_mask)  # (B, T, d)
-            x = self.cross_norm(x + c if self.residual else c)
-            f = self.ffn(x)  # (B, T, d)
-            x = self.ffn_norm(x + f if self.residual else f)
+        x, cross_attn = self.add_and_norm(x, self.cross_norm, self.cross_attn, memory, mask=memory_mask,
+                                          cache=cross_cache)  # (B, T, d)
+        x, _ = self.add_and_norm(x, self.ffn_norm, self.ffn)  # (B, T, d)
         return x, LayerTrace(self_attention=self_attn, cross_attention=cross_attn, hidden=x)
 
 

@@ -195,7 +195,7 @@ def compute_view(model: Transformer, task: Task, tokens: list[str], mask: str, p
         words += [PAD] * max(0, padded_length - len(words))
     ids = torch.tensor([task.encode(words)], dtype=torch.long)
     valid = torch.tensor([[w != PAD for w in words]]) if mask == "padding" else None
-    causal = mask == "causal" or (mask == "padding" and arch != "encoder")
+    causal = {"none": False, "causal": True, "padding": model.config.causal}[mask]  # padding: the model's own rule
     head_dim = model.config.d_model // model.config.n_heads
     if arch == "encoder-decoder":
         bos, eos = task.index["<s>"], task.index[EOS]
