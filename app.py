@@ -35,9 +35,11 @@ def _import_in_background() -> threading.Thread:
             importlib.import_module(module)
         # Then every lesson's default view, so a lecturer's first click finds it computed.
         if os.environ.get("EXPLORER_WARM", "1") != "0":
+            from explorer.serve.adapter import warm_lessons
             from explorer.views.warm import warm_default_views
 
-            warm_default_views()
+            warm_lessons()  # the lessons on the runtime: view(Settings()) for each, as their pages ask for it
+            warm_default_views()  # the others (moving onto the runtime)
         if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
             gc.collect()
             gc.freeze()

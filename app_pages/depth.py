@@ -2,44 +2,29 @@
 
 import streamlit as st
 
-from explorer.figures import depth as figures
-from explorer.figures.common import frame_csv, frozen
-from explorer.ui import (
-    altair_chart,
-    below_the_fold,
-    download_csv,
-    lesson_page,
-    next_lesson,
-    plotly_chart,
-    vega_lite_spec,
-)
-from explorer.views.depth import depth_curves
-
-WIDTHS = [16, 32, 64]
-LENGTHS = [4, 8, 16, 32]
+from explorer.figures.common import frame_csv
+from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.lessons import DEPTH
+from explorer.ui import altair_chart, download_csv, plotly_chart
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
-def depth_views(n_layers: int, width: int, T: int, n_seeds: int):
-    """One setting's frame, chart spec (its data ready to send), heatmap and table, made once and shared
-    by every session (never changed): a rerun at a setting already seen only draws them."""
-    frame = figures.depth_frame(depth_curves(n_layers, width, T, n_seeds))
-    return (frame, vega_lite_spec(figures.depth_chart(frame)),
-            frozen(figures.depth_heatmap(frame)), figures.depth_table(frame))
+def gradient_by_layer(shown) -> None:
+    st.subheader("Gradient reaching each layer")
+    altair_chart(shown.figures.chart, key="depth_chart")
 
 
-def details_section(frame, heatmap, table, n_layers: int) -> None:
+def details(shown) -> None:
     """Under the key figure: the same numbers as colour, the table and the four wirings explained."""
     st.caption("The same numbers as colour, one row per wiring:")
-    plotly_chart(heatmap, key="depth_map")
-    download_csv(f"depth_gradients_L{n_layers}.csv", "Download the curves (CSV)", frame_csv, frame,
-                 key="depth_csv")
+    plotly_chart(shown.figures.heatmap, key="depth_map")
+    download_csv(f"depth_gradients_L{shown.settings.n_layers}.csv", "Download the curves (CSV)", frame_csv,
+                 shown.figures.frame, key="depth_csv")
 
     table_col, text_col = st.columns([1, 1], gap="large")
     with table_col:
         st.markdown("**From the last layer down to layer 0**: log10 ‖∂L/∂h‖ at each end, and the orders of "
                     "magnitude lost on the way down.")
-        st.dataframe(table, hide_index=True, column_config={
+        st.dataframe(shown.figures.table, hide_index=True, column_config={
             "configuration": st.column_config.TextColumn(width="medium"),
             **{name: st.column_config.NumberColumn(format="%.1f", width="small")
                for name in ("last layer", "layer 0", "orders lost")},
@@ -83,35 +68,16 @@ def details_section(frame, heatmap, table, n_layers: int) -> None:
     )
 
 
-controls, lesson = lesson_page(
-    "depth",
-    "Depth: residuals and Add & Norm",
-    "A deep stack has the same weakness as a long loop: the gradient that reaches the first layer is "
+serve_lesson(
+    DEPTH,
+    title="Depth: residuals and Add & Norm",
+    lead="A deep stack has the same weakness as a long loop: the gradient that reaches the first layer is "
     "a product of one Jacobian per layer above it. Transformers stack many layers anyway, because every "
     "sublayer (attention, feed-forward) is wrapped in **Add & Norm**: its input is *added* back to its "
     "output — a short cut the gradient can take — and a LayerNorm keeps the scale in check. Here a "
     "stack of encoder layers is built with and without those pieces, and we measure the gradient that "
     "arrives at each layer.",
+    sidebar="Stack",
+    sections=[Section("gradient", gradient_by_layer), Section("details", details)],
+    working=lambda s: f"Building 6 stacks of {s.n_layers} layers × {s.n_seeds} seed(s) and back-propagating…",
 )
-side = st.sidebar
-side.header("Stack")
-n_layers = controls.slider("Layers", 1, 24, 12, 1, "layers", where=side)
-width = controls.select_slider("Width d_model", WIDTHS, 32, "width", where=side,
-                               help="4 attention heads; the feed-forward layer is 4 × wider.")
-T = controls.select_slider("Sequence length", LENGTHS, 16, "T", where=side)
-n_seeds = controls.slider("Random seeds", 1, 5, 3, 1, "seeds", where=side,
-                          help="Each seed draws new weights and a new input; the line is the mean of "
-                               "log10 of the norm, the band ± one standard deviation.")
-controls.report()
-if not lesson.revealed:
-    st.stop()
-
-with st.spinner(f"Building 6 stacks of {n_layers} layers × {n_seeds} seed(s) and back-propagating…"):
-    frame, chart, heatmap, table = depth_views(n_layers, width, T, n_seeds)
-
-st.subheader("Gradient reaching each layer")
-altair_chart(chart, key="depth_chart")
-lesson.explain()
-below_the_fold(details_section, frame, heatmap, table, n_layers)
-
-next_lesson("depth")

@@ -6,6 +6,7 @@ Plotly out.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -15,7 +16,9 @@ import plotly.graph_objects as go
 from .common import CHART_HEIGHT, OKABE_ITO, colour_encoding, configure, log_axis, log_strip
 
 __all__ = [
+    "DepthFigures",
     "depth_chart",
+    "depth_figures",
     "depth_frame",
     "depth_heatmap",
     "depth_table",
@@ -90,3 +93,19 @@ def depth_table(frame: pd.DataFrame) -> pd.DataFrame:
         rows.append({"configuration": configuration, "last layer": round(top, 1) + 0.0,
                      "layer 0": round(bottom, 1) + 0.0, "orders lost": round(top - bottom, 1) + 0.0})
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class DepthFigures:
+    """Everything the depth lesson draws at one setting: the frame (also the CSV), the line chart,
+    the same numbers as a heatmap, and the table."""
+
+    frame: pd.DataFrame
+    chart: alt.LayerChart
+    heatmap: go.Figure
+    table: pd.DataFrame
+
+
+def depth_figures(curves: Mapping[tuple[str, bool], np.ndarray]) -> DepthFigures:
+    frame = depth_frame(curves)
+    return DepthFigures(frame, depth_chart(frame), depth_heatmap(frame), depth_table(frame))

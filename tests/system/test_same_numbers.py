@@ -84,7 +84,7 @@ def _timed_layers(d: int) -> list[np.ndarray]:
 
 def _depth(n_layers: int, width: int, T: int, n_seeds: int) -> list[np.ndarray]:
     depth_analysis._seed_weights.cache_clear()  # the drawn weights are cached per (width, seed)
-    return [*arrays(depth_curves.__wrapped__(n_layers, width, T, n_seeds)),
+    return [*arrays(depth_curves(n_layers, width, T, n_seeds)),
             *arrays(depth_analysis.layer_gradient_norms(3, width=width, residual=False, norm="pre", seed=1, T=T))]
 
 

@@ -31,7 +31,6 @@ def test_seed_batched_depth_curves_equal_each_plain_stack(n_layers, width, T, n_
     above it) gives every seed's and wiring's norms as the plain float64 module stack of rewired layers
     does, to float32's rounding: also the gradient that has vanished to ~1e-30 without residual or
     LayerNorm (the loss scaling keeps it in float32's range)."""
-    depth_curves.cache_clear()
     curves = depth_curves(n_layers, width, T, n_seeds)
     for (norm, residual), values in curves.items():
         assert values.shape == (n_seeds, n_layers)

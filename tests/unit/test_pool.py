@@ -144,7 +144,7 @@ def test_the_heavy_views_give_the_same_numbers_in_pieces_on_the_pool():
     from explorer.views.pool import POOL
 
     def compute():
-        for cached in (depth.depth_curves, gradients.gradient_curves, gradients.dependency_views,
+        for cached in (gradients.gradient_curves, gradients.dependency_views,
                        gradients._attention_dependency):
             cached.cache_clear()
         return (dict(depth.depth_curves(3, 16, 4, 2)), gradients.gradient_curves(16, 8, "orthogonal", 2.0, None, 2),

@@ -1,0 +1,10 @@
+"""The lesson runtime: a lesson is a declaration (settings, view, figures, named sections); this
+package owns what serving it takes — the one cache keyed by a lesson's settings, the figures made
+once per setting, the warm-up of every lesson's default view, and the adapter to Streamlit.
+
+    lessons.py   every lesson's declaration (`LessonSpec`) and the catalogue of them (`LESSONS`)
+    runtime.py   the one cache and the warm-up (no Streamlit)
+    adapter.py   `serve_lesson`: a page script declares its sections; this draws them
+
+Lessons move onto it one at a time (issue "One lesson runtime"): depth first.
+"""
