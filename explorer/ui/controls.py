@@ -49,10 +49,11 @@ class UrlControls:
 
     Each control has a rule (explorer.ui.links) for what a link may say.  A control whose link value
     its rule rejects is made without `bind` in the run that judges it (Streamlit would parse the
-    value its own, more lenient, way: `?step=` made the lesson step None, `?T=5&T=7` took 7, "１２"
-    took 12): it shows its default, the value leaves the address, and the note says why.  From the
-    next run on the control is bound again, and the URL follows it.  A value the rule accepts is
-    left to Streamlit's binding; if Streamlit still ends up elsewhere, the note says so.
+    value its own, more lenient, way: `?step=` made the lesson step None, `?task=sort&task=reverse`
+    took the last, "５" took 5, "1_0" took 10): it shows its default, the value leaves the address,
+    and the note says why.  From the next run on the control is bound again, and the URL follows
+    it.  A value the rule accepts is left to Streamlit's binding; if Streamlit still ends up
+    elsewhere, the note says so.
 
     Every run publishes the page's parameters, with their labels and the values last recorded, in
     session state (`PARAMETERS_KEY`), so the tests can find every URL parameter a page reads, also
