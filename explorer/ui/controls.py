@@ -1,13 +1,16 @@
 """Shared Streamlit helpers — the only module of `explorer` that imports streamlit.
 
 Every control is bound to the URL (`bind="query-params"`), so a copied link reopens the exact view.
-Streamlit silently drops a link value a widget cannot take (out of range, not an option, not a
-number); `UrlControls` notices that and tells the user which value was ignored and what is shown
-instead.
+What a link says is read in one place for every control, explorer.ui.links: a value the control
+cannot take (empty, junk, out of range, NaN, another script's digits, given twice, too long) is not
+handed to Streamlit at all.  `UrlControls` makes that control unbound for the run that opened the
+link, so it shows its default, takes the value out of the address and tells the user which value
+was ignored, why, and what is shown instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import math
@@ -15,49 +18,64 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 from streamlit.dataframe_util import convert_anything_to_arrow_bytes
+from streamlit.errors import StreamlitAPIException
 
+from .links import Choice, Flag, Number, Text, Unusable, read
 from .present import presenting
 from .text import escape_markdown, quoted
 
-__all__ = ["OWN_TEXT", "SequenceInput", "UrlControls", "altair_chart", "download_csv", "page_header", "sequence_input"]
+__all__ = ["OWN_TEXT", "PARAMETERS_KEY", "SequenceInput", "UrlControls", "altair_chart", "download_csv",
+           "page_header", "sequence_input"]
+
+PARAMETERS_KEY = "_url_parameters"  # session state: this page's URL parameters, {key: (label, value)}
 
 
-def _same_value(raw: list[str], value) -> bool:
-    """Does the link text `raw` describe the value the widget ended up with?"""
-    if isinstance(value, (list, tuple)):
-        return len(raw) == len(value) and all(_same_value([r], v) for r, v in zip(raw, value, strict=True))
-    if not raw:
-        return False
-    text = raw[-1].strip()
-    if isinstance(value, bool):
-        return text.lower() == str(value).lower()
-    if isinstance(value, (int, float)):
-        try:
-            return math.isclose(float(text), float(value), rel_tol=1e-9, abs_tol=1e-12)
-        except ValueError:
-            return False
-    return raw[-1] == str(value)
+def _same(value, wanted) -> bool:
+    """Is the value a widget ended up with the one the link asked for?"""
+    if isinstance(value, (int, float)) and isinstance(wanted, (int, float)) and not isinstance(value, bool):
+        return math.isclose(float(value), float(wanted), rel_tol=1e-9, abs_tol=1e-12)
+    return value == wanted
 
 
 class UrlControls:
     """Creates URL-bound widgets and reports link parameters that could not be used.
 
     Create one per page run, make every control through it, then call `report()` once.  With a
-    `page` name the link is checked only on the page's first run in a session, when the address
-    really came from outside: later runs' addresses are written by the page's own widgets (a
-    control that a task switch removes leaves nothing to complain about).
+    `page` name the link is read only when the session opens the page, when the address really
+    came from outside: later runs' addresses are written by the page's own widgets (a control that
+    a task switch removes leaves nothing to complain about).  Each link value is judged once, by
+    the first run that makes its control (a section's controls may come a run or two later: after
+    Reveal, or in the section's own run), and reported once, by that run's `report()`.
+
+    Each control has a rule (explorer.ui.links) for what a link may say.  A control whose link value
+    its rule rejects is made without `bind` in the run that judges it (Streamlit would parse the
+    value its own, more lenient, way: `?step=` made the lesson step None, `?task=sort&task=reverse`
+    took the last, "５" took 5, "1_0" took 10): it shows its default, the value leaves the address,
+    and the note says why.  From the next run on the control is bound again, and the URL follows
+    it.  A value the rule accepts is left to Streamlit's binding; if Streamlit still ends up
+    elsewhere, the note says so.
+
+    Every run publishes the page's parameters, with their labels and the values last recorded, in
+    session state (`PARAMETERS_KEY`), so the tests can find every URL parameter a page reads, also
+    those not made as bound widgets (`record`, such as `present`).
     """
 
-    _OPENED = "_url_controls_page"  # session-state key: the page whose link was last checked
+    _OPENED = "_url_controls_page"  # session-state key: the page whose link was last read
+    _PENDING = "_url_controls_pending"  # session-state key: its link values not yet reported
+    _RESYNC = "_url_controls_resync"  # session-state key: controls made unbound, to bind again
 
     def __init__(self, page: str | None = None):
-        # What the link asked for, read before any widget consumes or clears it.
+        # What the link asked for, read before any widget consumes or clears it; a lesson page keeps
+        # the values its run did not judge yet (controls it makes in a later run) in session state.
         self._requested = {key: st.query_params.get_all(key) for key in st.query_params}
         if page is not None:
             if st.session_state.get(self._OPENED) == page:
-                self._requested = {}
+                self._requested = st.session_state.get(self._PENDING, {})
             st.session_state[self._OPENED] = page
-        self._controls: dict[str, tuple[str, object, str]] = {}  # key -> (label, value, allowed)
+            st.session_state[self._PENDING] = self._requested  # judged and reported values leave it
+        self._controls: dict[str, tuple[str, object, object]] = {}  # key -> (label, value, rule)
+        self._wanted: dict[str, object] = {}  # key -> the value the link asked for, when usable
+        self._unusable: dict[str, str] = {}  # key -> why the link's value could not be used
         self._notes: list[str] = []
         self._put_off: set[str] = set()  # keys of controls a section makes in a run of its own
 
@@ -66,9 +84,48 @@ class UrlControls:
         and that run notes them under their section (`report(only=keys)`)."""
         self._put_off.update(keys)
 
-    def record(self, key: str, label: str, value, allowed: str):
-        """Count a control made elsewhere as a setting of this page (the link may carry it)."""
-        self._controls[key] = (label, value, allowed)
+    def link_value(self, key: str, rule):
+        """What this run's link asks for `key` under `rule` (explorer.ui.links), or None: no link
+        value, or one the rule rejects (remembered for the note).  The one place a link is read."""
+        if key not in self._requested:
+            return None
+        try:
+            self._wanted[key] = read(self._requested[key], rule)
+        except Unusable as why:
+            self._unusable[key] = str(why)
+            return None
+        return self._wanted[key]
+
+    def rejected(self, key: str) -> bool:
+        """Whether this run's link had a value for `key` that could not be used (see `link_value`)."""
+        return key in self._unusable
+
+    def _bind(self, key: str, rule, default) -> str | None:
+        """The `bind` of a control: None in the run that judges a link value for `key` unusable, after
+        dropping that value from the address and setting the control to its default.
+
+        The default is set through session state, not only left to the widget: on the next run,
+        bound again, Streamlit then writes the control's value to the address if the user moved it
+        meanwhile (the browser does not, for a control that was unbound when it was drawn)."""
+        self.link_value(key, rule)
+        resync = st.session_state.setdefault(self._RESYNC, set())
+        if self.rejected(key):
+            st.session_state[key] = default
+            with contextlib.suppress(StreamlitAPIException):  # still bound to a widget of a page the session left
+                st.query_params.pop(key, None)
+            resync.add(key)
+            return None
+        if key in resync:  # unbound when last drawn: set it to its own value, which Streamlit puts in the URL
+            resync.discard(key)
+            if key in st.session_state:
+                st.session_state[key] = st.session_state[key]
+        return "query-params"
+
+    def record(self, key: str, label: str, value, rule):
+        """Count a control as a setting of this page (the link may carry it), with its link rule.
+        A control made elsewhere reads its link value through `link_value` first."""
+        self._controls[key] = (label, value, rule)
+        st.session_state[PARAMETERS_KEY] = {k: (lab, val) for k, (lab, val, _) in self._controls.items()}
         return value
 
     def note(self, message: str, *, about: str | None = None) -> None:
@@ -86,43 +143,52 @@ class UrlControls:
             del st.session_state[key]
 
     def slider(self, label, min_value, max_value, value, step, key, *, where=st, **kwargs):
-        self._forget_if_invalid(key, lambda v: all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and min_value <= x <= max_value
-            for x in (v if isinstance(v, (list, tuple)) else [v])))
+        """A slider of one number (a link gives one value, so not a range slider)."""
+        self._forget_if_invalid(key, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+                                and min_value <= v <= max_value)
+        rule = Number(min_value, max_value, step)
         chosen = where.slider(label, min_value=min_value, max_value=max_value, value=value, step=step,
-                              key=key, bind="query-params", **kwargs)
-        return self.record(key, label, chosen, f"a number from {min_value} to {max_value}")
+                              key=key, bind=self._bind(key, rule, value), **kwargs)
+        return self.record(key, label, chosen, rule)
 
     def select_slider(self, label, options: Sequence, value, key, *, where=st, **kwargs):
         self._forget_if_invalid(key, lambda v: v in list(options))
+        rule = Choice(list(options), kwargs.get("format_func", str))
         chosen = where.select_slider(label, options=list(options), value=value, key=key,
-                                     bind="query-params", **kwargs)
-        return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+                                     bind=self._bind(key, rule, value), **kwargs)
+        return self.record(key, label, chosen, rule)
 
     def selectbox(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
         self._forget_if_invalid(key, lambda v: v in list(options))
-        chosen = where.selectbox(label, options=list(options), index=index, key=key,
-                                 bind="query-params", **kwargs)
-        return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+        rule = Choice(list(options), kwargs.get("format_func", str))
+        bind = self._bind(key, rule, list(options)[index])
+        chosen = where.selectbox(label, options=list(options), index=index, key=key, bind=bind, **kwargs)
+        return self.record(key, label, chosen, rule)
 
     def radio(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
         self._forget_if_invalid(key, lambda v: v in list(options))
-        chosen = where.radio(label, options=list(options), index=index, key=key, bind="query-params", **kwargs)
-        return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+        rule = Choice(list(options), kwargs.get("format_func", str))
+        bind = self._bind(key, rule, list(options)[index])
+        chosen = where.radio(label, options=list(options), index=index, key=key, bind=bind, **kwargs)
+        return self.record(key, label, chosen, rule)
 
     def segmented_control(self, label, options: Sequence, default, key, *, where=st, **kwargs):
+        self._forget_if_invalid(key, lambda v: v in list(options))
+        rule = Choice(list(options), kwargs.get("format_func", str))
         chosen = where.segmented_control(label, list(options), default=default, required=True, key=key,
-                                         bind="query-params", **kwargs)
-        return self.record(key, label, chosen, "one of " + ", ".join(map(str, options)))
+                                         bind=self._bind(key, rule, default), **kwargs)
+        return self.record(key, label, chosen, rule)
 
     def toggle(self, label, value: bool, key, *, where=st, **kwargs):
-        chosen = where.toggle(label, value=value, key=key, bind="query-params", **kwargs)
-        return self.record(key, label, chosen, "true or false")
+        rule = Flag()
+        chosen = where.toggle(label, value=value, key=key, bind=self._bind(key, rule, value), **kwargs)
+        return self.record(key, label, chosen, rule)
 
     def text_area(self, label, value: str, key, max_chars: int, *, where=st, **kwargs):
+        rule = Text(max_chars)
         chosen = where.text_area(label, value=value, key=key, max_chars=max_chars,
-                                 bind="query-params", **kwargs)
-        return self.record(key, label, chosen, f"text of at most {max_chars} characters")
+                                 bind=self._bind(key, rule, value), **kwargs)
+        return self.record(key, label, chosen, rule)
 
     def report(self, later: Sequence[str] = (), only: Sequence[str] | None = None) -> None:
         """Show one note listing every link value that was ignored, if any.  `later`: keys of controls
@@ -131,18 +197,23 @@ class UrlControls:
         `only`: the note for these keys alone (a put-off section's, under it, once it made them)."""
         waiting = set(later) | (self._put_off if only is None else set())
         lines = []
-        for key, raw in self._requested.items():
+        for key, raw in list(self._requested.items()):
             if only is not None and key not in only:
                 continue
             if key in waiting and key not in self._controls:
-                continue
+                continue  # still pending: the run that makes the control reports it
+            del self._requested[key]
             if key not in self._controls:
                 lines.append(f"{quoted(key)} is not a setting of this page, so it was ignored.")
                 continue
-            label, value, allowed = self._controls[key]
-            if not _same_value(raw, value):
-                lines.append(f"**{escape_markdown(label)}**: {quoted(', '.join(raw))} is not valid here "
-                             f"({escape_markdown(allowed)}); showing {quoted(value)} instead.")
+            label, value, rule = self._controls[key]
+            why = self._unusable.pop(key, None)
+            wanted = self._wanted.pop(key, value)
+            if why is None and not _same(value, wanted):  # the rule took it, Streamlit did not
+                why = f"is not valid here ({rule.allowed})"
+            if why is not None:
+                lines.append(f"**{escape_markdown(label)}**: {quoted(', '.join(raw))} {escape_markdown(why)}; "
+                             f"showing {quoted(rule.text(value))} instead.")
         lines += self._notes if only is None else []
         if lines:
             st.info("Some settings could not be used:\n\n" + "\n".join(f"- {line}" for line in lines),

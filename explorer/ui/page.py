@@ -12,7 +12,16 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from ..views.pool import REQUESTER, Requester
 from .catalog import LESSONS, PAGES
 from .controls import UrlControls
-from .present import IMAGE_FORMATS, IMAGE_KEY, PRESENT_KEY, present_toggle, presenting, style_page
+from .present import (
+    IMAGE_FORMATS,
+    IMAGE_KEY,
+    PRESENT_KEY,
+    PRESENT_RULE,
+    present_toggle,
+    presenting,
+    style_page,
+    write_present_link,
+)
 from .steps import Lesson
 
 __all__ = ["lesson_page", "next_lesson", "serve_heavy_work"]
@@ -52,8 +61,10 @@ def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
         st.markdown(lead)
     lesson = Lesson(page, controls)
     shown = present_toggle(st.sidebar)
-    linked = st.query_params.get(PRESENT_KEY, "").strip().lower()
-    controls.record(PRESENT_KEY, "Presentation mode", linked if linked in ("1", "true") else int(shown), "1 or 0")
+    controls.link_value(PRESENT_KEY, PRESENT_RULE)
+    if controls.rejected(PRESENT_KEY):
+        write_present_link()  # a value it could not use leaves the address (the note says why)
+    controls.record(PRESENT_KEY, "Presentation mode", shown, PRESENT_RULE)
     controls.radio("Download charts as", list(IMAGE_FORMATS), 0, IMAGE_KEY, where=st.sidebar, horizontal=True,
                    help="What the camera button at the top right of each chart saves: "
                    "PNG for slides, SVG to edit or print at any size.")

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from .links import Flag, Unusable, read
+
 __all__ = [
-    "IMAGE_FORMATS", "IMAGE_KEY", "PRESENT_KEY", "image_format", "plotly_chart",
-    "present_toggle", "presenting", "presenting_from_link", "style_page",
+    "IMAGE_FORMATS", "IMAGE_KEY", "PRESENT_KEY", "PRESENT_RULE", "image_format", "plotly_chart",
+    "present_toggle", "presenting", "presenting_from_link", "style_page", "write_present_link",
 ]
 
 PRESENT_KEY = "present"
+PRESENT_RULE = Flag(true=("1", "true"), false=("0", "false"))  # what a link may say for `present`
 
 _CSS = """
 <style>
@@ -37,8 +40,14 @@ _TOGGLE = "_present_toggle"  # the toggle's session-state key; the URL's `presen
 
 
 def presenting_from_link() -> bool:
-    """Whether the link asks for presentation mode (readable before any widget exists)."""
-    return st.query_params.get(PRESENT_KEY, "").strip().lower() in ("1", "true")
+    """Whether the link asks for presentation mode (readable before any widget exists): `present=1`
+    or `present=true`, once; anything else is the default, off (the page's note says why)."""
+    if PRESENT_KEY not in st.query_params:
+        return False
+    try:
+        return read(st.query_params.get_all(PRESENT_KEY), PRESENT_RULE)
+    except Unusable:
+        return False
 
 
 def presenting() -> bool:
@@ -47,7 +56,8 @@ def presenting() -> bool:
     return presenting_from_link() if value is None else bool(value)
 
 
-def _write_link() -> None:
+def write_present_link() -> None:
+    """Put the toggle's state in the address: `present=1`, or no `present` at all."""
     if st.session_state.get(_TOGGLE):
         st.query_params[PRESENT_KEY] = "1"
     else:
@@ -59,7 +69,7 @@ def present_toggle(where=st) -> bool:
     `present=true`; `1` is what people type)."""
     if _TOGGLE not in st.session_state:
         st.session_state[_TOGGLE] = presenting_from_link()
-    return where.toggle("Presentation mode", key=_TOGGLE, on_change=_write_link,
+    return where.toggle("Presentation mode", key=_TOGGLE, on_change=write_present_link,
                         help="For projecting: larger text and figures, the sidebar folded away, the lead "
                              "folded. The setting is in the link (present=1), like every other.")
 

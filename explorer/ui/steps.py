@@ -79,8 +79,6 @@ class Lesson:
         if not self.steps:
             return
         options = list(range(len(self.steps) + 1))
-        if st.session_state.get(STEP_KEY) not in (None, *options):
-            st.session_state.pop(STEP_KEY)
         chooser, back, forward = where.columns([5, 2, 3], vertical_alignment="center")
         self.number = controls.segmented_control(
             "Lesson step", options, 0, STEP_KEY, where=chooser, format_func=lambda n: "Explore" if n == 0 else str(n),

@@ -276,3 +276,28 @@ def test_page(info, request, screenshot_dir):
     assert "could not be used" not in app_text, f"reopening {link} reports ignored link settings:\n{app_text}"
     assert chart_data(reopened) == after_data, \
         f"reopening {link} draws a different first chart than the page it was copied from"
+
+
+def test_a_refused_link_value_leaves_the_address_and_the_next_move_reaches_it(app_url, new_page):
+    """A link value a control cannot take (explorer.ui.links) is not given to Streamlit: the control
+    is drawn unbound at its default, so the value leaves the address, the note names the control,
+    and the first move of the control afterwards still reaches the address (the browser does not
+    write it for a control drawn unbound; the server does, on the next run)."""
+    require_chromium()
+    page = open_page(new_page, f"{app_url}/depth?layers=5&layers=7&step=")
+    assert_no_exception(page, "opening a link with refused values")
+    note = page.locator('[data-testid="stAlert"]').filter(has_text="could not be used").inner_text()
+    assert "Layers" in note and "Lesson step" in note, note
+    params = query_params(page.url)
+    assert "layers" not in params and "step" not in params, f"refused values stay in the address: {page.url}"
+    index = next(i for i in range(page.locator('[data-testid="stSlider"]').count())
+                 if "Layers" in page.locator('[data-testid="stSlider"]').nth(i).inner_text())
+    assert slider_shown(page, index) == "12", "the control shows its default"
+    runs = runs_done(page)
+    assert nudge_slider(page, index) and run_started(page, runs), "the slider moved and the page reran"
+    wait_until_settled(page, runs, "after moving the slider")
+    shown = slider_shown(page, index)
+    deadline = time.monotonic() + 5
+    while query_params(page.url).get("layers") != [shown] and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert query_params(page.url).get("layers") == [shown], f"the slider shows {shown}; the address is {page.url}"

@@ -156,8 +156,10 @@ def test_selected_head_can_be_downloaded_as_csv():
         ({"mask": "diagonal"}, "Mask"),
         ({"task": "coreference", "input_coreference": "your own text…", "text_coreference": "the zebra ate it"},
          "not in this model's vocabulary"),
+        ({"task": "coreference", "input_coreference": "your own text…", "text_coreference": "the " * 75},
+         "longer than this model allows"),  # 300 characters: as much as the box takes
         ({"task": "coreference", "input_coreference": "your own text…", "text_coreference": "the " * 200},
-         "longer than this model allows"),
+         "**Your input**: “the the the the the the the the the the …” is 800 characters long"),
         ({"task": "reverse", "input_reverse": "your own text…", "text_reverse": "%%% ???"}, "fewer than two"),
     ],
 )
