@@ -213,20 +213,22 @@ def class_server_workers(pid: int) -> dict[str, int]:
 @contextlib.contextmanager
 def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None = None, env: dict | None = None,
                      log_dir: Path | None = None, name: str = "app", port: int | None = None,
-                     exclude_ports: set[int] = frozenset(), workers: int = 0, root: Path = ROOT) -> Iterator[Server]:
+                     exclude_ports: set[int] = frozenset(), workers: int = 0, root: Path = ROOT,
+                     as_typed: bool = False) -> Iterator[Server]:
     """`streamlit run SCRIPT` on 127.0.0.1 with BASE_FLAGS and `options` (e.g. {"runner.postScriptGC":
     "false"}), from the project root; yields once /_stcore/health answers, stops it on exit.
 
     With `workers` > 0, the production server instead: deploy/class-server.sh with that many
     Streamlit workers behind HAProxy (the flags go to every worker; the workers run this
-    interpreter); the yielded process is the script's, the root of the class server's tree.
+    interpreter); the yielded process is the script's, the root of the class server's tree.  With
+    `as_typed`, the class server gets no flags but `options`: the command as an operator types it.
     `root`: the checkout to serve (default this one; an export of another commit, to compare)."""
     port = port or free_port(set(exclude_ports))
     log_dir = log_dir or ROOT / "test-artifacts" / "benchmark-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{name}-{port}.log"
     if workers:
-        flags = {k: v for k, v in {**BASE_FLAGS, **(options or {})}.items()
+        flags = {k: v for k, v in {**({} if as_typed else BASE_FLAGS), **(options or {})}.items()
                  if k not in ("server.address", "server.headless")}
         command = ["bash", str(root / CLASS_SERVER.relative_to(ROOT)), "--port", str(port), "--address", "127.0.0.1",
                    "--workers", str(workers), "--app", script, "--"]
