@@ -9,9 +9,9 @@
 # supervisor (which restarts a worker that dies) and HAProxy on the public port (which keeps each
 # browser on its worker with a cookie, sends new browsers to the worker with the fewest
 # connections, takes a worker that stops answering its health check out of rotation and limits
-# what one client address may hold).  The generated configurations and the logs live in a
-# temporary directory that is removed on exit; every worker's log and HAProxy's are followed onto
-# this script's stdout.
+# what one client address may hold).  The workers run with the production profile's settings
+# (.streamlit/production.toml, passed as flags).  The generated configurations and the logs live in
+# a temporary directory that is removed on exit; every log is followed onto this script's stdout.
 #
 # Needs: apt-get install haproxy supervisor   (docs/DEPLOY.md, "Serving a class")
 set -euo pipefail
@@ -24,17 +24,20 @@ MAXCONN_CAP=4096    # HAProxy holds two 16 kB buffers per connection: at most ~1
 usage() {
     cat <<EOF
 usage: deploy/class-server.sh [--port P] [--workers N] [--address A] [--app SCRIPT]
-                              [--per-source C] [-- STREAMLIT FLAGS...]
+                              [--per-source C] [--profile FILE] [-- STREAMLIT FLAGS...]
   --port P         public port (default: \$PORT or 8501)
   --workers N      Streamlit workers, 1-32 (default: \$EXPLORER_WORKERS or one per core: $(cores))
   --address A      address HAProxy listens on (default: 0.0.0.0)
   --app SCRIPT     the Streamlit script, relative to the repository (default: app.py)
   --per-source C   connections one client address may hold at once (default: a quarter of
                    HAProxy's maxconn, which follows from ulimit -n)
+  --profile FILE   Streamlit settings for every worker, given to it as flags (default:
+                   .streamlit/production.toml; "none": only .streamlit/config.toml, for development)
   --check          print the generated HAProxy and supervisor configurations and exit
-Flags after -- are passed to every \`streamlit run\`.  Environment: PYTHON (the interpreter of the
-workers; default .venv/bin/python if present, else python3); CLASS_SERVER_EXTRA_PATH (searched for
-haproxy and supervisord after PATH; default /usr/sbin:/sbin).
+Flags after -- are passed to every \`streamlit run\`, after the profile's (a value there wins, a list
+item is added: -- --server.allowedHosts class.example.org, the host browsers use).  Environment:
+PYTHON (the interpreter of the workers; default .venv/bin/python if present, else python3);
+CLASS_SERVER_EXTRA_PATH (searched for haproxy and supervisord after PATH; default /usr/sbin:/sbin).
 EOF
 }
 
@@ -63,6 +66,7 @@ PORT_ARG="${PORT:-8501}"
 WORKERS="${EXPLORER_WORKERS:-$(cores)}"
 ADDRESS=0.0.0.0
 APP=app.py
+PROFILE="$ROOT/.streamlit/production.toml"
 PER_SOURCE=""
 CHECK=""
 EXTRA=()
@@ -78,6 +82,8 @@ while [ $# -gt 0 ]; do
         --app=*) APP="${1#*=}"; shift ;;
         --per-source) PER_SOURCE="${2:?--per-source needs a value}"; shift 2 ;;
         --per-source=*) PER_SOURCE="${1#*=}"; shift ;;
+        --profile) PROFILE="${2:?--profile needs a value}"; shift 2 ;;
+        --profile=*) PROFILE="${1#*=}"; shift ;;
         --check) CHECK=1; shift ;;
         -h|--help) usage; exit 0 ;;
         --) shift; EXTRA=("$@"); break ;;
@@ -107,6 +113,14 @@ else
     PYTHON=python3
 fi
 "$PYTHON" -c "import streamlit" 2>/dev/null || die "$PYTHON cannot import streamlit (set PYTHON, or install requirements.txt)"
+
+# The production profile, as flags for every worker: a worker reads .streamlit/config.toml (the local
+# profile: file watcher on, full error details), which flags override.
+PROFILE_FLAGS=()
+if [ "$PROFILE" != none ]; then
+    profile_text="$("$PYTHON" "$ROOT/deploy/profile_flags.py" "$PROFILE")" || die "cannot use the profile $PROFILE"
+    [ -z "$profile_text" ] || readarray -t PROFILE_FLAGS <<< "$profile_text"
+fi
 
 # --- limits ----------------------------------------------------------------------------------------
 # HAProxy uses two descriptors per proxied connection (client and worker) plus a few of its own;
@@ -278,7 +292,7 @@ EOF
     for i in "${!WORKER_PORTS[@]}"; do
         command="$(sv_quote "$PYTHON") -m streamlit run $(sv_quote "$APP")"
         command+=" --server.port ${WORKER_PORTS[$i]} --server.address 127.0.0.1 --server.headless true"
-        for flag in "${EXTRA[@]}"; do command+=" $(sv_quote "$flag")"; done
+        for flag in "${PROFILE_FLAGS[@]}" "${EXTRA[@]}"; do command+=" $(sv_quote "$flag")"; done
         cat <<EOF
 
 [program:worker-$i]
