@@ -199,18 +199,21 @@ defaults
     log global
     option httplog
     option dontlog-normal          # log errors, timeouts and refusals, not every request
-    option redispatch              # a browser pinned to a worker that is down goes to another
-    retries 2
+    # A request its worker refused, dropped unanswered (it died) or left unanswered for 4 s (it hangs)
+    # is sent again, to another worker (redispatch on every retry), also for a browser pinned to it.
+    option redispatch 1
+    retries 3
+    retry-on conn-failure empty-response response-timeout
     maxconn $MAXCONN
     timeout connect 5s
     timeout http-request 10s       # a whole request head within 10 s, or the connection is closed
     timeout http-keep-alive 10s
     timeout client 60s             # an idle client
     timeout client-fin 10s
-    timeout server 60s
+    timeout server 4s              # a worker's answer (not an open websocket's: that is the tunnel's)
     timeout tunnel 1h              # an open websocket (a browser tab) with no traffic
     timeout queue 30s
-    timeout check 2s
+    timeout check 4s
 
 frontend class
     bind $ADDRESS:$PORT_ARG
@@ -224,6 +227,8 @@ frontend class
     # cookie would be dropped by the browser: mark it for a third-party context there.
     http-request set-var(txn.https) req.hdr(x-forwarded-proto),lower
     http-after-response replace-header Set-Cookie '^($COOKIE=[^;]*;.*)SameSite=Lax(.*)$' '\1SameSite=None; Secure; Partitioned\2' if { var(txn.https) -m str https }
+    # Streamlit's metrics (cache internals) are for the machine, not the public.
+    http-request deny if { path,url_dec -m reg -i ^/+_stcore/+metrics }
     default_backend workers
 
 backend workers
@@ -232,9 +237,10 @@ backend workers
     cookie $COOKIE insert indirect nocache httponly attr SameSite=Lax
     option httpchk GET /_stcore/health
     http-check expect string ok
-    # A worker that fails two checks in a row (2 s each, every second) is out within ~6 s, and the
-    # websockets it held are closed, so that those browsers reconnect to another worker at once.
-    default-server check inter 1s fastinter 1s downinter 2s fall 2 rise 2 on-marked-down shutdown-sessions
+    # A check every second; a worker that does not answer one within 4 s gets no new visitors (within
+    # 5 s of hanging) until it answers two.  Its open websockets are kept: a busy worker answers late,
+    # not never.
+    default-server check inter 1s fastinter 1s downinter 1s fall 1 rise 2
 EOF
     for i in "${!WORKER_PORTS[@]}"; do
         echo "    server w$i 127.0.0.1:${WORKER_PORTS[$i]} cookie w$i"
