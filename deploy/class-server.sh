@@ -9,7 +9,8 @@
 # supervisor (which restarts a worker that dies) and HAProxy on the public port (which keeps each
 # browser on its worker with a cookie, sends new browsers to the worker with the fewest
 # connections, takes a worker that stops answering its health check out of rotation and limits
-# what one client address may hold).  The workers run with the production profile's settings
+# what one client address may hold); a watchdog (deploy/watchdog.py, a supervisor event listener)
+# restarts a worker that has hung.  The workers run with the production profile's settings
 # (.streamlit/production.toml, passed as flags).  The generated configurations and the logs live in
 # a temporary directory that is removed on exit; every log is followed onto this script's stdout.
 #
@@ -121,6 +122,12 @@ if [ "$PROFILE" != none ]; then
     profile_text="$("$PYTHON" "$ROOT/deploy/profile_flags.py" "$PROFILE")" || die "cannot use the profile $PROFILE"
     [ -z "$profile_text" ] || readarray -t PROFILE_FLAGS <<< "$profile_text"
 fi
+
+# The watchdog runs with supervisord's own Python (the interpreter of its script), which has
+# supervisor's library.
+read -r -a SUPERVISOR_PYTHON <<< "$(sed -n '1s/^#! *//p' "$(command -v supervisord)")"
+[ ${#SUPERVISOR_PYTHON[@]} -gt 0 ] && "${SUPERVISOR_PYTHON[@]}" -c "import supervisor.childutils" 2>/dev/null \
+    || die "supervisord's interpreter (${SUPERVISOR_PYTHON[*]:-none}) cannot import supervisor: the watchdog needs it"
 
 # --- limits ----------------------------------------------------------------------------------------
 # HAProxy uses two descriptors per proxied connection (client and worker) plus a few of its own;
@@ -239,7 +246,7 @@ backend workers
     http-check expect string ok
     # A check every second; a worker that does not answer one within 4 s gets no new visitors (within
     # 5 s of hanging) until it answers two.  Its open websockets are kept: a busy worker answers late,
-    # not never.
+    # not never (the watchdog restarts one that has hung).
     default-server check inter 1s fastinter 1s downinter 1s fall 1 rise 2
 EOF
     for i in "${!WORKER_PORTS[@]}"; do
@@ -321,6 +328,20 @@ EOF
         names+=("worker-$i")
     done
     printf '\n[group:workers]\nprograms=%s\npriority=100\n' "$(IFS=,; echo "${names[*]}")"
+    watched=()
+    for i in "${!WORKER_PORTS[@]}"; do watched+=("workers:worker-$i=${WORKER_PORTS[$i]}"); done
+    cat <<EOF
+
+[eventlistener:watchdog]
+command=$(for word in "${SUPERVISOR_PYTHON[@]}" "$ROOT/deploy/watchdog.py" "${watched[@]}"; do printf '%s ' "$(sv_quote "$word")"; done)
+events=TICK_5
+environment=SUPERVISOR_USERNAME="class-server",SUPERVISOR_PASSWORD="$SUPERVISOR_PASSWORD"
+autorestart=true
+priority=200
+stderr_logfile=$RUN/logs/watchdog.log
+stderr_logfile_maxbytes=1MB
+stderr_logfile_backups=1
+EOF
 } > "$RUN/supervisord.conf"
 
 if [ -n "$CHECK" ]; then
@@ -332,7 +353,7 @@ fi
 # which tail follows onto this script's stdout: unlike supervisord reopening /dev/stdout, that works
 # whatever stdout is (a terminal, a pipe, a file of another user, journald's socket).
 mkdir "$RUN/logs"
-LOGS=("$RUN/logs/haproxy.log")
+LOGS=("$RUN/logs/haproxy.log" "$RUN/logs/watchdog.log")
 for i in "${!WORKER_PORTS[@]}"; do LOGS+=("$RUN/logs/worker-$i.log"); done
 touch "${LOGS[@]}"
 
