@@ -27,7 +27,7 @@ from pathlib import Path
 
 from explorer.ui.catalog import PAGES
 from tests.support.burst import burst, haproxy_events
-from tests.support.server import ROOT, class_server_workers, free_port, streamlit_server
+from tests.support.server import ROOT, streamlit_server
 
 OUT = ROOT / "benchmarks" / "burst.json"
 LESSON = "attention"  # "Self-attention, masking and heads": the lesson a class is sent to first
@@ -37,14 +37,6 @@ SETTLE_S = 5.0  # between the two bursts: the first class's sessions are closed
 def worker_ports(log_path: Path) -> list[int]:
     match = re.search(r"on 127\.0\.0\.1 ports ([\d ]+) \(", log_path.read_text(errors="replace"))
     return [int(p) for p in match.group(1).split()] if match else []
-
-
-def _settled_log(path: Path, wait_s: float = 10.0) -> str:
-    """The server's log once it says it is serving (or after `wait_s`)."""
-    deadline = time.monotonic() + wait_s
-    while "serving http://" not in (text := path.read_text(errors="replace")) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return text
 
 
 @contextlib.contextmanager
@@ -64,14 +56,9 @@ def other_work(processes: int):
 def one_case(sessions: int, pages: list[str], label: str, root: Path, log_dir: Path,
              progress=print, contend: int = 0) -> dict:
     runs = []
-    port = free_port(highest_first=True)  # (tests take ports from the bottom of the range)
     with streamlit_server(name=f"burst-{sessions}-{label}", workers=2, root=root, log_dir=log_dir,
-                          port=port, as_typed=True) as server:
+                          as_typed=True) as server:
         ports = worker_ports(server.log_path)
-        # The port answered: make sure it is this class server (HAProxy up, two workers), not another's.
-        if f"serving http://127.0.0.1:{port} " not in _settled_log(server.log_path) or \
-                len(class_server_workers(server.process.pid)) != 2 or len(ports) != 2:
-            raise RuntimeError(f"the class server on {port} did not start: {server.log_path}")
         for name in ("cold", "warm"):
             mark = len(server.log_path.read_text(errors="replace"))
             started = time.monotonic()
