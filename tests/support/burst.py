@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import re
 import time
 import urllib.request
@@ -49,7 +50,7 @@ class Burst:
 
     def summary(self) -> dict:
         views = self.first_views()
-        p95 = views[min(len(views) - 1, max(0, round(0.95 * len(views)) - 1))] if views else None
+        p95 = views[math.ceil(0.95 * len(views)) - 1] if views else None  # nearest rank
         return {
             "sessions": len(self.outcomes), "loaded": self.count("loaded"), "cut": self.count("cut"),
             "errors": self.count("error"),
