@@ -5,14 +5,13 @@
 #   deploy/class-server.sh --port 8501 -- --server.maxMessageSize 10   # flags after -- go to every worker
 #
 # A Streamlit process runs every session's script in threads of one Python process, so it computes
-# on one core.  This starts N `streamlit run app.py` workers on loopback ports under Debian's
-# supervisor (which restarts a worker that dies) and HAProxy on the public port (which keeps each
-# browser on its worker with a cookie, sends new browsers to the worker with the fewest
-# connections, takes a worker that stops answering its health check out of rotation and limits
-# what one client address may hold); a watchdog (deploy/watchdog.py, a supervisor event listener)
-# restarts a worker that has hung.  The workers run with the production profile's settings
-# (.streamlit/production.toml, passed as flags).  The generated configurations and the logs live in
-# a temporary directory that is removed on exit; every log is followed onto this script's stdout.
+# on one core.  This starts N `streamlit run app.py` workers on loopback ports, with the production
+# profile's settings (.streamlit/production.toml, as flags), under Debian's supervisor (which
+# restarts a worker that dies; its event listener deploy/watchdog.py, one that hangs) and HAProxy on
+# the public port (which keeps each browser on its worker with a cookie, sends new browsers to the
+# worker with the fewest connections, passes over a worker that stops answering its health check
+# and limits what one client address may hold).  Configurations and logs live in a temporary
+# directory, removed on exit; every log is followed onto this script's stdout.
 #
 # Needs: apt-get install haproxy supervisor   (docs/DEPLOY.md, "Serving a class")
 set -euo pipefail
@@ -357,6 +356,8 @@ LOGS=("$RUN/logs/haproxy.log" "$RUN/logs/watchdog.log")
 for i in "${!WORKER_PORTS[@]}"; do LOGS+=("$RUN/logs/worker-$i.log"); done
 touch "${LOGS[@]}"
 
+hosts="$(for ((k = 0; k + 1 < ${#PROFILE_FLAGS[@]}; k += 2)); do [ "${PROFILE_FLAGS[k]}" != --server.allowedHosts ] || printf '%s ' "${PROFILE_FLAGS[k + 1]}"; done)"
+[ -z "$hosts" ] || say "browsers must reach it as ${hosts% } (another host name or address: -- --server.allowedHosts NAME)"
 say "starting $WORKERS worker(s) of $APP on 127.0.0.1 ports ${WORKER_PORTS[*]} (maxconn $MAXCONN, ulimit -n $nofile, $PER_SOURCE per client address; run directory $RUN)"
 supervisord -c "$RUN/supervisord.conf" &
 SUPERVISORD_PID=$!
