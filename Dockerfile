@@ -43,7 +43,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
 
 # The class server: one Streamlit worker per core under supervisord, behind HAProxy on $PORT, which
 # keeps each browser on one worker (a single Streamlit process computes on one core; see
-# docs/DEPLOY.md).  EXPLORER_WORKERS sets the number of workers (default: the cores the container
+# docs/DEPLOY.md), with production.toml's settings and a watchdog that restarts a hung worker.  EXPLORER_WORKERS sets the number of workers (default: the cores the container
 # may use).  The script reads $PORT (docker run -e PORT=7860 ...) and stops every process on the
 # container's stop signal; the workers' and HAProxy's logs are the container's output.
 CMD ["bash", "deploy/class-server.sh"]

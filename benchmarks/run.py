@@ -10,7 +10,9 @@ starts and stops itself:
    `streamlit run` process and then (phase load-serve) against deploy/class-server.sh: one
    Streamlit worker per core behind HAProxy (sticky by cookie), the production server;
    then (phase train-load, against the class server too) 30 sessions press Train on the same
-   settings while 12 others keep using the other pages;
+   settings while 12 others keep using the other pages; then (phase burst) a class opening the
+   link together: 30 and 60 first visits at the same moment through the class server, one lesson
+   and every page mixed (benchmarks/burst.py);
 4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
 5. browser: cold start and control change to repainted heatmap in headless Chromium;
    browser-speed: every lesson's sidebar switch, full load and control → repaint against the
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts: check the harness, not the numbers")
     parser.add_argument("--skip", default="", help="comma-separated phases to skip: "
-                                                   "coldstart,latency,load,load-serve,train-load,gc,browser,"
+                                                   "coldstart,latency,load,load-serve,train-load,burst,gc,browser,"
                                                    "browser-speed,soak,soak-heavy")
     parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
                                                    "of the existing results file (e.g. --only soak)")
@@ -143,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
                              "soak[NAME=VALUE]")
     args = parser.parse_args(argv)
-    phases = ["coldstart", "latency", "load", "load-serve", "train-load", "gc", "browser", "browser-speed", "soak",
-              "soak-heavy"]
+    phases = ["coldstart", "latency", "load", "load-serve", "train-load", "burst", "gc", "browser", "browser-speed",
+              "soak", "soak-heavy"]
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     if only:
@@ -169,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
     from .browser import run_browser
+    from .burst import run_bursts
+    from .burst import table as burst_table
     from .coldstart import run_cold_start
     from .findings import gc_variants, nodelay_comparison, server_socket_nodelay
     from .latency import run_latency
@@ -226,6 +230,13 @@ def main(argv: list[str] | None = None) -> int:
     timed("load-serve", lambda: load_phase(load_seconds, workers=SERVE_WORKERS))
 
     timed("train-load", lambda: train_load_phase(quick=quick, workers=SERVE_WORKERS))
+
+    def burst_phase():
+        result = run_bursts((8,) if quick else (30, 60), progress=log)
+        result["table"] = burst_table(result)
+        return result
+
+    timed("burst", burst_phase)
     timed("gc", lambda: gc_variants(reps=5 if quick else 30))
     timed("browser", lambda: run_browser(reps=3 if quick else 12))
 

@@ -5,13 +5,13 @@
 #   deploy/class-server.sh --port 8501 -- --server.maxMessageSize 10   # flags after -- go to every worker
 #
 # A Streamlit process runs every session's script in threads of one Python process, so it computes
-# on one core.  This starts N `streamlit run app.py` workers on loopback ports under Debian's
-# supervisor (which restarts a worker that dies) and HAProxy on the public port (which keeps each
-# browser on its worker with a cookie, sends new browsers to the worker with the fewest
-# connections, takes a worker that stops answering its health check out of rotation and limits
-# what one client address may hold).  The generated configurations and the logs live in a
-# temporary directory that is removed on exit; every worker's log and HAProxy's are followed onto
-# this script's stdout.
+# on one core.  This starts N `streamlit run app.py` workers on loopback ports, with the production
+# profile's settings (.streamlit/production.toml, as flags), under Debian's supervisor (which
+# restarts a worker that dies; its event listener deploy/watchdog.py, one that hangs) and HAProxy on
+# the public port (which keeps each browser on its worker with a cookie, sends new browsers to the
+# worker with the fewest connections, passes over a worker that stops answering its health check
+# and limits what one client address may hold).  Configurations and logs live in a temporary
+# directory, removed on exit; every log is followed onto this script's stdout.
 #
 # Needs: apt-get install haproxy supervisor   (docs/DEPLOY.md, "Serving a class")
 set -euo pipefail
@@ -24,17 +24,20 @@ MAXCONN_CAP=4096    # HAProxy holds two 16 kB buffers per connection: at most ~1
 usage() {
     cat <<EOF
 usage: deploy/class-server.sh [--port P] [--workers N] [--address A] [--app SCRIPT]
-                              [--per-source C] [-- STREAMLIT FLAGS...]
+                              [--per-source C] [--profile FILE] [-- STREAMLIT FLAGS...]
   --port P         public port (default: \$PORT or 8501)
   --workers N      Streamlit workers, 1-32 (default: \$EXPLORER_WORKERS or one per core: $(cores))
   --address A      address HAProxy listens on (default: 0.0.0.0)
   --app SCRIPT     the Streamlit script, relative to the repository (default: app.py)
   --per-source C   connections one client address may hold at once (default: a quarter of
                    HAProxy's maxconn, which follows from ulimit -n)
+  --profile FILE   Streamlit settings for every worker, given to it as flags (default:
+                   .streamlit/production.toml; "none": only .streamlit/config.toml, for development)
   --check          print the generated HAProxy and supervisor configurations and exit
-Flags after -- are passed to every \`streamlit run\`.  Environment: PYTHON (the interpreter of the
-workers; default .venv/bin/python if present, else python3); CLASS_SERVER_EXTRA_PATH (searched for
-haproxy and supervisord after PATH; default /usr/sbin:/sbin).
+Flags after -- are passed to every \`streamlit run\`, after the profile's (a value there wins, a list
+item is added: -- --server.allowedHosts class.example.org, the host browsers use).  Environment:
+PYTHON (the interpreter of the workers; default .venv/bin/python if present, else python3);
+CLASS_SERVER_EXTRA_PATH (searched for haproxy and supervisord after PATH; default /usr/sbin:/sbin).
 EOF
 }
 
@@ -63,6 +66,7 @@ PORT_ARG="${PORT:-8501}"
 WORKERS="${EXPLORER_WORKERS:-$(cores)}"
 ADDRESS=0.0.0.0
 APP=app.py
+PROFILE="$ROOT/.streamlit/production.toml"
 PER_SOURCE=""
 CHECK=""
 EXTRA=()
@@ -78,6 +82,8 @@ while [ $# -gt 0 ]; do
         --app=*) APP="${1#*=}"; shift ;;
         --per-source) PER_SOURCE="${2:?--per-source needs a value}"; shift 2 ;;
         --per-source=*) PER_SOURCE="${1#*=}"; shift ;;
+        --profile) PROFILE="${2:?--profile needs a value}"; shift 2 ;;
+        --profile=*) PROFILE="${1#*=}"; shift ;;
         --check) CHECK=1; shift ;;
         -h|--help) usage; exit 0 ;;
         --) shift; EXTRA=("$@"); break ;;
@@ -107,6 +113,20 @@ else
     PYTHON=python3
 fi
 "$PYTHON" -c "import streamlit" 2>/dev/null || die "$PYTHON cannot import streamlit (set PYTHON, or install requirements.txt)"
+
+# The production profile, as flags for every worker: a worker reads .streamlit/config.toml (the local
+# profile: file watcher on, full error details), which flags override.
+PROFILE_FLAGS=()
+if [ "$PROFILE" != none ]; then
+    profile_text="$("$PYTHON" "$ROOT/deploy/profile_flags.py" "$PROFILE")" || die "cannot use the profile $PROFILE"
+    [ -z "$profile_text" ] || readarray -t PROFILE_FLAGS <<< "$profile_text"
+fi
+
+# The watchdog runs with supervisord's own Python (the interpreter of its script), which has
+# supervisor's library.
+read -r -a SUPERVISOR_PYTHON <<< "$(sed -n '1s/^#! *//p' "$(command -v supervisord)")"
+[ ${#SUPERVISOR_PYTHON[@]} -gt 0 ] && "${SUPERVISOR_PYTHON[@]}" -c "import supervisor.childutils" 2>/dev/null \
+    || die "supervisord's interpreter (${SUPERVISOR_PYTHON[*]:-none}) cannot import supervisor: the watchdog needs it"
 
 # --- limits ----------------------------------------------------------------------------------------
 # HAProxy uses two descriptors per proxied connection (client and worker) plus a few of its own;
@@ -185,18 +205,21 @@ defaults
     log global
     option httplog
     option dontlog-normal          # log errors, timeouts and refusals, not every request
-    option redispatch              # a browser pinned to a worker that is down goes to another
-    retries 2
+    # A request its worker refused, dropped unanswered (it died) or left unanswered for 4 s (it hangs)
+    # is sent again, to another worker (redispatch on every retry), also for a browser pinned to it.
+    option redispatch 1
+    retries 3
+    retry-on conn-failure empty-response response-timeout
     maxconn $MAXCONN
     timeout connect 5s
     timeout http-request 10s       # a whole request head within 10 s, or the connection is closed
     timeout http-keep-alive 10s
     timeout client 60s             # an idle client
     timeout client-fin 10s
-    timeout server 60s
+    timeout server 4s              # a worker's answer (not an open websocket's: that is the tunnel's)
     timeout tunnel 1h              # an open websocket (a browser tab) with no traffic
     timeout queue 30s
-    timeout check 2s
+    timeout check 4s
 
 frontend class
     bind $ADDRESS:$PORT_ARG
@@ -210,6 +233,8 @@ frontend class
     # cookie would be dropped by the browser: mark it for a third-party context there.
     http-request set-var(txn.https) req.hdr(x-forwarded-proto),lower
     http-after-response replace-header Set-Cookie '^($COOKIE=[^;]*;.*)SameSite=Lax(.*)$' '\1SameSite=None; Secure; Partitioned\2' if { var(txn.https) -m str https }
+    # Streamlit's metrics (cache internals) are for the machine, not the public.
+    http-request deny if { path,url_dec -m reg -i ^/+_stcore/+metrics }
     default_backend workers
 
 backend workers
@@ -218,9 +243,10 @@ backend workers
     cookie $COOKIE insert indirect nocache httponly attr SameSite=Lax
     option httpchk GET /_stcore/health
     http-check expect string ok
-    # A worker that fails two checks in a row (2 s each, every second) is out within ~6 s, and the
-    # websockets it held are closed, so that those browsers reconnect to another worker at once.
-    default-server check inter 1s fastinter 1s downinter 2s fall 2 rise 2 on-marked-down shutdown-sessions
+    # A check every second; a worker that does not answer one within 4 s gets no new visitors (within
+    # 5 s of hanging) until it answers two.  Its open websockets are kept: a busy worker answers late,
+    # not never (the watchdog restarts one that has hung).
+    default-server check inter 1s fastinter 1s downinter 1s fall 1 rise 2
 EOF
     for i in "${!WORKER_PORTS[@]}"; do
         echo "    server w$i 127.0.0.1:${WORKER_PORTS[$i]} cookie w$i"
@@ -278,7 +304,7 @@ EOF
     for i in "${!WORKER_PORTS[@]}"; do
         command="$(sv_quote "$PYTHON") -m streamlit run $(sv_quote "$APP")"
         command+=" --server.port ${WORKER_PORTS[$i]} --server.address 127.0.0.1 --server.headless true"
-        for flag in "${EXTRA[@]}"; do command+=" $(sv_quote "$flag")"; done
+        for flag in "${PROFILE_FLAGS[@]}" "${EXTRA[@]}"; do command+=" $(sv_quote "$flag")"; done
         cat <<EOF
 
 [program:worker-$i]
@@ -301,6 +327,20 @@ EOF
         names+=("worker-$i")
     done
     printf '\n[group:workers]\nprograms=%s\npriority=100\n' "$(IFS=,; echo "${names[*]}")"
+    watched=()
+    for i in "${!WORKER_PORTS[@]}"; do watched+=("workers:worker-$i=${WORKER_PORTS[$i]}"); done
+    cat <<EOF
+
+[eventlistener:watchdog]
+command=$(for word in "${SUPERVISOR_PYTHON[@]}" "$ROOT/deploy/watchdog.py" "${watched[@]}"; do printf '%s ' "$(sv_quote "$word")"; done)
+events=TICK_5
+environment=SUPERVISOR_USERNAME="class-server",SUPERVISOR_PASSWORD="$SUPERVISOR_PASSWORD"
+autorestart=true
+priority=200
+stderr_logfile=$RUN/logs/watchdog.log
+stderr_logfile_maxbytes=1MB
+stderr_logfile_backups=1
+EOF
 } > "$RUN/supervisord.conf"
 
 if [ -n "$CHECK" ]; then
@@ -312,10 +352,12 @@ fi
 # which tail follows onto this script's stdout: unlike supervisord reopening /dev/stdout, that works
 # whatever stdout is (a terminal, a pipe, a file of another user, journald's socket).
 mkdir "$RUN/logs"
-LOGS=("$RUN/logs/haproxy.log")
+LOGS=("$RUN/logs/haproxy.log" "$RUN/logs/watchdog.log")
 for i in "${!WORKER_PORTS[@]}"; do LOGS+=("$RUN/logs/worker-$i.log"); done
 touch "${LOGS[@]}"
 
+hosts="$(for ((k = 0; k + 1 < ${#PROFILE_FLAGS[@]}; k += 2)); do [ "${PROFILE_FLAGS[k]}" != --server.allowedHosts ] || printf '%s ' "${PROFILE_FLAGS[k + 1]}"; done)"
+[ -z "$hosts" ] || say "browsers must reach it as ${hosts% } (another host name or address: -- --server.allowedHosts NAME)"
 say "starting $WORKERS worker(s) of $APP on 127.0.0.1 ports ${WORKER_PORTS[*]} (maxconn $MAXCONN, ulimit -n $nofile, $PER_SOURCE per client address; run directory $RUN)"
 supervisord -c "$RUN/supervisord.conf" &
 SUPERVISORD_PID=$!

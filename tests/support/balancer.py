@@ -4,6 +4,9 @@ that reports which worker the page ran on."""
 
 from __future__ import annotations
 
+import contextlib
+import select
+import socket
 import urllib.error
 import urllib.request
 
@@ -46,3 +49,27 @@ async def visit(url: str, cookie: str | None = None, *, keep_open: bool = False)
     urls = [e.download_button.url for _, e in result.elements
             if e is not None and e.WhichOneof("type") == "download_button"]
     return (pinned, int(texts[0].split()[-1]), urls[0]) + ((session,) if keep_open else ())
+
+
+def open_idle_connections(count: int, source: str, port: int) -> list[socket.socket]:
+    """`count` connections from `source` to 127.0.0.1:`port` that never send anything."""
+    sockets = []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sockets.append(sock)
+        sock.setblocking(False)
+        sock.bind((source, 0))
+        with contextlib.suppress(BlockingIOError):
+            sock.connect(("127.0.0.1", port))
+    return sockets
+
+
+def still_open(sockets: list[socket.socket]) -> int:
+    """How many of `sockets` the server has neither closed, reset nor answered (idle and open, or
+    still waiting to be accepted)."""
+    poller = select.poll()
+    for sock in sockets:
+        poller.register(sock, select.POLLIN | select.POLLOUT | select.POLLRDHUP)
+    ended = select.POLLIN | select.POLLHUP | select.POLLERR | select.POLLRDHUP
+    events = dict(poller.poll(0))
+    return sum(1 for sock in sockets if not events.get(sock.fileno(), 0) & ended)

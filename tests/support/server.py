@@ -213,39 +213,75 @@ def class_server_workers(pid: int) -> dict[str, int]:
 @contextlib.contextmanager
 def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None = None, env: dict | None = None,
                      log_dir: Path | None = None, name: str = "app", port: int | None = None,
-                     exclude_ports: set[int] = frozenset(), workers: int = 0, root: Path = ROOT) -> Iterator[Server]:
+                     exclude_ports: set[int] = frozenset(), workers: int = 0, root: Path = ROOT,
+                     as_typed: bool = False) -> Iterator[Server]:
     """`streamlit run SCRIPT` on 127.0.0.1 with BASE_FLAGS and `options` (e.g. {"runner.postScriptGC":
     "false"}), from the project root; yields once /_stcore/health answers, stops it on exit.
 
     With `workers` > 0, the production server instead: deploy/class-server.sh with that many
     Streamlit workers behind HAProxy (the flags go to every worker; the workers run this
-    interpreter); the yielded process is the script's, the root of the class server's tree.
+    interpreter); the yielded process is the script's, the root of the class server's tree.  With
+    `as_typed`, the class server gets no flags but `options`: the command as an operator types it.
     `root`: the checkout to serve (default this one; an export of another commit, to compare)."""
-    port = port or free_port(set(exclude_ports))
     log_dir = log_dir or ROOT / "test-artifacts" / "benchmark-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"{name}-{port}.log"
-    if workers:
-        flags = {k: v for k, v in {**BASE_FLAGS, **(options or {})}.items()
-                 if k not in ("server.address", "server.headless")}
-        command = ["bash", str(root / CLASS_SERVER.relative_to(ROOT)), "--port", str(port), "--address", "127.0.0.1",
-                   "--workers", str(workers), "--app", script, "--"]
-    else:
-        flags = {**BASE_FLAGS, **(options or {}), "server.port": str(port)}
-        command = [sys.executable, "-m", "streamlit", "run", script]
-    for option, value in flags.items():
-        command += [f"--{option}", value]
-    environment = dict(os.environ, PYTHONUNBUFFERED="1", PYTHON=sys.executable, **(env or {}))
-    # Append mode: the class server's programs (supervisord's children) open the same file again.
-    with open(log_path, "w") as log:
-        pass
-    with open(log_path, "a") as log:
-        started = time.monotonic()
-        process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   env=environment, start_new_session=True)
+    fixed, tried = port, set(exclude_ports)
+    for attempt in range(1 if fixed or not workers else 3):  # the class server: another port if its was taken
+        port = fixed or free_port(tried)
+        tried.add(port)
+        log_path = log_dir / f"{name}-{port}.log"
+        if workers:
+            flags = {k: v for k, v in {**({} if as_typed else BASE_FLAGS), **(options or {})}.items()
+                     if k not in ("server.address", "server.headless")}
+            command = ["bash", str(root / CLASS_SERVER.relative_to(ROOT)), "--port", str(port), "--address",
+                       "127.0.0.1", "--workers", str(workers), "--app", script, "--"]
+        else:
+            flags = {**BASE_FLAGS, **(options or {}), "server.port": str(port)}
+            command = [sys.executable, "-m", "streamlit", "run", script]
+        for option, value in flags.items():
+            command += [f"--{option}", value]
+        environment = dict(os.environ, PYTHONUNBUFFERED="1", PYTHON=sys.executable, **(env or {}))
+        # Append mode: the class server's programs (supervisord's children) open the same file again.
+        with open(log_path, "w") as log:
+            pass
+        with open(log_path, "a") as log:
+            started = time.monotonic()
+            process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, env=environment, start_new_session=True)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_healthy(url, process, START_TIMEOUT_S, log_path)
+            if workers and not _class_server_serving(process, log_path, port):
+                raise PortTaken(f"port {port} was taken meanwhile (a server of other work?); see {log_path}")
+        except PortTaken:
+            stop(process)
+            if attempt == 2:
+                raise
+            continue
+        except BaseException:
+            stop(process)
+            raise
+        break
     try:
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, process, START_TIMEOUT_S, log_path)
         yield Server(process, port, log_path, started, time.monotonic() - started)
     finally:
         stop(process)
+
+
+class PortTaken(RuntimeError):
+    """The class server's HAProxy could not bind its port: the port's health check was answered by
+    another server on this machine."""
+
+
+def _class_server_serving(process: subprocess.Popen, log_path: Path, port: int, timeout: float = 20.0) -> bool:
+    """Whether the class server says it serves `port` (True), rather than exiting because HAProxy
+    could not bind it (False): a health check on the port may have been answered by someone else's."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = log_path.read_text(errors="replace")
+        if f"serving http://127.0.0.1:{port} " in text:
+            return True
+        if "HAProxy did not start" in text or process.poll() is not None:
+            return False
+        time.sleep(0.1)
+    raise RuntimeError(f"the class server on {port} did not say it serves within {timeout:.0f} s; see {log_path}")

@@ -76,10 +76,13 @@ def test_the_compose_haproxy_configuration_is_valid():
                             timeout=30, env=dict(os.environ, APP_HOST="app", APP_PORT="8501"))
     assert result.returncode == 0, result.stdout + result.stderr
     text = COMPOSE_HAPROXY.read_text()
-    for line in ("balance leastconn", "option httpchk GET /_stcore/health", "option redispatch",
+    for line in ("balance leastconn", "option httpchk GET /_stcore/health", "option redispatch 1",
+                 "retry-on conn-failure empty-response response-timeout", "fall 1 rise 2",
                  "timeout http-request", "timeout tunnel", "tcp-request connection track-sc0 src",
+                 "http-request deny if { path,url_dec -m reg -i ^/+_stcore/+metrics }",
                  "nameserver dns 127.0.0.11:53"):
         assert line in text, line
+    assert "shutdown-sessions" not in text, "a slow health check must not cut a busy replica's sessions"
 
 
 class FakeDockerDns:
@@ -204,6 +207,7 @@ def test_the_compose_balancer_finds_the_replicas_spreads_and_pins_sessions(compo
         assert get(url + download, cookie)[:2] == (200, f"made by {pid}")
         other = (cookies - {cookie}).pop()
         assert get(url + download, other)[0] == 404
+    assert get(url + "/_stcore/metrics")[0] == 403, "Streamlit's metrics are not for the public"
 
 
 def _k8s(name: str) -> dict:
