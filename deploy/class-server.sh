@@ -12,7 +12,6 @@
 # worker with the fewest connections, passes over a worker that stops answering its health check
 # and limits what one client address may hold).  Configurations and logs live in a temporary
 # directory, removed on exit; every log is followed onto this script's stdout.
-#
 # Needs: apt-get install haproxy supervisor   (docs/DEPLOY.md, "Serving a class")
 set -euo pipefail
 
@@ -235,6 +234,8 @@ frontend class
     http-after-response replace-header Set-Cookie '^($COOKIE=[^;]*;.*)SameSite=Lax(.*)$' '\1SameSite=None; Secure; Partitioned\2' if { var(txn.https) -m str https }
     # Streamlit's metrics (cache internals) are for the machine, not the public.
     http-request deny if { path,url_dec -m reg -i ^/+_stcore/+metrics }
+    http-request del-header X-Forwarded-For  # the client's address to the workers, never one it wrote
+    option forwardfor                        # (live training's share per client counts it)
     default_backend workers
 
 backend workers
