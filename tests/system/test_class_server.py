@@ -107,7 +107,8 @@ def test_the_generated_haproxy_configuration(server):
                  "retry-on conn-failure empty-response response-timeout", "timeout server 4s", "timeout check 4s",
                  "timeout http-request 10s", "timeout client 60s", "timeout tunnel 1h",
                  "tcp-request connection track-sc0 src", "check inter 1s fastinter 1s downinter 1s fall 1 rise 2",
-                 "http-request deny if { path,url_dec -m reg -i ^/+_stcore/+metrics }", "option forwardfor", "http-request del-header X-Forwarded-For"):
+                 "http-request deny if { path,url_dec -m reg -i ^/+_stcore/+metrics }", "option forwardfor",
+                 "http-request del-header X-Forwarded-For"):
         assert line in config, line
     assert "shutdown-sessions" not in config, "a slow health check must not cut the sessions of a busy worker"
     supervisor = (run_directory(server) / "supervisord.conf").read_text()
@@ -128,6 +129,24 @@ def test_the_generated_haproxy_configuration(server):
     small = int(re.search(r"^\s+maxconn (\d+)", checked.stdout, re.M).group(1))
     per_source = int(re.search(r"sc0_conn_cur gt (\d+)", checked.stdout).group(1))
     assert 2 * small + 40 <= 1024 and per_source <= small // 4, (small, per_source)
+
+
+def test_the_workers_see_each_clients_own_address_whatever_header_it_sends(server):
+    """HAProxy adds the client's address (option forwardfor): the page's client_address() is that,
+    not "this machine" and not a value the client wrote itself (live training's share per client)."""
+
+    async def client_seen(headers: dict | None) -> str:
+        session = Session(server.url, keep_elements=True, headers=headers)
+        await session.connect()
+        try:
+            result = await session.rerun(timeout=30)
+        finally:
+            await session.close()
+        texts = [e.markdown.body for _, e in result.elements if e is not None and e.WhichOneof("type") == "markdown"]
+        return next(t for t in texts if t.startswith("client "))
+
+    assert run_async(client_seen(None)) == "client 127.0.0.1"
+    assert run_async(client_seen({"X-Forwarded-For": "6.6.6.6"})) == "client 127.0.0.1"
 
 
 def test_the_workers_run_the_production_profile(server):
@@ -384,20 +403,3 @@ def test_without_haproxy_it_says_how_to_install_it(tmp_path):
     assert result.returncode == 127
     assert "apt-get install -y haproxy supervisor" in result.stderr
 
-
-def test_the_workers_see_each_clients_own_address_whatever_header_it_sends(server):
-    """HAProxy adds the client's address (option forwardfor): the page's client_address() is that,
-    not "this machine" and not a value the client wrote itself (live training's share per client)."""
-
-    async def client_seen(headers: dict | None) -> str:
-        session = Session(server.url, keep_elements=True, headers=headers)
-        await session.connect()
-        try:
-            result = await session.rerun(timeout=30)
-        finally:
-            await session.close()
-        texts = [e.markdown.body for _, e in result.elements if e is not None and e.WhichOneof("type") == "markdown"]
-        return next(t for t in texts if t.startswith("client "))
-
-    assert run_async(client_seen(None)) == "client 127.0.0.1"
-    assert run_async(client_seen({"X-Forwarded-For": "6.6.6.6"})) == "client 127.0.0.1"
