@@ -12,8 +12,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import streamlit as st
 
+from explorer.serve.later import note_page_opened
 from explorer.ui.catalog import PAGES  # loads without torch (explorer/__init__.py)
-from explorer.ui.later import note_page_opened
 from explorer.ui.present import presenting_from_link
 
 

@@ -9,17 +9,10 @@ from explorer.figures import attention as figures
 from explorer.figures.common import DIVERGING, heatmap, matrix_csv
 from explorer.model.positional import ENCODINGS
 from explorer.model.transformer import is_causal
+from explorer.serve.later import below_the_fold
+from explorer.serve.page import lesson_page, next_lesson
 from explorer.training.tasks import get_task
-from explorer.ui import (
-    below_the_fold,
-    download_csv,
-    lesson_page,
-    lesson_text,
-    next_lesson,
-    plotly_chart,
-    presenting,
-    sequence_input,
-)
+from explorer.ui import download_csv, lesson_text, plotly_chart, presenting, sequence_input
 from explorer.views.attention import (
     MASKS,
     PRESETS,

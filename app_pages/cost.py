@@ -7,15 +7,9 @@ from explorer.analysis.cost import attention_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS, slower_from
 from explorer.figures import cost as figures
 from explorer.figures.common import frame_csv, frozen
-from explorer.ui import (
-    altair_chart,
-    below_the_fold,
-    download_csv,
-    lesson_page,
-    next_lesson,
-    plotly_chart,
-    vega_lite_spec,
-)
+from explorer.serve.later import below_the_fold
+from explorer.serve.page import lesson_page, next_lesson
+from explorer.ui import altair_chart, download_csv, plotly_chart, vega_lite_spec
 from explorer.views.cost import (
     COST_LAYER_DETAILS,
     MAX_PASS_S,

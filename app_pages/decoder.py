@@ -8,8 +8,10 @@ import streamlit as st
 
 from app_pages.decoder_sections import architecture_section, cache_section, forcing_section
 from explorer.figures import decoder as figures
+from explorer.serve.later import below_the_fold
+from explorer.serve.page import lesson_page, next_lesson
 from explorer.training.tasks import get_task
-from explorer.ui import below_the_fold, lesson_page, lesson_text, next_lesson, plotly_chart, sequence_input
+from explorer.ui import lesson_text, plotly_chart, sequence_input
 from explorer.views.decoder import (
     DECODER_MODELS,
     PRESETS,

@@ -14,7 +14,9 @@ from explorer.analysis.lookup import (
     soft_lookup,
 )
 from explorer.figures import common as figures
-from explorer.ui import below_the_fold, download_csv, escape_markdown, lesson_page, next_lesson, plotly_chart
+from explorer.serve.later import below_the_fold
+from explorer.serve.page import lesson_page, next_lesson
+from explorer.ui import download_csv, escape_markdown, plotly_chart
 
 DIM = EXAMPLE_KEYS.shape[1]
 QUERY_KEYS = [f"q{i + 1}" for i in range(DIM)]

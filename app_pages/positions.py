@@ -14,7 +14,9 @@ from app_pages.positions_models import reversal_section, shuffle_section
 from app_pages.positions_relative import relative_section
 from explorer.figures.common import matrix_csv
 from explorer.figures.positions import line_chart, matrix_heatmap
-from explorer.ui import altair_chart, below_the_fold, lesson_page, lesson_text, next_lesson, plotly_chart
+from explorer.serve.later import below_the_fold
+from explorer.serve.page import lesson_page, next_lesson
+from explorer.ui import altair_chart, lesson_text, plotly_chart
 from explorer.views.positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,

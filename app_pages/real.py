@@ -12,16 +12,9 @@ import streamlit as st
 from explorer.figures import real as figures
 from explorer.figures.common import heatmap, matrix_csv
 from explorer.figures.positions import matrix_heatmap
-from explorer.ui import (
-    OWN_TEXT,
-    below_the_fold,
-    download_csv,
-    escape_markdown,
-    lesson_page,
-    lesson_text,
-    next_lesson,
-    plotly_chart,
-)
+from explorer.serve.later import below_the_fold
+from explorer.serve.page import lesson_page, next_lesson
+from explorer.ui import OWN_TEXT, download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.views.positions import draw_plan
 from explorer.views.real import (
     MAX_CHARS,

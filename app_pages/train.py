@@ -10,9 +10,10 @@ import streamlit as st
 
 from app_pages.train_live import TrainPanel
 from explorer.model.positional import ENCODINGS
+from explorer.serve.page import lesson_page, next_lesson
 from explorer.training.live import LIVE_TASKS, LiveSettings
 from explorer.training.runs import LiveJob
-from explorer.ui import escape_markdown, lesson_page, lesson_text, next_lesson
+from explorer.ui import escape_markdown, lesson_text
 
 text = functools.partial(lesson_text, "train")
 MODES = {"train": "the transformer alone", "race": "against a GRU, for the same seconds"}

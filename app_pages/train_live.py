@@ -12,10 +12,10 @@ import time
 from collections import OrderedDict
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer.figures.common import frozen
 from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
+from explorer.serve.page import session_key
 from explorer.training.runs import ClientBusy, LiveJob, QueueFull, RunView, default_manager
 from explorer.ui import lesson_text, plotly_chart
 from explorer.ui.client import client_address
@@ -46,18 +46,13 @@ def shared_figure(key: tuple, build):
     return figure
 
 
-def session_id() -> str:
-    context = get_script_run_ctx()
-    return context.session_id if context is not None else "no-session"
-
-
 class TrainPanel:
     """The Train and Stop buttons, and the view of the session's run of `job` (or of step 0)."""
 
     def __init__(self, job: LiveJob, lesson):
         self.job, self.lesson = job, lesson
         self.manager = default_manager()
-        self.session = session_id()
+        self.session = session_key()
         self.race = job.race_seconds is not None
         watched = st.session_state.get(WATCH)
         if watched is not None and watched[0] != job:  # the settings changed: let the old run go

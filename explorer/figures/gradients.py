@@ -10,6 +10,7 @@ region instead of drawing a line there.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import altair as alt
@@ -34,15 +35,21 @@ from .common import (
 )
 
 __all__ = [
+    "DependencyFigures",
+    "GradientFigures",
     "GradientSummary",
     "RecallCurve",
+    "RecallFigures",
     "dependency_figure",
+    "dependency_figures",
     "dependency_frame",
     "gradient_chart",
+    "gradient_figures",
     "gradient_frame",
     "gradient_strip",
     "recall_bands",
     "recall_chart",
+    "recall_figures",
     "recall_frame",
 ]
 
@@ -273,3 +280,53 @@ def recall_chart(frame: pd.DataFrame, *, chance: float) -> alt.LayerChart:
         x=alt.datum(1), y=alt.datum(chance), text=alt.value(f"chance ({chance:.1%})"),
     )
     return configure(alt.layer(points, *lines, rule, text).properties(height=CHART_HEIGHT - 40))
+
+
+# --- the lesson's figures, from its views (explorer.views.gradient_lesson), made once per setting ----------
+
+
+@dataclass(frozen=True)
+class GradientFigures:
+    frame: pd.DataFrame
+    chart: alt.LayerChart
+    strip: go.Figure
+    unrolled: go.Figure
+    paths: pd.DataFrame
+
+
+def gradient_figures(view, labels: Mapping[str, str]) -> GradientFigures:
+    from .unrolled import path_frame, unrolled_figure
+
+    frame = gradient_frame(view.curves, labels, view.paths)
+    return GradientFigures(frame, gradient_chart(frame), gradient_strip(frame),
+                           unrolled_figure(view.paths["rnn"], view.paths["transformer"]),
+                           path_frame(view.paths["rnn"], view.paths["transformer"]))
+
+
+@dataclass(frozen=True)
+class DependencyFigures:
+    figure: go.Figure
+    frame: pd.DataFrame
+
+
+def dependency_figures(panels: Sequence[tuple[str, np.ndarray]]) -> DependencyFigures:
+    return DependencyFigures(dependency_figure(panels), dependency_frame(panels))
+
+
+@dataclass(frozen=True)
+class RecallFigures:
+    chart: alt.LayerChart | None  # None when no recall model loaded
+    bands: pd.DataFrame
+    frame: pd.DataFrame
+
+
+def recall_figures(view) -> RecallFigures:
+    results = list(view.results)
+    frame = recall_frame(results, binned=lambda result, _width: view.binned[_label(results, result)])
+    bands = recall_bands(results, bands=lambda result: view.bands[_label(results, result)])
+    chart = recall_chart(frame, chance=1 / len(view.task.keys)) if results else None
+    return RecallFigures(chart, bands, frame)
+
+
+def _label(results, result) -> str:
+    return next(label for label, r in results if r is result)

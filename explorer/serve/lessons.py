@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..figures import depth as depth_figures
+from ..figures import gradients as gradient_figures
+from ..views import gradient_lesson as gradients
 from ..views.depth import DepthSettings, depth_view
 
-__all__ = ["DEPTH", "LESSONS", "LessonSpec"]
+__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+
+
+def no_figures(view) -> None:
+    """A lesson whose sections draw straight from its view."""
 
 
 @dataclass(frozen=True)
@@ -20,9 +27,21 @@ class LessonSpec:
     page: str  # its url_path
     settings: type
     view: Callable
-    figures: Callable
+    figures: Callable = no_figures
+    section: str | None = None  # a section's own settings and view (a part of the page's lesson)
+
+    @property
+    def name(self) -> str:
+        return self.page if self.section is None else f"{self.page}/{self.section}"
 
 
 DEPTH = LessonSpec("depth", DepthSettings, depth_view, depth_figures.depth_figures)
 
-LESSONS: tuple[LessonSpec, ...] = (DEPTH,)
+GRADIENTS = LessonSpec("gradients", gradients.GradientSettings, gradients.gradient_view,
+                       functools.partial(gradient_figures.gradient_figures, labels=gradients.KIND_LABELS))
+GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, gradients.dependency_view,
+                                 gradient_figures.dependency_figures, section="dependency")
+GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
+                             gradient_figures.recall_figures, section="recall")
+
+LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)

@@ -45,7 +45,7 @@ def _shown(lesson: LessonSpec, settings, prepare: Callable) -> Shown:
 def shown(lesson: LessonSpec, settings, prepare: Callable = _identity) -> Shown:
     """The lesson at `settings` (checked against its controls: ValueError outside them)."""
     if not isinstance(settings, lesson.settings):
-        raise TypeError(f"{lesson.page} takes {lesson.settings.__name__}, not {type(settings).__name__}")
+        raise TypeError(f"{lesson.name} takes {lesson.settings.__name__}, not {type(settings).__name__}")
     check(settings)
     return _shown(lesson, settings, prepare)
 
@@ -62,7 +62,7 @@ def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSON
                 shown(lesson, lesson.settings(), prepare)
             except Exception:
                 continue
-            seconds[lesson.page] = time.perf_counter() - started
+            seconds[lesson.name] = time.perf_counter() - started
     finally:
         REQUESTER.reset(token)
     return seconds

@@ -3,8 +3,6 @@ catalog and the lesson text kept as Markdown beside the pages.  Loads without to
 page renders before torch is imported."""
 
 from .controls import OWN_TEXT, UrlControls, altair_chart, download_csv, page_header, sequence_input, vega_lite_spec
-from .later import below_the_fold
-from .page import lesson_page, next_lesson
 from .present import plotly_chart, presenting
 from .prose import lesson_text
 from .steps import Lesson
@@ -15,12 +13,9 @@ __all__ = [
            "Lesson",
            "UrlControls",
            "altair_chart",
-           "below_the_fold",
            "download_csv",
            "escape_markdown",
-           "lesson_page",
            "lesson_text",
-           "next_lesson",
            "page_header",
            "plotly_chart",
            "presenting",

@@ -17,9 +17,8 @@ import math
 from collections.abc import Callable, Sequence
 
 import streamlit as st
-from streamlit.dataframe_util import convert_anything_to_arrow_bytes
-from streamlit.errors import StreamlitAPIException
 
+from .internals import StreamlitAPIException, arrow_bytes
 from .links import Choice, Flag, Number, Text, Unusable, read
 from .present import presenting
 from .text import escape_markdown, quoted
@@ -278,7 +277,7 @@ def vega_lite_spec(chart) -> dict:
     as it is."""
     spec = chart.to_dict(validate=False)
     for dataset, rows in spec.get("datasets", {}).items():
-        spec["datasets"][dataset] = convert_anything_to_arrow_bytes(rows)
+        spec["datasets"][dataset] = arrow_bytes(rows)
     return spec
 
 

@@ -5,51 +5,96 @@
         n_layers: int = setting(12, "Layers", url="layers", bounds=(1, 24, 1))
         width: int = setting(32, "Width d_model", url="width", options=(16, 32, 64))
 
-Each field says what the control is (a number within bounds on a step, or one of some options), its
-label and its name in the link; the lesson runtime (explorer/serve) makes the widgets from them and
-keys its one cache by the settings.  `check` refuses a value outside a field's control, so a view
-is never computed for settings no control could give.  No Streamlit here.
+Each field says what its control is — a number within `bounds` (low, high, step), one of some
+`options`, a `flag`, or `text` of at most `max_chars` — its label and its name in the link.  The
+lesson runtime (explorer/serve) makes the widgets from them, in field order, and keys its one cache
+by the settings.  `check` refuses a value outside a field's control, so a view is never computed for
+settings no control could give.  No Streamlit here.
+
+A control may depend on the fields before it, each given as a function of those settings so far
+(an object with them as attributes):
+    options / bounds   a function: a head slider runs up to the chosen number of heads
+    default_from       the default follows them (a task's own model shape); when they change, the
+                       control goes back to its new default
+    when               the control exists only then; otherwise the field holds its default
+    enabled            the control is shown greyed out otherwise (and the value is kept)
+A field with no control (a plain default) is filled by the runtime from the lesson's main settings
+(a section's own settings take the sidebar's `init` so), or is left at its default.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 
-__all__ = ["Control", "check", "controls_of", "setting"]
+__all__ = ["Control", "check", "controls_of", "setting", "so_far"]
+
+WIDGETS = ("slider", "select_slider", "selectbox", "radio", "toggle", "text")
 
 
 @dataclass(frozen=True)
 class Control:
-    """One setting's control: `bounds` (low, high, step) for a number, or `options` to choose from."""
+    """One setting's control (see the module)."""
 
     label: str
     url: str
-    bounds: tuple[float, float, float] | None = None
-    options: tuple | None = None
+    bounds: tuple[float, float, float] | Callable | None = None
+    options: tuple | Callable | None = None
     help: str | None = None
+    widget: str | None = None  # how it is drawn; by default from what it is
+    flag: bool = False
+    max_chars: int | None = None  # a text control
+    default_from: Callable | None = None
+    when: Callable | None = None
+    enabled: Callable | None = None
+    captions: tuple[str, ...] | None = None
+    format: Callable | None = None  # how an option is shown
 
     def __post_init__(self):
-        if (self.bounds is None) == (self.options is None):
-            raise ValueError(f"{self.label}: a control has bounds or options (one of the two)")
+        kinds = (self.bounds is not None) + (self.options is not None) + self.flag + (self.max_chars is not None)
+        if kinds != 1:
+            raise ValueError(f"{self.label}: a control has one of bounds, options, flag or max_chars")
+        if self.widget is not None and self.widget not in WIDGETS:
+            raise ValueError(f"{self.label}: no widget {self.widget!r} (one of {WIDGETS})")
 
-    def allows(self, value) -> bool:
-        if self.options is not None:
-            return value in self.options
-        low, high, step = self.bounds
+    def choices(self, settings) -> tuple | None:
+        """The options at these settings (so far), or None for a number, flag or text."""
+        return tuple(self.options(settings)) if callable(self.options) else self.options
+
+    def limits(self, settings) -> tuple[float, float, float] | None:
+        return tuple(self.bounds(settings)) if callable(self.bounds) else self.bounds
+
+    def applies(self, settings) -> bool:
+        return self.when is None or bool(self.when(settings))
+
+    def allows(self, value, settings=None) -> bool:
+        """May the control hold `value` (at `settings`, for a control that depends on others)?"""
+        if self.flag:
+            return isinstance(value, bool)
+        if self.max_chars is not None:
+            return isinstance(value, str) and len(value) <= self.max_chars
+        choices = self.choices(settings)
+        if choices is not None:
+            return value in choices
+        low, high, step = self.limits(settings)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             return False
         return math.isclose((value - low) / step, round((value - low) / step), abs_tol=1e-9)
 
 
-def setting(default, label: str, *, url: str, bounds: Sequence[float] | None = None, options: Sequence | None = None,
-            help: str | None = None):
+def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable | None = None,
+            options: Sequence | Callable | None = None, flag: bool = False, max_chars: int | None = None,
+            help: str | None = None, widget: str | None = None, default_from: Callable | None = None,
+            when: Callable | None = None, enabled: Callable | None = None, captions: Sequence[str] | None = None,
+            format: Callable | None = None):
     """A settings field with its control (see the module)."""
-    control = Control(label, url, tuple(bounds) if bounds is not None else None,
-                      tuple(options) if options is not None else None, help)
-    if not control.allows(default):
+    control = Control(label, url, tuple(bounds) if isinstance(bounds, Sequence) else bounds,
+                      tuple(options) if isinstance(options, Sequence) else options, help, widget, flag, max_chars,
+                      default_from, when, enabled, tuple(captions) if captions else None, format)
+    if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})
 
@@ -59,9 +104,28 @@ def controls_of(settings_type: type) -> list[tuple[str, Control]]:
     return [(f.name, f.metadata["control"]) for f in dataclasses.fields(settings_type) if "control" in f.metadata]
 
 
+def so_far(values: dict) -> SimpleNamespace:
+    """The settings made so far, as the functions of a dependent control see them."""
+    return SimpleNamespace(**values)
+
+
 def check(settings) -> None:
-    """Raise ValueError if a field holds a value its control does not allow."""
-    wrong = [f"{control.label} = {getattr(settings, name)!r}" for name, control in controls_of(type(settings))
-             if not control.allows(getattr(settings, name))]
+    """Raise ValueError if a field holds a value its control does not allow (a control that does
+    not apply at these settings must hold its default)."""
+    wrong = []
+    for name, control in controls_of(type(settings)):
+        value = getattr(settings, name)
+        if control.applies(settings):
+            ok = control.allows(value, settings)
+        else:
+            ok = value == _default(type(settings), name, control, settings)
+        if not ok:
+            wrong.append(f"{control.label} = {value!r}")
     if wrong:
         raise ValueError("settings outside their controls: " + ", ".join(wrong))
+
+
+def _default(settings_type: type, name: str, control: Control, settings):
+    if control.default_from is not None:
+        return control.default_from(settings)
+    return next(f.default for f in dataclasses.fields(settings_type) if f.name == name)

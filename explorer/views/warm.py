@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import time
 
-from ..model.rnn import RECURRENT_KINDS
 from .attention import PRESETS, ModelChoice, default_shape, view_for
-from .gradients import RECALL_MODELS, dependency_views, gradient_curves, recall_accuracy
 from .pool import REQUESTER, Requester
 from .positions import SHIPPED_ENCODINGS, matrix_view, reversal_run, shuffle_demo
 
@@ -20,9 +18,6 @@ __all__ = ["warm_default_views"]
 
 # The defaults of the lesson pages' controls (app_pages/*.py).
 ATTENTION_TASK = "reverse"
-# Positional, as the pages call them: an lru_cache keys positional and keyword calls apart.
-GRADIENT_DEFAULTS = (64, 32, "default", 1.0, None, 3)  # T, width, init, gain, BPTT window, seeds
-DEPENDENCY_DEFAULTS = (RECURRENT_KINDS[0], 32, 16, "default", 1.0)  # kind, T, width, init, gain
 POSITIONS_MATRIX = ("sinusoidal", 4, 4, 100.0, "dot")
 SHUFFLE_INPUT = ("A", "B", "C", "D", "E", "F", "G")
 
@@ -35,11 +30,6 @@ def warm_default_views() -> dict[str, float]:
     steps = {
         "attention": lambda: view_for(ModelChoice(ATTENTION_TASK, encoding, heads, layers, True), tokens, "causal",
                                       len(tokens)),
-        "gradients": lambda: (
-            gradient_curves(*GRADIENT_DEFAULTS),
-            dependency_views(*DEPENDENCY_DEFAULTS),
-            [recall_accuracy(name) for name in RECALL_MODELS],
-        ),
         "positions": lambda: (
             matrix_view(*POSITIONS_MATRIX),
             [reversal_run(e, SHUFFLE_INPUT) for e in SHIPPED_ENCODINGS],

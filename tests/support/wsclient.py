@@ -278,7 +278,7 @@ class Session:
 
     async def follow_ups(self, timeout: float = RUN_TIMEOUT_S) -> list[RunResult]:
         """The runs a browser's timers ask for once the page's run is drawn: each announced fragment
-        once (a lesson opened sends its sections under the key figure so: explorer/ui/later.py)."""
+        once (a lesson opened sends its sections under the key figure so: explorer/serve/later.py)."""
         return [await self.rerun(timeout, fragment_id=fragment) for fragment in list(self.auto_reruns)]
 
     async def open(self, timeout: float = RUN_TIMEOUT_S) -> RunResult:

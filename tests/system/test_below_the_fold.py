@@ -1,4 +1,4 @@
-"""The key figure first (explorer/ui/later.py), against a real `streamlit run app.py` over the websocket.
+"""The key figure first (explorer/serve/later.py), against a real `streamlit run app.py` over the websocket.
 
 Opening a lesson (the session's first run of it) sends the key figure with one-line placeholders
 for the sections under it, and announces their follow-up runs (`auto_rerun`); each follow-up, asked
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.ui.later import PLACEHOLDER
+from explorer.serve.later import PLACEHOLDER
 from tests.support.apptest import ROOT, run_async
 from tests.support.server import streamlit_server
 from tests.support.wsclient import RunResult, Session

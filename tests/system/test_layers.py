@@ -7,6 +7,8 @@
                                              (serve/adapter.py) is the only Streamlit code outside ui
 
 Pages (app_pages/) and app.py may import anything; only they and explorer/ui import streamlit.
+Streamlit's non-public modules (anything but `streamlit` itself) are imported by one file alone,
+explorer/ui/internals.py, which tests/unit/test_streamlit_internals.py pins.
 Every import counts, also one inside a function.
 """
 
@@ -29,7 +31,8 @@ ALLOWED = {
     "ui": {"model", "training", "analysis", "views", "figures"},
     "serve": {"model", "training", "analysis", "views", "figures", "ui"},
 }
-STREAMLIT_ALLOWED = {"ui", "serve/adapter.py"}
+STREAMLIT_ALLOWED = {"ui", "serve/adapter.py", "serve/page.py", "serve/later.py"}
+PRIVATE_STREAMLIT_ALLOWED = ROOT / "explorer" / "ui" / "internals.py"
 PLOTTING = ("plotly", "altair")
 PLOTTING_ALLOWED = {"figures", "ui", "serve/adapter.py"}
 MAX_LIBRARY_LINES = 400
@@ -139,3 +142,15 @@ def test_no_two_library_files_import_each_other_even_through_others():
         if name not in state:
             visit(name, [name])
     assert not circles, "import circles: " + "; ".join(" → ".join(c) for c in circles)
+
+
+APP_FILES = sorted([ROOT / "app.py", *PAGES, *LIBRARY, *(ROOT / "deploy").glob("*.py")])
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_only_the_internals_module_imports_private_streamlit(path: Path):
+    """`import streamlit` is public; `streamlit.<anything>` is not (its modules move between releases)."""
+    if path == PRIVATE_STREAMLIT_ALLOWED:
+        return
+    private = [(line, name) for line, name in imported_modules(path) if name.startswith("streamlit.")]
+    assert not private, f"Streamlit internals outside explorer/ui/internals.py: {private}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import FrozenInstanceError, dataclass
 
 import pytest
@@ -15,24 +16,35 @@ from tests.support.apptest import run_page
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.page)
+PAGES = [lesson for lesson in LESSONS if lesson.section is None]
+
+
+@pytest.mark.parametrize("lesson", PAGES, ids=lambda lesson: lesson.page)
 def test_warming_computes_every_lesson_default_and_its_page_then_computes_nothing(lesson):
     runtime._shown.cache_clear()
-    assert set(warm_lessons()) == {spec.page for spec in LESSONS}
+    assert set(warm_lessons()) == {spec.name for spec in LESSONS}
     misses = runtime._shown.cache_info().misses
     at = run_page(f"app_pages/{lesson.page}.py")
     assert not at.exception and not at.info
     assert runtime._shown.cache_info().misses == misses, "the page found its default view warmed"
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.page)
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name)
 def test_a_lesson_is_a_frozen_settings_dataclass_whose_every_field_is_a_bounded_control(lesson):
+    """Every field is a control, or (a section's) one the page's main settings give by name."""
     defaults = lesson.settings()
     check(defaults)
     with pytest.raises(FrozenInstanceError):
-        defaults.__setattr__(controls_of(lesson.settings)[0][0], 0)
+        defaults.__setattr__(dataclasses.fields(defaults)[0].name if vars(defaults) else "x", 0)
+    page = next(spec for spec in PAGES if spec.page == lesson.page)
     urls = [control.url for _, control in controls_of(lesson.settings)]
-    assert len(urls) == len(set(urls)) == len(vars(defaults))
+    own = {name for name, _ in controls_of(lesson.settings)}
+    given = {f.name for f in dataclasses.fields(lesson.settings)} - own
+    assert len(urls) == len(set(urls))
+    assert lesson.section is not None or not given, "a page's settings are all controls"
+    assert given <= {f.name for f in dataclasses.fields(page.settings)}, "given by the page's settings"
+    every_page_url = [c.url for spec in LESSONS if spec.page == lesson.page for _, c in controls_of(spec.settings)]
+    assert len(every_page_url) == len(set(every_page_url)), "one URL name per control of the page"
     shown = runtime.shown(lesson, defaults, sendable)
     assert shown is runtime.shown(lesson, lesson.settings(), sendable)  # one cache, keyed by the settings
 
@@ -49,5 +61,43 @@ def test_settings_outside_their_controls_are_refused():
             check(wrong)
     with pytest.raises(ValueError, match="default"):
         setting(9, "N", url="n", bounds=(1, 4, 1))
-    with pytest.raises(ValueError, match="bounds or options"):
+    with pytest.raises(ValueError, match="one of bounds, options"):
         setting(1, "N", url="n")
+    with pytest.raises(ValueError, match="one of bounds, options"):
+        setting(1, "N", url="n", bounds=(1, 4, 1), options=(1, 2))
+
+
+def test_a_control_that_depends_on_the_fields_before_it():
+    """A head slider runs up to the chosen number of heads; a padding length exists only with the
+    padding mask (else it holds its default); a mask's default follows the task."""
+
+    @dataclass(frozen=True)
+    class Probe:
+        task: str = setting("sort", "Task", url="task", options=("sort", "reverse"))
+        mask: str = setting("none", "Mask", url="mask", options=("none", "causal", "padding"),
+                            default_from=lambda s: "causal" if s.task == "reverse" else "none")
+        heads: int = setting(2, "Heads", url="heads", options=(1, 2, 4))
+        head: int = setting(1, "Head", url="head", options=lambda s: tuple(range(1, s.heads + 1)))
+        pad: int = setting(8, "Pad to", url="pad", bounds=(2, 16, 1), when=lambda s: s.mask == "padding")
+
+    check(Probe())
+    check(Probe(heads=4, head=4))
+    check(Probe(mask="padding", pad=12))
+    for wrong in (Probe(heads=2, head=4), Probe(mask="none", pad=12), Probe(mask="padding", pad=17)):
+        with pytest.raises(ValueError, match="outside their controls"):
+            check(wrong)
+    head = dict(controls_of(Probe))["head"]
+    assert head.choices(Probe(heads=4)) == (1, 2, 3, 4)
+    assert dict(controls_of(Probe))["mask"].default_from(Probe(task="reverse")) == "causal"
+
+
+def test_flags_and_text_are_controls_too():
+    @dataclass(frozen=True)
+    class Probe:
+        scale: bool = setting(False, "Scale", url="scale", flag=True)
+        text: str = setting("A B", "Text", url="text", max_chars=5)
+
+    check(Probe(True, "A B C"))
+    for wrong in (Probe(1, "A"), Probe(False, "A B C D")):
+        with pytest.raises(ValueError, match="outside their controls"):
+            check(wrong)

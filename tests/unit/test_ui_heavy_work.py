@@ -1,4 +1,4 @@
-"""explorer.ui.page: a page run waiting for the work pool stops as Streamlit would at an st.* call
+"""explorer.serve.page (through explorer.ui.internals.yield_point): a page run waiting for the work pool stops as Streamlit would at an st.* call
 when its session has asked for a newer run (a superseded rerun stops computing)."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequest, ScriptRequestType
 
-from explorer.ui import page
+from explorer.serve import page
+from explorer.ui import internals
 from explorer.views.pool import REQUESTER, WorkPool
 
 
@@ -24,7 +25,8 @@ def context(request):
 ])
 def test_a_run_waiting_for_the_pool_stops_when_its_session_asks_for_another(monkeypatch, request_, raised):
     requests = iter([None, request_])  # nothing pending when the piece is queued; then a newer rerun
-    monkeypatch.setattr(page, "get_script_run_ctx", lambda **_: context(next(requests)))
+    monkeypatch.setattr(internals, "get_script_run_ctx", lambda **_: context(next(requests)))
+    monkeypatch.setattr(page, "session_key", lambda: "s1")
     pool, ran = WorkPool(), []
     started, release = threading.Event(), threading.Event()
 
@@ -46,11 +48,6 @@ def test_a_run_waiting_for_the_pool_stops_when_its_session_asks_for_another(monk
     assert len(pool) == 0 and ran == []  # withdrawn, never run
 
 
-def test_outside_a_streamlit_run_pieces_run_directly(monkeypatch):
-    monkeypatch.setattr(page, "get_script_run_ctx", lambda **_: None)
-    token = REQUESTER.set(None)
-    try:
-        page.serve_heavy_work()
-        assert REQUESTER.get() is None
-    finally:
-        REQUESTER.reset(token)
+def test_outside_a_streamlit_run_the_yield_point_does_nothing(monkeypatch):
+    monkeypatch.setattr(internals, "get_script_run_ctx", lambda **_: None)
+    assert internals.yield_point() is None

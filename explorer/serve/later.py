@@ -19,10 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import streamlit as st
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
+from ..ui.internals import in_fragment_run, stop_fragment_timer
 from .page import serve_heavy_work
 
 __all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_page_opened"]
@@ -40,25 +38,11 @@ def note_page_opened(url_path: str) -> None:
     st.session_state[_OPENING_KEY] = opened and bool(st.context.headers)  # AppTest has no browser
 
 
-def _in_fragment_run() -> bool:
-    ctx = get_script_run_ctx(suppress_warning=True)
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
-
-
-def _stop_follow_ups() -> None:
-    """Tell the browser to stop this fragment's timer: it was a one-off."""
-    ctx, fragment_id = get_script_run_ctx(suppress_warning=True), ThreadState.get().fragment_id
-    if ctx is not None and fragment_id:
-        message = ForwardMsg()
-        message.stop_auto_rerun.fragment_ids.append(fragment_id)
-        ctx.enqueue(message)
-
-
 def _section_after_the_page(draw: Callable[..., None], args: tuple, kwargs: dict, controls, keys) -> None:
-    if not _in_fragment_run():  # the page's own run: hold the section's place
+    if not in_fragment_run():  # the page's own run: hold the section's place
         st.caption(PLACEHOLDER)
         return
-    _stop_follow_ups()
+    stop_fragment_timer()
     serve_heavy_work()  # this run's heavy work goes through the pool as the session's
     draw(*args, **kwargs)
     if controls is not None and keys:  # the page's note ran before these controls existed
@@ -70,7 +54,7 @@ def below_the_fold(draw: Callable[..., None], *args, controls=None, keys: tuple[
     in a browser; otherwise now.  A section with its own URL-bound controls names their `keys` (and
     the page's `controls`): when it is put off, the page's note leaves them out
     (`UrlControls.put_off`), and the section's own run notes their link values under it."""
-    if st.session_state.get(_OPENING_KEY) and not _in_fragment_run():
+    if st.session_state.get(_OPENING_KEY) and not in_fragment_run():
         if controls is not None:
             controls.put_off(keys)
         st.fragment(run_every=FOLLOW_UP_S)(_section_after_the_page)(draw, args, kwargs, controls, keys)

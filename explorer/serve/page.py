@@ -3,16 +3,14 @@ link to the next lesson."""
 
 from __future__ import annotations
 
-import streamlit as st
-from streamlit.errors import StreamlitPageNotFoundError
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
-from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+import uuid
 
-from ..views.pool import REQUESTER, Requester
-from .catalog import LESSONS, PAGES
-from .controls import UrlControls
-from .present import (
+import streamlit as st
+
+from ..ui.catalog import LESSONS, PAGES
+from ..ui.controls import UrlControls
+from ..ui.internals import StreamlitPageNotFoundError, yield_point
+from ..ui.present import (
     IMAGE_FORMATS,
     IMAGE_KEY,
     PRESENT_KEY,
@@ -22,28 +20,24 @@ from .present import (
     style_page,
     write_present_link,
 )
-from .steps import Lesson
+from ..ui.steps import Lesson
+from ..views.pool import REQUESTER, Requester
 
-__all__ = ["lesson_page", "next_lesson", "serve_heavy_work"]
+__all__ = ["lesson_page", "next_lesson", "serve_heavy_work", "session_key"]
 
 
-def _yield_point() -> None:
-    """What Streamlit does at every st.* call: stop this run if its session asked for a newer one
-    (raised while the run waits for the work pool, so a superseded rerun stops computing)."""
-    ctx = get_script_run_ctx(suppress_warning=True)
-    request = ctx.script_requests.on_scriptrunner_yield() if ctx is not None else None
-    if request is None:
-        return
-    if request.type == ScriptRequestType.RERUN:
-        raise RerunException(request.rerun_data)
-    raise StopException()
+_SESSION_KEY = "_explorer_session"
+
+
+def session_key() -> str:
+    """This browser session's own name, kept in its session state (the work pool's fairness unit)."""
+    return st.session_state.setdefault(_SESSION_KEY, uuid.uuid4().hex)
 
 
 def serve_heavy_work() -> None:
     """Route this run's heavy computations (explorer.views.pool) through the shared pool, as this
     session: fair between sessions, stopped when superseded.  Every lesson page calls it."""
-    ctx = get_script_run_ctx(suppress_warning=True)
-    REQUESTER.set(Requester(ctx.session_id, _yield_point) if ctx is not None else None)
+    REQUESTER.set(Requester(session_key(), yield_point))
 
 
 def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:

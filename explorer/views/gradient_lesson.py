@@ -1,0 +1,137 @@
+"""The gradient-flow lesson, declared: its settings (the controls), its views (settings → arrays),
+one for the page and one per section with settings of its own.  The runtime (explorer/serve)
+caches them; app_pages/gradients.py draws them."""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.rnn import RECURRENT_KINDS
+from ..training.pretrained import PretrainedModelError, load_model
+from ..training.tasks import RecallTask
+from .gradients import (
+    KIND_LABELS,
+    RECALL_MODELS,
+    DependencyViews,
+    GradientCurves,
+    accuracy_bands,
+    binned_accuracy,
+    dependency_views,
+    gradient_curves,
+    path_lengths,
+    recall_accuracy,
+    recall_learning,
+)
+from .settings import setting
+
+__all__ = ["DEPENDENCY_WIDTH", "KIND_LABELS", "DependencySettings", "GradientSettings", "GradientView",
+           "RecallSettings", "RecallView", "dependency_view", "gradient_view", "recall_view"]
+
+DEPENDENCY_WIDTH = 16
+
+
+def _orthogonal(settings) -> bool:
+    return settings.init == "orthogonal"
+
+
+@dataclass(frozen=True)
+class GradientSettings:
+    T: int = setting(64, "Sequence length T", url="T", options=(8, 16, 32, 64, 128, 256, 512))
+    width: int = setting(32, "Width (size of x_t and of the state)", url="width", options=(8, 16, 32, 64))
+    init: str = setting("default", "Recurrent weights W_hh", url="init", options=("default", "orthogonal"),
+                        widget="radio", help="default: PyTorch's uniform initialisation. orthogonal: every "
+                        "recurrent matrix (one per gate) is a random orthogonal matrix times the gain below.")
+    gain: float = setting(1.0, "Orthogonal gain", url="gain", bounds=(0.1, 8.0, 0.1), enabled=_orthogonal,
+                          help="Below 1 the recurrent matrix shrinks the state (and its gradient) at every step; "
+                          "above 1 it stretches it. Try 3 for the tanh RNN and 6 for the LSTM and GRU.")
+    window: str = setting("full", "Truncated BPTT window", url="bptt", widget="select_slider",
+                          options=("full", "1", "2", "4", "8", "16", "32", "64", "128", "256"),
+                          help="Back-propagate through only the last n steps, as recurrent networks are "
+                          "usually trained; 'full' goes back to the start.")
+    n_seeds: int = setting(3, "Random seeds", url="seeds", bounds=(1, 5, 1),
+                           help="Each seed draws new weights and a new input; the line is the mean of "
+                           "log10 ‖∂L/∂x_t‖ and the band ± one standard deviation.")
+
+    @property
+    def effective_gain(self) -> float:
+        """The gain the recurrent weights get: the slider's only for orthogonal weights."""
+        return self.gain if _orthogonal(self) else 1.0
+
+
+@dataclass(frozen=True)
+class GradientView:
+    """The four networks' gradient curves, the path lengths, and the orders of magnitude between
+    the gradient at t = `first` and at t = T − 1 (`change[kind]`, None where the window cuts it to 0)."""
+
+    settings: GradientSettings
+    curves: GradientCurves
+    paths: types.MappingProxyType  # kind -> path length per position
+    first: int
+    change: types.MappingProxyType  # kind -> float | None
+
+
+def gradient_view(settings: GradientSettings) -> GradientView:
+    window = None if settings.window == "full" else int(settings.window)
+    curves = gradient_curves(settings.T, settings.width, settings.init, settings.effective_gain, window,
+                             settings.n_seeds)
+    first, last = (1 if settings.T > 2 else 0), settings.T - 1
+    change = {}
+    for kind in KIND_LABELS:
+        mean, _, _ = curves.summary(kind)
+        change[kind] = None if mean[first] == float("-inf") else float(mean[first] - mean[last])
+    paths = {kind: path_lengths(settings.T, kind) for kind in KIND_LABELS}
+    return GradientView(settings, curves, types.MappingProxyType(paths), first, types.MappingProxyType(change))
+
+
+@dataclass(frozen=True)
+class DependencySettings:
+    """Section 3's own settings; `init` and `gain` follow the sidebar's."""
+
+    init: str = "default"
+    gain: float = 1.0
+    T: int = setting(32, "Sequence length for the matrices", url="dep_T", options=(8, 16, 24, 32, 48, 64))
+    kind: str = setting("rnn", "Recurrent network in the matrices", url="dep_kind", options=tuple(RECURRENT_KINDS),
+                        widget="radio")
+
+
+def dependency_view(settings: DependencySettings) -> tuple[tuple[str, np.ndarray], ...]:
+    """(title, ‖∂y_t/∂x_s‖) for the loop, causal attention and unmasked attention."""
+    gain = settings.gain if settings.init == "orthogonal" else 1.0
+    views: DependencyViews = dependency_views(settings.kind, settings.T, DEPENDENCY_WIDTH, settings.init, gain)
+    return ((f"{KIND_LABELS[settings.kind]}: the loop", views.recurrent),
+            ("causal attention: masked", views.causal), ("encoder attention: unmasked", views.unmasked))
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """Section 4 has no controls: the shipped recall models, evaluated once."""
+
+
+@dataclass(frozen=True)
+class RecallView:
+    task: RecallTask
+    results: tuple  # (label, RecallAccuracy) of the models that loaded
+    missing: tuple[str, ...]  # Markdown: the models that did not, and why
+    steps: tuple[int, ...]  # training steps of the loaded models
+    learning: types.MappingProxyType  # (label, step) -> {band: accuracy}
+    binned: types.MappingProxyType  # label -> accuracy over bins of 8 distances, per distance
+    bands: types.MappingProxyType  # label -> [(band, accuracy)]
+
+
+def recall_view(settings: RecallSettings) -> RecallView:
+    results, missing, steps, learning = [], [], set(), {}
+    for name, label in RECALL_MODELS.items():
+        try:
+            results.append((label, recall_accuracy(name)))
+        except PretrainedModelError as problem:
+            missing.append(f"**{label}** (`{name}`): {problem}")
+            continue
+        steps.add(load_model(name).card["steps"])
+        learning.update({(label, step): row for step, row in recall_learning(name).items()})
+    binned = {label: binned_accuracy(result, 8) for label, result in results}
+    bands = {label: accuracy_bands(result) for label, result in results}
+    return RecallView(RecallTask(), tuple(results), tuple(missing), tuple(sorted(steps)),
+                      types.MappingProxyType(learning), types.MappingProxyType(binned), types.MappingProxyType(bands))
