@@ -29,9 +29,7 @@ def test_the_script_run_context_has_what_the_internals_read():
 
 
 def test_the_thread_state_names_the_running_fragment():
-    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
-
-    from streamlit.runtime.scriptrunner_utils.script_run_context import FragmentThreadState
+    from streamlit.runtime.scriptrunner_utils.script_run_context import FragmentThreadState, ThreadState
 
     assert callable(ThreadState.get)
     assert "fragment_id" in {f.name for f in dataclasses.fields(FragmentThreadState)}
