@@ -1,4 +1,5 @@
-"""explorer.serve.page (through explorer.ui.internals.yield_point): a page run waiting for the work pool stops as Streamlit would at an st.* call
+"""explorer.serve.page (through explorer.ui.internals.yield_point): a page run waiting for the work pool
+stops as Streamlit would at an st.* call
 when its session has asked for a newer run (a superseded rerun stops computing)."""
 
 from __future__ import annotations
