@@ -20,6 +20,7 @@ import importlib
 _PUBLIC = {
     "AbsolutePositionalEncoding": "model.positional",
     "AttentionTrace": "model.attention",
+    "Corpus": "training.sentences",
     "Cost": "analysis.cost",
     "DecodeStep": "analysis.decoding",
     "DecoderLayer": "model.transformer",
@@ -44,6 +45,7 @@ _PUBLIC = {
     "causal_mask": "model.attention",
     "combine_masks": "model.attention",
     "conv1d_cost": "analysis.cost",
+    "cosine_matrix": "training.sentences",
     "count_parameters": "model.parameters",
     "decode_steps": "analysis.decoding",
     "decoder_layer_cost": "analysis.cost",
@@ -54,6 +56,7 @@ _PUBLIC = {
     "index_encoding": "model.positional",
     "input_gradient_norms": "analysis.gradients",
     "key_padding_mask": "model.attention",
+    "load_corpus": "training.sentences",
     "load_minilm": "training.minilm",
     "load_model": "training.pretrained",
     "random_sequence": "analysis.gradients",
@@ -67,6 +70,7 @@ _PUBLIC = {
     "t5_relative_buckets": "model.positional",
     "teacher_forced_cost": "analysis.cost",
     "train_live": "training.live",
+    "word_overlap_search": "training.sentences",
 }
 
 
