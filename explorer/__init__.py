@@ -50,6 +50,7 @@ _PUBLIC = {
     "decode_steps": "analysis.decoding",
     "decoder_layer_cost": "analysis.cost",
     "dependency_matrix": "analysis.dependency",
+    "dependency_path_lengths": "analysis.dependency",
     "encoder_layer_cost": "analysis.cost",
     "ffn_cost": "analysis.cost",
     "generation_step_cost": "analysis.cost",
