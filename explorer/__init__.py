@@ -19,6 +19,7 @@ import importlib
 # name -> the module that defines it
 _PUBLIC = {
     "AbsolutePositionalEncoding": "model.positional",
+    "AttentionSinks": "analysis.encoders",
     "AttentionTrace": "model.attention",
     "Corpus": "training.sentences",
     "Cost": "analysis.cost",
@@ -29,6 +30,7 @@ _PUBLIC = {
     "ModelTrace": "model.trace",
     "MultiHeadAttention": "model.attention",
     "PassCost": "analysis.cost",
+    "PoolingScores": "analysis.encoders",
     "RecurrentNet": "model.rnn",
     "RecurrentSeq2Seq": "model.seq2seq",
     "RecurrentTrace": "model.rnn",
@@ -37,6 +39,7 @@ _PUBLIC = {
     "Transformer": "model.transformer",
     "TransformerConfig": "model.transformer",
     "alibi_bias": "model.positional",
+    "attention_sinks": "analysis.encoders",
     "alibi_slopes": "model.positional",
     "attention_cost": "analysis.cost",
     "attention_pipeline": "model.attention",
@@ -57,6 +60,7 @@ _PUBLIC = {
     "index_encoding": "model.positional",
     "input_gradient_norms": "analysis.gradients",
     "key_padding_mask": "model.attention",
+    "pooling_report": "analysis.encoders",
     "load_corpus": "training.sentences",
     "load_minilm": "training.minilm",
     "load_model": "training.pretrained",
