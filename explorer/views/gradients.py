@@ -127,13 +127,14 @@ def gradient_curves(
 def path_lengths(T: int, kind: str, n_layers: int = 1) -> np.ndarray:
     """Steps the gradient of a loss on y_{T−1} takes back to each input x_t (t = 0 … T−1).
 
-    Recurrent: through h_{T−1}, h_{T−2}, …, h_t — T − t cell steps.  Attention: one step per
-    layer, whatever t is.
+    Recurrent: through h_{T−1}, h_{T−2}, …, h_t — T − t cell steps; the bidirectional RNN too (its
+    backward state at T − 1 has read x_{T−1} alone).  Attention: one step per layer, whatever t is.
+    Row T − 1 of `explorer.analysis.dependency.dependency_path_lengths` for every pair (t, s).
     """
     t = np.arange(T)
     if kind == "transformer":
         return np.full(T, n_layers)
-    if kind in RECURRENT_KINDS:
+    if kind in (*RECURRENT_KINDS, "birnn"):
         return T - t + (n_layers - 1)
     raise ValueError(f"unknown kind {kind!r}")
 
@@ -168,7 +169,7 @@ def _recurrent_dependency(kind: str, T: int, width: int, init: str, gain: float,
     x = random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed)
     # A fresh model of our own, so its parameters can be frozen (no graph for the weights).
     recurrent = build_sequence_model(kind, width, init=init, gain=gain, seed=seed).requires_grad_(False)
-    return fast_dependency_matrix(recurrent, x, causal=True)
+    return fast_dependency_matrix(recurrent, x, causal=kind in RECURRENT_KINDS)  # "birnn" reads both ways
 
 
 def _attention_matrix(T: int, width: int, seed: int, masked: bool) -> np.ndarray:
