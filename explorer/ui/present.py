@@ -83,10 +83,41 @@ def image_format() -> str:
     return chosen if chosen in IMAGE_FORMATS else IMAGE_FORMATS[0]
 
 
+# A clicker sends PageDown/PageUp (some send the left and right arrows).  Streamlit's button shortcuts
+# do not fire while a slider or another widget has the focus (the slider takes PageDown itself), so
+# while presenting the page captures those keys before any widget sees them and presses the lesson's
+# Next or Back button.  Arrows typed into a text box stay the text box's.
+CLICKER_JS = """
+<span id="explorer-presenting" hidden></span>
+<script>
+(() => {
+  if (window.__explorerClicker) return;
+  window.__explorerClicker = true;
+  const buttons = {PageDown: "lesson_next", ArrowRight: "lesson_next",
+                   PageUp: "lesson_back", ArrowLeft: "lesson_back"};
+  window.addEventListener("keydown", (event) => {
+    const name = buttons[event.key];
+    const presenting = document.getElementById("explorer-presenting");
+    if (!name || !presenting || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    const typing = target && (target.isContentEditable || target.tagName === "TEXTAREA"
+      || (target.tagName === "INPUT" && !["range", "checkbox", "radio", "button"].includes(target.type)));
+    if (typing && event.key.startsWith("Arrow")) return;
+    const button = document.querySelector(`.st-key-${name} button`);
+    if (!button) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (!button.disabled) button.click();
+  }, true);
+})();
+</script>
+"""
+
+
 def style_page() -> None:
-    """The presentation stylesheet, when presenting (call once per run, early)."""
+    """The presentation stylesheet and the clicker's keys, when presenting (call once per run, early)."""
     if presenting():
-        st.html(_CSS)
+        st.html(_CSS + CLICKER_JS, unsafe_allow_javascript=True)
 
 
 def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:

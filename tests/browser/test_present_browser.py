@@ -112,3 +112,31 @@ def test_a_task_switch_runs_the_trained_model_and_its_address_reopens_the_view(n
     assert "task=induction" in address and "heads=" not in address, address
     again = open_page(new_page, address)
     assert running in again.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
+
+
+@pytest.mark.parametrize("key", ["PageDown", "ArrowRight"])
+def test_the_clicker_drives_the_lesson_whatever_has_the_focus(key, projector_page, app_url):
+    """The lecturer just moved a slider (it has the focus); the clicker's next key still goes to the next
+    step instead of moving the slider, and its back key comes back.  Without presentation mode the
+    slider keeps its keys."""
+    require_chromium()
+    page = projector_page(f"{app_url}/depth?present=1")
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]').first  # in the folded sidebar
+    slider.focus()
+    before = runs_done(page)
+    page.keyboard.press(key)
+    wait_until_settled(page, before, f"pressing {key}")
+    assert "step=1" in page.url and "layers=2" in page.url, page.url  # step 1 sets two layers
+    slider.focus()
+    before = runs_done(page)
+    page.keyboard.press("PageUp" if key == "PageDown" else "ArrowLeft")
+    wait_until_settled(page, before, "going back")
+    assert "step=" not in page.url, page.url
+
+    desk = projector_page(f"{app_url}/depth")
+    slider = desk.locator('[data-testid="stSlider"] input[type="range"]').first
+    slider.focus()
+    before = runs_done(desk)
+    desk.keyboard.press("PageDown")
+    wait_until_settled(desk, before, "PageDown on a slider, not presenting")
+    assert "step=" not in desk.url and "layers=" in desk.url, desk.url
