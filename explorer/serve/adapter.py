@@ -142,6 +142,8 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
+    if controls.opened:  # a fresh visit: no default remembered from another lesson's run
+        st.session_state.pop(_DEFAULTS_KEY, None)
     st.sidebar.header(sidebar)
     settings = make_settings(lesson.settings, controls, st.sidebar, custom)
     notes = st.container()  # the link's notes, written last: the sections' own controls come further down

@@ -62,14 +62,19 @@ class UrlControls:
     _OPENED = "_url_controls_page"  # session-state key: the page whose link was last read
     _PENDING = "_url_controls_pending"  # session-state key: its link values not yet reported
     _RESYNC = "_url_controls_resync"  # session-state key: controls made unbound, to bind again
+    _SEEN = "_url_controls_seen"  # session-state key: every control key a page of this session made
+    SESSION_WIDE = frozenset({"present", "image"})  # settings of the whole app, kept from lesson to lesson
 
     def __init__(self, page: str | None = None):
         # What the link asked for, read before any widget consumes or clears it; a lesson page keeps
         # the values its run did not judge yet (controls it makes in a later run) in session state.
         self._requested = {key: st.query_params.get_all(key) for key in st.query_params}
+        self.opened = page is not None and st.session_state.get(self._OPENED) != page
         if page is not None:
-            if st.session_state.get(self._OPENED) == page:
+            if not self.opened:
                 self._requested = st.session_state.get(self._PENDING, {})
+            elif st.session_state.get(self._OPENED) is not None:
+                self._forget_other_lessons()
             st.session_state[self._OPENED] = page
             st.session_state[self._PENDING] = self._requested  # judged and reported values leave it
         self._controls: dict[str, tuple[str, object, object]] = {}  # key -> (label, value, rule)
@@ -77,6 +82,14 @@ class UrlControls:
         self._unusable: dict[str, str] = {}  # key -> why the link's value could not be used
         self._notes: list[str] = []
         self._put_off: set[str] = set()  # keys of controls a section makes in a run of its own
+
+    def _forget_other_lessons(self) -> None:
+        """A lesson opened from another one starts as a fresh visit to it would: the values the session's
+        other pages left under their control keys (`head`, `width`: the same names mean other things
+        elsewhere) are dropped, except what this page's link says and the app-wide settings."""
+        for key in st.session_state.get(self._SEEN, set()) - set(self._requested) - self.SESSION_WIDE:
+            st.session_state.pop(key, None)
+        st.session_state.pop(self._RESYNC, None)
 
     def put_off(self, keys: Sequence[str]) -> None:
         """These controls are made in a later run (`below_the_fold`): this run's note leaves them out,
@@ -124,6 +137,7 @@ class UrlControls:
         """Count a control as a setting of this page (the link may carry it), with its link rule.
         A control made elsewhere reads its link value through `link_value` first."""
         self._controls[key] = (label, value, rule)
+        st.session_state.setdefault(self._SEEN, set()).add(key)
         st.session_state[PARAMETERS_KEY] = {k: (lab, val) for k, (lab, val, _) in self._controls.items()}
         return value
 
