@@ -32,7 +32,7 @@ def sweep() -> dict[str, dict[int, float]]:
 
 def one_rep() -> dict[str, float]:
     load_model.cache_clear()
-    length._stretched.cache_clear()
+    length.stretched_model.cache_clear()
     length._accuracy.cache_clear()
     start, start_cpu = time.perf_counter(), time.process_time()
     for name in length.REVERSAL_MODELS.values():

@@ -33,6 +33,7 @@ __all__ = [
     "accuracy_by_length",
     "longest_length",
     "sequences_right",
+    "stretched_model",
     "trained_lengths",
 ]
 
@@ -66,10 +67,11 @@ def longest_length(name: str) -> int:
     return config.max_len - 1 if config.encoding == "learned" else LONGEST
 
 
-@bounded_cache(max_entries=8, max_bytes=16 * 2**20)
-def _stretched(name: str) -> nn.Module:
+@bounded_cache(8, max_bytes=8_000_000)  # ~1 MB each (the shipped tensors, shared); one per reversal model
+def stretched_model(name: str) -> nn.Module:
     """The shipped model `name` with room for LONGEST letters: the same weights, the same tensors (not
-    copies); only a table that is a function of the position is made longer.  A learned table as it is."""
+    copies); only a table that is a function of the position is made longer.  A learned table as it is.
+    What to run (or draw the attention of) at a length the model never saw; callers must not modify it."""
     loaded = load_model(name)
     config = loaded.model.config
     if config.encoding == "learned":
@@ -106,9 +108,9 @@ def _inputs(task: SequenceToSequenceTask, length: int, samples: int) -> torch.Te
     return torch.randint(first, first + len(task.symbols), (samples, length), generator=generator)
 
 
-@bounded_cache(max_entries=1024, max_bytes=2**20)
+@bounded_cache(1024, max_bytes=1_000_000)  # a float each
 def _accuracy(name: str, length: int, samples: int) -> float:
-    right = sequences_right(_stretched(name), _task(name), _inputs(_task(name), length, samples))
+    right = sequences_right(stretched_model(name), _task(name), _inputs(_task(name), length, samples))
     return right.double().mean().item()
 
 

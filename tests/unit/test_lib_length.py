@@ -3,13 +3,14 @@
 import pytest
 import torch
 
+from explorer.analysis import length
 from explorer.analysis.length import (
     LONGEST,
     REVERSAL_MODELS,
-    _stretched,
     accuracy_by_length,
     longest_length,
     sequences_right,
+    stretched_model,
     trained_lengths,
 )
 from explorer.model.positional import sinusoidal_encoding
@@ -37,7 +38,7 @@ def test_the_cards_accuracy_is_reproduced_length_by_length(name):
     for n in lengths.unique().tolist():
         source = batch.inputs[lengths == n, :n]
         shipped = sequences_right(loaded.model, loaded.task, source)
-        assert torch.equal(sequences_right(_stretched(name), loaded.task, source), shipped)
+        assert torch.equal(sequences_right(stretched_model(name), loaded.task, source), shipped)
         right["shipped"] += shipped.sum().item()
     assert right["shipped"] / len(batch.inputs) == pytest.approx(loaded.card["heldout"]["accuracy"], abs=1e-6)
     assert trained_lengths(name) == (lengths.min().item(), lengths.max().item()) == (2, 10)
@@ -58,7 +59,7 @@ def test_sequences_right_against_decoding_by_hand():
     loaded = load_model("reverse-sinusoidal-h4-l2")
     task = loaded.task
     words = ["HELLO", "ABCDEFGHIJ", "PO", "AAAB", "ABCDEFGHIJKL"]  # the last is longer than training
-    model = _stretched(loaded.name)
+    model = stretched_model(loaded.name)
     for word in words:
         source = torch.tensor([task.encode(list(word))])
         generated, _ = model.generate(source, len(word) + 1, task.index["<s>"], cache=False)
@@ -77,7 +78,7 @@ def test_the_learned_table_refuses_positions_it_has_no_row_for():
 
 def test_fixed_tables_are_made_longer_with_the_same_weights():
     name = REVERSAL_MODELS["sinusoidal"]
-    shipped, stretched = load_model(name).model, _stretched(name)
+    shipped, stretched = load_model(name).model, stretched_model(name)
     assert stretched.config.max_len == LONGEST + 1 and longest_length(name) == LONGEST
     table = stretched.encoder.position.table.double().numpy()
     assert abs(table - sinusoidal_encoding(LONGEST + 1, 64)).max() < 1e-6
@@ -90,7 +91,7 @@ def test_inputs_are_drawn_without_the_global_generator_and_always_the_same():
     state = torch.get_rng_state()
     first = accuracy_by_length(name, [3, 13], samples=37)
     assert torch.equal(torch.get_rng_state(), state)
-    accuracy_by_length.__globals__["_accuracy"].cache_clear()
+    length._accuracy.cache_clear()
     torch.manual_seed(99)
     assert accuracy_by_length(name, [13, 3], samples=37) == first
     assert all(v * 37 == round(v * 37) for v in first.values())  # a share of 37 inputs
