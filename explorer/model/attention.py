@@ -23,12 +23,23 @@ __all__ = [
     "combine_masks",
     "key_padding_mask",
     "scaled_dot_product_attention",
+    "sliding_window_mask",
 ]
 
 
 def causal_mask(T: int, device: torch.device | None = None) -> torch.Tensor:
     """(T, T) boolean mask, True on and below the diagonal: position t sees positions ≤ t."""
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
+
+
+def sliding_window_mask(T: int, window: int, device: torch.device | None = None) -> torch.Tensor:
+    """(T, T) boolean mask, True where 0 ≤ t − s < window: position t sees itself and the window − 1
+    positions before it (causal, as Mistral's sliding window).  window ≥ T is the causal mask."""
+    if isinstance(T, bool) or not isinstance(T, int) or T < 1 or isinstance(window, bool) \
+            or not isinstance(window, int) or window < 1:
+        raise ValueError(f"need positive integers T and window, got T={T!r}, window={window!r}")
+    offset = torch.arange(T, device=device)[:, None] - torch.arange(T, device=device)[None, :]  # t − s
+    return (offset >= 0) & (offset < window)
 
 
 def key_padding_mask(valid: torch.Tensor) -> torch.Tensor:
@@ -115,7 +126,7 @@ def scaled_dot_product_attention(
 
 class KVCache:
     """The keys and values one attention module has computed, kept for later positions of one
-    generation (made per generation, never stored on the shared module): (B, heads, positions, head_dim).
+    generation (made per generation, never stored on the shared module): (B, key/value heads, positions, head_dim).
 
     `KVCache()` is a self-attention's: each call adds the new positions' keys and values.
     `attention.cache(memory)` is a cross-attention's: the encoder output's, projected once, fixed."""
@@ -130,7 +141,7 @@ class KVCache:
         return 0 if self.keys is None else self.keys.shape[2]
 
     def extend(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Keep the new positions' k, v (B, heads, n, head_dim); return every position's."""
+        """Keep the new positions' k, v (B, kv heads, n, head_dim); return every position's."""
         self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=2)
         self.values = v if self.values is None else torch.cat([self.values, v], dim=2)
         return self.keys, self.values
@@ -143,28 +154,46 @@ class MultiHeadAttention(nn.Module):
     the decoder states as `query` and the encoder output as `key_value`.  An optional `rotary`
     callable (RoPE) rotates queries and keys per head before the dot product.  With a `KVCache` the
     same code runs one generation step: only the new positions are projected (see KVCache).
+
+    n_kv_heads < n_heads is grouped-query attention (GQA; 1 is multi-query, MQA): the key and value
+    projections output n_kv_heads · head_dim, and each group of n_heads / n_kv_heads query heads
+    reads one key/value head, so a KV cache keeps n_kv_heads heads.  The default (n_heads) is
+    ordinary multi-head attention.
     """
 
-    def __init__(self, d_model: int, n_heads: int, bias: bool = True):
+    def __init__(self, d_model: int, n_heads: int, bias: bool = True, n_kv_heads: int | None = None):
         super().__init__()
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        if not 1 <= n_kv_heads <= n_heads or n_heads % n_kv_heads:
+            raise ValueError(f"n_kv_heads={n_kv_heads} must divide n_heads={n_heads} (1 = multi-query)")
         self.d_model = d_model
         self.n_heads = n_heads
+        self.n_kv_heads = n_kv_heads  # grouped-query attention: n_heads / n_kv_heads query heads share one
         self.head_dim = d_model // n_heads
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, n_kv_heads * self.head_dim, bias=bias)
+        self.v_proj = nn.Linear(d_model, n_kv_heads * self.head_dim, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
 
-    def _split_heads(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, T, d_model) → (B, heads, T, head_dim): each head attends with its own slice."""
+    def _split_heads(self, x: torch.Tensor, heads: int | None = None) -> torch.Tensor:
+        """(B, T, heads·head_dim) → (B, heads, T, head_dim): each head attends with its own slice."""
         batch, T, _ = x.shape
-        return x.view(batch, T, self.n_heads, self.head_dim).transpose(1, 2)
+        return x.view(batch, T, self.n_heads if heads is None else heads, self.head_dim).transpose(1, 2)
+
+    def _shared(self, kv: torch.Tensor) -> torch.Tensor:
+        """(B, kv_heads, T, head_dim) → (B, heads, T, head_dim): query head i reads key/value head
+        i // (heads / kv_heads), as torch's scaled_dot_product_attention(enable_gqa=True)."""
+        if self.n_kv_heads == self.n_heads:
+            return kv
+        return kv.repeat_interleave(self.n_heads // self.n_kv_heads, dim=1)
 
     def cache(self, memory: torch.Tensor) -> KVCache:
-        """A cross-attention's cache: the keys and values of `memory` (B, T_src, d), projected once."""
-        return KVCache(self._split_heads(self.k_proj(memory)), self._split_heads(self.v_proj(memory)))
+        """A cross-attention's cache: the keys and values of `memory` (B, T_src, d), projected once
+        (B, kv_heads, T_src, head_dim)."""
+        g = self.n_kv_heads
+        return KVCache(self._split_heads(self.k_proj(memory), g), self._split_heads(self.v_proj(memory), g))
 
     def forward(
         self,
@@ -186,14 +215,15 @@ class MultiHeadAttention(nn.Module):
             k, v = cache.keys, cache.values  # (B, heads, T_k, head_dim)
         else:
             key_value = query if key_value is None else key_value
-            k = self._split_heads(self.k_proj(key_value))  # (B, heads, T_k, head_dim)
-            v = self._split_heads(self.v_proj(key_value))  # (B, heads, T_k, head_dim)
+            k = self._split_heads(self.k_proj(key_value), self.n_kv_heads)  # (B, kv_heads, T_k, head_dim)
+            v = self._split_heads(self.v_proj(key_value), self.n_kv_heads)  # (B, kv_heads, T_k, head_dim)
         if rotary is not None:  # RoPE: rotate each pair of dimensions by position × frequency
             start = 0 if cache is None else cache.length  # the new positions follow those kept
             positions = torch.arange(start, start + q.shape[2], device=q.device)
             q, k = rotary(q, positions), rotary(k, positions)
         if cache is not None and not cache.fixed:
-            k, v = cache.extend(k, v)  # (B, heads, every position so far, head_dim)
+            k, v = cache.extend(k, v)  # (B, kv_heads, every position so far, head_dim)
+        k, v = self._shared(k), self._shared(v)  # (B, heads, T_k, head_dim)
         trace = attention_pipeline(q, k, v, mask=mask, bias=bias)  # weights (B, heads, T_q, T_k)
         batch, _, T_q, _ = trace.output.shape  # output (B, heads, T_q, head_dim)
         merged = trace.output.transpose(1, 2).reshape(batch, T_q, self.d_model)  # heads side by side (B, T_q, d)
