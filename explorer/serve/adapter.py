@@ -31,13 +31,15 @@ import streamlit as st
 
 from ..figures.common import frozen
 from ..ui import vega_lite_spec
+from ..ui.prose import lesson_sections
+from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
 from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
 from .page import lesson_page, next_lesson, serve_heavy_work
 
-__all__ = ["Section", "sendable", "serve_lesson", "warm_lessons"]
+__all__ = ["Section", "claimed", "sendable", "serve_lesson", "warm_lessons"]
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
@@ -69,6 +71,12 @@ def sendable(figures):
         elif isinstance(value, go.Figure):
             changed[field.name] = frozen(value)
     return dataclasses.replace(figures, **changed)
+
+
+def claimed(lesson: LessonSpec, name: str, shown: runtime.Shown) -> str | None:
+    """The sentence of claim `name` (the section "claim: name" of the lesson's app_pages/lessons/<page>.md)
+    with its numbers read from what is shown; None where the claim does not hold for it."""
+    return say(lesson.claims, name, lesson_sections(lesson.page)[f"claim: {name}"], shown)
 
 
 def warm_lessons() -> dict[str, float]:
@@ -150,9 +158,10 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     if steps.revealed:
         with st.spinner(working(settings) if working else "Computing…"):
             shown = runtime.shown(lesson, settings, sendable)
-        key, *rest = sections
-        key.draw(shown)
-        steps.explain(section="")
+        if not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
+            steps.answer(lesson.claims, shown)
+        first, *rest = step_first(sections, steps.section)
+        _section(first, shown, steps, controls, custom, key=first is sections[0])
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
@@ -161,17 +170,23 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     next_lesson(lesson.page)
 
 
-def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom) -> None:
+def step_first(sections: Sequence[Section], name: str) -> list[Section]:
+    """The sections in the order drawn: the one a revealed step is about first (its figure and the
+    answer above it share the first screen), then the others as declared."""
+    chosen = [s for s in sections if s.name == name]
+    return chosen + [s for s in sections if s.name != name] if chosen else list(sections)
+
+
+def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom, key: bool = False) -> None:
     if section.part is None:
-        if section.title:
+        if section.title and not key:
             st.subheader(section.title)
         section.draw(shown)
     else:
-        st.fragment(_part)(section, shown.settings, controls, custom)
-    steps.explain(section=section.name)
+        st.fragment(_part)(section, shown.settings, controls, custom, steps)
 
 
-def _part(section: Section, outer, controls, custom: Custom) -> None:
+def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
     """A section with its own settings (a fragment: its controls redraw it alone)."""
     serve_heavy_work()
     part = section.part
@@ -182,4 +197,7 @@ def _part(section: Section, outer, controls, custom: Custom) -> None:
     n_controls = len(controls_of(part.settings))
     places = list(st.columns([2] * n_controls + [1], gap="large"))[:n_controls] if n_controls else []
     settings = make_settings(part.settings, controls, places, custom, given)
-    section.draw(runtime.shown(part, settings, sendable))
+    shown = runtime.shown(part, settings, sendable)
+    if steps.section == section.name:
+        steps.answer(part.claims, shown, where=st.container())
+    section.draw(shown)

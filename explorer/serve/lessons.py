@@ -4,15 +4,20 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
 from ..views import gradient_lesson as gradients
-from ..views.depth import DepthSettings, depth_view
+from ..views.claims import Claim
+from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 
 __all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+
+
+NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
 
 
 def no_figures(view) -> None:
@@ -29,18 +34,22 @@ class LessonSpec:
     view: Callable
     figures: Callable = no_figures
     section: str | None = None  # a section's own settings and view (a part of the page's lesson)
+    # what its sentences state, as predicates (explorer/views/claims.py); not part of its identity
+    claims: Mapping[str, Claim] = field(default_factory=lambda: NO_CLAIMS, compare=False)
 
     @property
     def name(self) -> str:
         return self.page if self.section is None else f"{self.page}/{self.section}"
 
 
-DEPTH = LessonSpec("depth", DepthSettings, depth_view, depth_figures.depth_figures)
+DEPTH = LessonSpec("depth", DepthSettings, depth_view, depth_figures.depth_figures, claims=DEPTH_CLAIMS)
 
 GRADIENTS = LessonSpec("gradients", gradients.GradientSettings, gradients.gradient_view,
-                       functools.partial(gradient_figures.gradient_figures, labels=gradients.KIND_LABELS))
+                       functools.partial(gradient_figures.gradient_figures, labels=gradients.KIND_LABELS),
+                       claims=gradients.GRADIENT_CLAIMS)
 GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, gradients.dependency_view,
-                                 gradient_figures.dependency_figures, section="dependency")
+                                 gradient_figures.dependency_figures, section="dependency",
+                                 claims=gradients.DEPENDENCY_CLAIMS)
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
