@@ -181,6 +181,6 @@ def _values(control: Control, settings) -> list:
     if choices is not None:
         return list(choices)
     low, high, step = control.limits(settings)
-    count = int(round((high - low) / step))
+    count = round((high - low) / step)
     number = int if all(isinstance(v, int) for v in (low, high, step)) else float
     return [number(round(low + i * step, 10)) for i in range(count + 1)]
