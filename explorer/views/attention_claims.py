@@ -47,6 +47,10 @@ def _brightest(weights: np.ndarray) -> np.ndarray:
     return weights.argmax(axis=-1)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def mask_claim(block) -> tuple[str, dict] | None:
     """The mask section for the grey cells of `block` (the same in every layer and head), or None
     when they follow none of the patterns the text describes."""
@@ -57,7 +61,7 @@ def mask_claim(block) -> tuple[str, dict] | None:
     pads = np.array([k == PAD for k in block.key_tokens])
     padded = np.broadcast_to(pads, grey.shape)
     future = np.triu(np.ones_like(grey), 1) if grey.shape[0] == grey.shape[1] else np.zeros_like(grey)
-    fields = {"cells": int(future.sum()), "pads": int(pads.sum())}
+    fields = {"cells": _count(int(future.sum()), "cell"), "pads": _count(int(pads.sum()), "column")}
     for name, pattern in (("none", np.zeros_like(grey)), ("causal", future), ("padding", padded),
                           ("causal padding", future | padded)):
         if np.array_equal(grey, pattern) and (name == "none" or pattern.any()):

@@ -50,11 +50,13 @@ def test_what_the_page_says_beside_the_grid_holds_for_the_grid(params):
     else:
         assert "No cell is grey" not in mask_notes[0]
         if "above the diagonal" in mask_notes[0]:
-            cells = int(re.search(r"(\d+) (?:grey )?cells above the diagonal", mask_notes[0])[1])
+            cells = int(re.search(r"above the diagonal of each panel \((\d+) cells?", mask_notes[0])[1])
             future = np.triu(np.ones_like(grey[0]), 1)
             assert all(int((g & future).sum()) == cells == int(future.sum()) for g in grey)
         if "padding" in mask_notes[0]:
-            assert "&lt;pad&gt;" in figure["layout"]["xaxis"]["ticktext"]
+            pads = [i for i, key in enumerate(figure["layout"]["xaxis"]["ticktext"]) if key == "&lt;pad&gt;"]
+            assert int(re.search(r"(\d+) columns?", mask_notes[0])[1]) == len(pads) > 0
+            assert all(g[:, pads].all() for g in grey)
     upper_grey = all(np.array_equal(g, np.triu(np.ones_like(g), 1)) for g in grey)
     for note in said:
         if "upper triangle is grey" in note or "greys out the upper triangle" in note:
