@@ -207,11 +207,6 @@ class AttentionLessonView:
     notices: tuple[tuple[str, types.MappingProxyType], ...]
     watch: str | None
 
-    @property
-    def allowed(self) -> np.ndarray:
-        """(layers, heads, T_q, T_k): True where a query may read a key (False: grey)."""
-        return np.isfinite(self.attention.masked_scores)
-
 
 def attention_lesson_view(settings: AttentionSettings) -> AttentionLessonView:
     tokens, problems = read_input(settings)
