@@ -43,7 +43,8 @@ __all__ = ["Section", "claimed", "measured_box", "sendable", "serve_lesson", "wa
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
-_DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: the default it was last given}
+_DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: (its last default, resets_with)}
+_STEP_KEY = "_explorer_step_drawn"  # session state: the lesson step of the page's last run
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
 def make_settings(settings_type: type, controls, places, custom: Custom = NOTHING, given: Mapping = NOTHING):
     """The settings from their controls, in field order (see explorer.views.settings): `places` is
     where each control goes (one container for all, or a list of one per control)."""
-    values, made = dict(given), 0
+    values, made, heading = dict(given), 0, None
     remembered = st.session_state.setdefault(_DEFAULTS_KEY, {})
     for field in dataclasses.fields(settings_type):
         control = field.metadata.get("control")
@@ -134,17 +135,23 @@ def make_settings(settings_type: type, controls, places, custom: Custom = NOTHIN
             continue
         settings = so_far(values)
         default = control.default_from(settings) if control.default_from else field.default
-        if control.default_from is not None:  # the fields it follows changed: back to its new default
-            if control.url in remembered and remembered[control.url] != default:
+        if control.default_from is not None or control.resets_with is not None:
+            mark = (default, control.resets_with(settings) if control.resets_with else None)
+            if control.url in remembered and remembered[control.url] != mark:  # what it follows changed
                 st.session_state[control.url] = default
-            remembered[control.url] = default
+            remembered[control.url] = mark
         if not control.applies(settings):
             values[field.name] = default
             continue
         if control.url in st.session_state and not control.allows(st.session_state[control.url], settings):
             st.session_state[control.url] = default  # another page's value, or out of a range that shrank
         where = places[made] if isinstance(places, list) else places
+        if control.heading and control.heading != heading:  # the first control made of its group
+            where.header(control.heading)
+            heading = control.heading
         values[field.name] = _widget(field.name, control, default, controls, where, values, custom)
+        if control.note is not None and (note := control.note(so_far(values))):
+            where.caption(note)
         made += 1
     return settings_type(**values)
 
@@ -159,8 +166,9 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
-    if controls.opened:  # a fresh visit: no default remembered from another lesson's run
-        st.session_state.pop(_DEFAULTS_KEY, None)
+    if controls.opened or st.session_state.get(_STEP_KEY) != steps.number:
+        st.session_state.pop(_DEFAULTS_KEY, None)  # a fresh visit, or a step that set its controls whole
+    st.session_state[_STEP_KEY] = steps.number
     st.sidebar.header(sidebar)
     settings = make_settings(lesson.settings, controls, st.sidebar, custom)
     notes = st.container()  # the link's notes, written last: the sections' own controls come further down

@@ -8,13 +8,16 @@ import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ..figures import attention as attention_figures
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
+from ..views import attention_lesson as attention
 from ..views import gradient_lesson as gradients
 from ..views.claims import Claim
 from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 
-__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+__all__ = ["ATTENTION", "ATTENTION_COMPARE", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS",
+           "LessonSpec"]
 
 
 NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
@@ -53,4 +56,10 @@ GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, grad
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
-LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)
+ATTENTION = LessonSpec("attention", attention.AttentionSettings, attention.attention_lesson_view,
+                       attention_figures.attention_figures)
+ATTENTION_COMPARE = LessonSpec("attention", attention.CompareSettings, attention.compare_view,
+                               attention_figures.compare_figures, section="compare")
+
+LESSONS: tuple[LessonSpec, ...] = (ATTENTION, ATTENTION_COMPARE, DEPTH, GRADIENTS, GRADIENT_DEPENDENCY,
+                                   GRADIENT_RECALL)

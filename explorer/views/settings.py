@@ -18,6 +18,10 @@ A control may depend on the fields before it, each given as a function of those 
                        control goes back to its new default
     when               the control exists only then; otherwise the field holds its default
     enabled            the control is shown greyed out otherwise (and the value is kept)
+    resets_with        when its value changes (a task switch), the control goes back to its default,
+                       even where the default itself stays the same
+    note               a caption under the control, from the settings with its own value
+A `heading` names the control's group (in the sidebar): it is drawn above the first control of the group made.
 A field with no control (a plain default) is filled by the runtime from the lesson's main settings
 (a section's own settings take the sidebar's `init` so), or is left at its default.
 """
@@ -53,6 +57,9 @@ class Control:
     enabled: Callable | None = None
     captions: tuple[str, ...] | None = None
     format: Callable | None = None  # how an option is shown
+    resets_with: Callable | None = None
+    note: Callable | None = None
+    heading: str | None = None
 
     def __post_init__(self):
         kinds = (self.bounds is not None) + (self.options is not None) + self.flag + (self.max_chars is not None)
@@ -90,11 +97,13 @@ def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable
             options: Sequence | Callable | None = None, flag: bool = False, max_chars: int | None = None,
             help: str | None = None, widget: str | None = None, default_from: Callable | None = None,
             when: Callable | None = None, enabled: Callable | None = None, captions: Sequence[str] | None = None,
-            format: Callable | None = None):
+            format: Callable | None = None, resets_with: Callable | None = None, note: Callable | None = None,
+            heading: str | None = None):
     """A settings field with its control (see the module)."""
     control = Control(label, url, tuple(bounds) if isinstance(bounds, Sequence) else bounds,
                       tuple(options) if isinstance(options, Sequence) else options, help, widget, flag, max_chars,
-                      default_from, when, enabled, tuple(captions) if captions else None, format)
+                      default_from, when, enabled, tuple(captions) if captions else None, format, resets_with, note,
+                      heading)
     if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})
