@@ -78,9 +78,11 @@ def test_number_of_heatmaps_per_layer_follows_the_heads_control(heads):
     traces, figure = grid(at)
     paged = heads * 2 > 8  # beyond 8 panels the grid shows the enlarged layer's heads only
     assert len(traces) == (heads if paged else heads * 2)
-    titles = [a["text"] for a in figure["layout"]["annotations"]]
-    assert f"layer 2 · head {heads}" in titles
-    assert ("layer 1 · head 1" in titles) != paged
+    titles = [a["text"] for a in figure["layout"]["annotations"]]  # "head h" over each panel
+    rows = [axis["title"]["text"] for name, axis in figure["layout"].items()
+            if name.startswith("yaxis") and "title" in axis]  # "layer n" left of its row
+    assert titles[-1] == f"head {heads}" and rows[-1] == "layer 2"
+    assert ("layer 1" in rows) != paged
 
 
 def test_unshipped_shape_runs_with_clearly_labelled_random_weights():
