@@ -19,6 +19,7 @@ import functools
 import io
 import json
 from collections.abc import Sequence
+from itertools import pairwise
 
 import altair as alt
 import numpy as np
@@ -116,25 +117,30 @@ def panel_title(text: str, x_domain, y_top: float, size: int = FONT_SIZE - 2) ->
 
 
 LABEL_FONT_PX = 18  # the largest tick font a token axis gets (presentation mode's minimum)
-GRID_WIDTH_PX = 420  # the narrowest plot area a grid of panels gets on a desk (1400 px) or a projector
+GRID_WIDTH_PX = 440  # the narrowest plot area a grid of panels gets on a desk (1400 px) or a projector
 # (1280 px, presenting): the page's figure column, measured ~460 px wide at both
 SLANT_AFTER = 3  # tokens longer than this are slanted 45° on a horizontal axis ("<s>", "t12" stay upright)
 
 
 def label_step(labels: Sequence[str], panel_px: float, *, vertical: bool = False) -> int:
     """Label every k-th token, k the least that leaves no two tick labels overlapping in a panel
-    `panel_px` wide (or high, `vertical`), at the largest font a figure gives them.  Upright labels
-    need the width of the longest (0.62 em a character) plus a gap; labels slanted 45° need only
-    their line height ÷ sin 45° between ticks, whatever their length; rows need a line height."""
-    longest = max(map(len, labels), default=1)
-    if vertical:
-        room = 1.35 * LABEL_FONT_PX
-    elif longest > SLANT_AFTER:
-        room = 1.85 * LABEL_FONT_PX
-    else:
-        room = LABEL_FONT_PX * (0.62 * longest + 0.5)
-    fits = max(1, int(panel_px // room))
-    return max(1, -(-len(labels) // fits))
+    `panel_px` wide (or high, `vertical`), at the largest font a figure gives them.  Two upright
+    labels k columns apart need half of each one's width (0.62 em a character) plus a gap between
+    their centres; labels slanted 45° need only their line height ÷ sin 45°, whatever their length;
+    rows need a line height."""
+    n = len(labels)
+    if n <= 1:
+        return 1
+    cell = panel_px / n
+    if vertical or max(map(len, labels)) > SLANT_AFTER:
+        room = 1.35 * LABEL_FONT_PX if vertical else 1.7 * LABEL_FONT_PX
+        return min(n, max(1, int(-(-room // cell))))
+    widths = [0.62 * LABEL_FONT_PX * len(str(label)) for label in labels]
+    for k in range(1, n):
+        shown = widths[::k]
+        if all((a + b) / 2 + 0.5 * LABEL_FONT_PX <= k * cell for a, b in pairwise(shown)):
+            return k
+    return n
 
 
 def token_axis(labels, *, domain, anchor, size, reverse=False, show=True, every: int = 1) -> dict:

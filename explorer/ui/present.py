@@ -123,8 +123,8 @@ _PHONE_CSS = """
 @media (max-width: 640px) {
   [data-testid="stButtonGroup"], [data-testid="stButtonGroup"] > div { flex-wrap: wrap !important;
     max-width: 100% !important; }
-  [data-testid="stPlotlyChart"] { overflow-x: auto; overflow-y: hidden; }
-  [data-testid="stPlotlyChart"] > div { min-width: 560px; }
+  [data-testid="stElementContainer"]:has([data-testid="stPlotlyChart"]) { overflow-x: auto; overflow-y: hidden; }
+  [data-testid="stFullScreenFrame"]:has(> [data-testid="stPlotlyChart"]) { min-width: 600px; }
 }
 </style>
 """

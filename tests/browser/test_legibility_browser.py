@@ -115,3 +115,29 @@ def test_home_takes_present_1_and_presents(new_page, app_url):
     assert "not a setting of this page" not in notes, notes
     assert page.locator("#explorer-presenting").count() == 1, "presentation mode (its styles and keys) is on"
     assert "present=1" in page.url
+
+
+def test_any_chart_opens_full_screen(new_page, app_url, screenshot_dir):
+    """Every Plotly chart shows Streamlit's full-screen button in its always-visible toolbar (beside
+    the camera), and it fills the screen with the chart; Vega-Lite charts have it in their toolbar."""
+    require_chromium()
+    page = new_page()
+    page.set_viewport_size(SIZES["projector"][0])
+    page = open_page(lambda: page, f"{app_url}/attention?present=1")
+    page.wait_for_selector(".st-key-grid .modebar", timeout=20_000)
+    button = page.locator('.st-key-grid .modebar-btn[data-title="Fullscreen"]')
+    assert button.count() == 1 and button.is_visible(), "the full-screen button is shown without hovering"
+    assert page.locator('.st-key-grid .modebar-btn[data-title="Download plot as a PNG"]').count() == 1
+    button.click()
+    page.wait_for_timeout(800)
+    box = page.locator(".st-key-grid [data-testid='stPlotlyChart']").bounding_box()
+    page.screenshot(path=str(screenshot_dir / "grid-fullscreen.png"))
+    assert box["width"] > 0.9 * SIZES["projector"][0]["width"], f"full screen is {box['width']:.0f} px wide"
+    page.locator('.modebar-btn[data-title="Close fullscreen"]').first.click()
+    vega = open_page(new_page, f"{app_url}/cost")
+    chart = vega.locator('[data-testid="stVegaLiteChart"]').first
+    chart.wait_for(timeout=30_000)
+    chart.scroll_into_view_if_needed()
+    chart.hover()
+    container = vega.locator('[data-testid="stElementContainer"]').filter(has=chart).last
+    assert container.get_by_role("button", name="Fullscreen").count() >= 1

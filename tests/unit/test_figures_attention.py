@@ -1,6 +1,8 @@
 """explorer.figures.attention: the layer × head grid and one head's pipeline pass Plotly's full
 validation, share their colour scales, and stay small at the largest settings."""
 
+from itertools import pairwise
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -128,9 +130,15 @@ def test_grid_labels_are_upright_or_slanted_never_turned_and_thinned_to_fit(n, h
             every = shown[1] - shown[0] if len(shown) > 1 else n
             assert shown == list(range(0, n, every)), "every k-th token, from the first"
             assert len(axis["ticktext"]) == len(shown) and axis["automargin"] is True
-        panel_px = GRID_WIDTH_PX * (x["domain"][1] - x["domain"][0])
-        room = 1.85 * LABEL_FONT_PX if angle else LABEL_FONT_PX * (0.62 * 3 + 0.5)
-        assert len(x["tickvals"]) <= max(1, panel_px // room)
+        cell = GRID_WIDTH_PX * (x["domain"][1] - x["domain"][0]) / n  # a column's width, px
+        shown = x["tickvals"]
+        for a, b in pairwise(shown):  # each pair of neighbours clear of each other at 18 px
+            if angle:
+                assert (b - a) * cell >= 1.7 * LABEL_FONT_PX
+            else:
+                assert (b - a) * cell >= 0.62 * LABEL_FONT_PX * (len(tokens[a]) + len(tokens[b])) / 2 + 9
+        if len(shown) > 1 and shown[1] > 1:  # and no denser step would do
+            assert (shown[1] - 1) * cell < (1.7 * LABEL_FONT_PX if angle else 0.62 * LABEL_FONT_PX * 3 + 9)
         assert tick_labels(x)[0] in ("A", "word0")
         others = [spec["layout"][f"yaxis{i}"] for i in range(2, heads + 1)]
         assert all(not tick_labels(axis) for axis in others), "rows are labelled once, on the left"
