@@ -19,6 +19,7 @@ from .common import (
     figure_from_spec,
     grid_domains,
     hover_grid,
+    label_step,
     panel_title,
     plotly_text,
     token_axis,
@@ -26,6 +27,7 @@ from .common import (
 
 __all__ = ["PRESENT_PANEL_PX", "head_overview", "head_score_map", "pair_figure"]
 
+PAIR_WIDTH_PX = 820  # the pair figure's plot area on a desk (1400 px, with the sidebar) or a projector
 PRESENT_PANEL_PX = 54  # a thumbnail's height when presenting: 6 layers and the titles in 384 px
 
 def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple[int, int] | None = None,
@@ -129,7 +131,8 @@ def pair_figure(first: np.ndarray, second: np.ndarray, tokens_first: Sequence[st
                        "customdata": hover_grid(tokens_first if i != 1 else tokens_second, keys),
                        "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
                        "hovertemplate": f"{name}<br>%{{customdata}}<br>{value} %{{z:.3f}}<extra></extra>"})
-        layout[f"xaxis{suffix}"] = token_axis(keys, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 2)
+        layout[f"xaxis{suffix}"] = token_axis(keys, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 2,
+                                               every=label_step(keys, PAIR_WIDTH_PX * (domain[1] - domain[0])))
         layout[f"yaxis{suffix}"] = token_axis(tokens_first if i != 1 else tokens_second, domain=(0.0, 1.0),
                                                anchor=f"x{suffix}", size=FONT_SIZE - 2, reverse=True, show=i != 2)
         notes.append(panel_title(name, domain, 1.01, size=FONT_SIZE))

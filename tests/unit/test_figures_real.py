@@ -66,6 +66,10 @@ def test_pair_figure_shows_both_heads_and_their_difference():
     second_panel_end = spec["layout"]["xaxis2"]["domain"][1]
     assert second_panel_end < bars[0]["x"] < spec["layout"]["xaxis3"]["domain"][0] and bars[1]["x"] > 1
     assert bars[1]["exponentformat"] == "power", "a tiny difference reads 5×10⁻⁵, not 50µ"
+    long = [f"token{i}" for i in range(17)]
+    crowded = validated(figures.pair_figure(np.eye(17), np.eye(17), long, long, ("tired", "wide")))
+    shown = crowded["layout"]["xaxis"]["tickvals"]
+    assert 1 < len(shown) < 17 and crowded["layout"]["xaxis"]["tickangle"] == -45, "slanted, thinned to fit"
     bound = spec["layout"]["coloraxis2"]["cmax"]
     assert spec["layout"]["coloraxis2"]["cmin"] == -bound and bound == pytest.approx(np.abs(a - b).max())
 
