@@ -161,8 +161,8 @@ def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
     # At the foot of its rule, where every curve is above it (they rise with T), on the side with room.
     right = _label_side(frame["T"], T, d, f"your T = {T}") == "right"
     yours_label = base.mark_text(align="left" if right else "right", dx=6 if right else -6, baseline="bottom",
-                                 fontSize=FONT_SIZE, color=OKABE_ITO["bluish green"]).encode(
-        x=alt.datum(T), y=alt.value(CHART_HEIGHT - 6), text=alt.value(f"your T = {T}"))
+                                 dy=-4, fontSize=FONT_SIZE, color=OKABE_ITO["bluish green"]).encode(
+        x=alt.datum(T), y=alt.value("height"), text=alt.value(f"your T = {T}"))  # the plot's foot, at any height
     return configure(alt.layer(terms, exact, crossover, crossover_label, yours, yours_label)
                       .properties(height=CHART_HEIGHT), legend_columns=2)
 
