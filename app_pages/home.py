@@ -4,9 +4,13 @@ import streamlit as st
 
 from explorer.ui import UrlControls
 from explorer.ui.catalog import LESSONS
+from explorer.ui.present import present_setting, style_page
 
+style_page()
 st.title("Attention Explorer")
-UrlControls().report()  # the home page has no settings: a link that brings some gets a note
+controls = UrlControls()
+present_setting(controls)  # presentation mode, app-wide: `?present=1` turns it on here as in the lessons
+controls.report()  # any other setting in a link gets a note: the home page has none
 st.markdown(
     """
 A recurrent network reads a sequence the way we read a sentence aloud: one token at a time, carrying

@@ -14,12 +14,14 @@ import plotly.graph_objects as go
 from .common import (
     DIVERGING,
     FONT_SIZE,
+    GRID_WIDTH_PX,
     SEQUENTIAL,
     colour_list,
     figure_from_spec,
     grid_domains,
     heatmap,
     hover_grid,
+    label_step,
     panel_title,
     token_axis,
 )
@@ -31,6 +33,7 @@ HOVER_CELL_BUDGET = 40_000  # grid cells that get token-pair hover labels
 MASK_GREY = "#a9a9a9"  # masked cells: a neutral grey, outside the colour scale (not "weight 0")
 MASK_LABEL = "masked: may not attend"
 GRID_PANELS = 8  # more panels than this are shown one layer at a time (and always when presenting)
+PIPELINE_WIDTH_PX = 880  # the four steps have the page's whole width: ~900 px of plot at 1400 px with the sidebar
 
 
 def _mask_trace(allowed: np.ndarray, xaxis: str, yaxis: str) -> dict:
@@ -78,19 +81,24 @@ def attention_grid(
     weight.  Query tokens label the rows once, on the left; key tokens label every column.
     `allowed` (same shape, boolean) marks where attention may look: the other cells are drawn grey,
     with a legend entry, so a masked cell never reads as a weight of 0.  `layer_numbers` names the
-    rows when `weights` holds only some of a model's layers (default 1, 2, …).
+    rows when `weights` holds only some of a model's layers (default 1, 2, …): "layer n" on the left
+    of its row, "head h" over each panel (narrow panels, a phone's, have no room for both).  Tick
+    labels are thinned (`label_step`) to what fits the narrowest width the grid is drawn at.
     """
     n_layers, n_heads = weights.shape[:2]
     layer_numbers = list(layer_numbers) if layer_numbers is not None else list(range(1, n_layers + 1))
     masked_any = allowed is not None and not np.all(allowed)
     x_domains = grid_domains(n_heads, 0.03 if n_heads > 1 else 0.0)
     y_domains = grid_domains(n_layers, min(0.16, 0.6 / n_layers))[::-1]  # layer 1 at the top
-    small = FONT_SIZE - (6 if n_heads >= 4 else 3)
+    small = FONT_SIZE - 2  # the labels are thinned to what fits at 18 px (label_step), so 14 px never crowds
     # Per-cell hover labels are strings: past ~40 000 cells they dominate the payload (129 tokens ×
     # 32 heads was 18 MB), so large grids hover with positions instead of token pairs.
     token_hover = weights.size <= HOVER_CELL_BUDGET
     hover = hover_grid(query_tokens, key_tokens) if token_hover else None
     pair = "%{customdata}" if token_hover else "query %{y} → key %{x}"
+    height = max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60))
+    x_every = label_step(key_tokens, GRID_WIDTH_PX * (x_domains[0][1] - x_domains[0][0]))
+    y_every = label_step(query_tokens, (height - 70) * (y_domains[0][1] - y_domains[0][0]), vertical=True)
     traces, layout, titles = [], {}, []
     for layer in range(n_layers):
         for head in range(n_heads):
@@ -110,11 +118,12 @@ def attention_grid(
             if masked_any:
                 traces.append(_mask_trace(allowed[layer, head], f"x{suffix}", f"y{suffix}"))
             layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=x_domains[head], anchor=f"y{suffix}",
-                                                   size=small)
+                                                   size=small, every=x_every)
             layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
-                                                   size=small, reverse=True, show=head == 0)
-            titles.append(panel_title(f"layer {layer_numbers[layer]} · head {head + 1}", x_domains[head],
-                                       y_domains[layer][1] + 0.005))
+                                                   size=small, reverse=True, show=head == 0, every=y_every)
+            if head == 0:  # the layer names its row once, on the left: a panel's title is short enough to fit
+                layout[f"yaxis{suffix}"]["title"] = {"text": f"layer {layer_numbers[layer]}", "standoff": 4}
+            titles.append(panel_title(f"head {head + 1}", x_domains[head], y_domains[layer][1] + 0.005))
     shapes = []
     if selected is not None:
         layer, head = selected
@@ -126,9 +135,7 @@ def attention_grid(
         annotations=titles, shapes=shapes,
         coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                    "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 18}},
-        font={"size": FONT_SIZE},
-        height=max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60)),
-        margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 30},
+        font={"size": FONT_SIZE}, height=height, margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 30},
         plot_bgcolor="rgba(0,0,0,0)",
     )
     if masked_any:
@@ -166,6 +173,9 @@ def attention_pipeline_figure(
     token_hover = 4 * raw_scores.size <= HOVER_CELL_BUDGET
     hover = hover_grid(query_tokens, key_tokens) if token_hover else None
     pair = "%{customdata}" if token_hover else "query %{y} → key %{x}"
+    height = max(320, 190 + 20 * len(query_tokens))
+    x_every = label_step(key_tokens, PIPELINE_WIDTH_PX * (x_domains[0][1] - x_domains[0][0]))
+    y_every = label_step(query_tokens, (height - 80) * 0.95, vertical=True)
     traces, layout, annotations = [], {}, []
     for i, ((z, name), domain, text) in enumerate(zip(panels, x_domains, titles, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
@@ -180,9 +190,10 @@ def attention_pipeline_figure(
         traces.append(trace)
         if i >= 2 and not allowed.all():
             traces.append(_mask_trace(allowed, f"x{suffix}", f"y{suffix}"))
-        layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 4)
+        layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 4,
+                                               every=x_every)
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=(0.0, 1.0), anchor=f"x{suffix}",
-                                               size=FONT_SIZE - 4, reverse=True, show=i == 0)
+                                               size=FONT_SIZE - 4, reverse=True, show=i == 0, every=y_every)
         annotations.append(panel_title(text, domain, 1.01))
     layout.update(
         annotations=annotations,
@@ -191,7 +202,7 @@ def attention_pipeline_figure(
         coloraxis2={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                     "colorbar": {"title": {"text": "weight", "side": "right"}, "x": 1.07, "thickness": 14,
                                  "len": 0.9}},
-        font={"size": FONT_SIZE}, height=max(320, 190 + 20 * len(query_tokens)),
+        font={"size": FONT_SIZE}, height=height,
         margin={"l": 10, "r": 60, "t": 50, "b": 30}, plot_bgcolor="rgba(0,0,0,0)",
     )
     return figure_from_spec({"data": traces, "layout": layout})

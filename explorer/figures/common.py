@@ -19,6 +19,7 @@ import functools
 import io
 import json
 from collections.abc import Sequence
+from itertools import pairwise
 
 import altair as alt
 import numpy as np
@@ -33,6 +34,8 @@ __all__ = [
     "DIVERGING",
     "FONT_SIZE",
     "OKABE_ITO",
+    "PLAIN_NUMBERS",
+    "PRESENT_HEIGHT",
     "SEQUENTIAL",
     "FrozenFigure",
     "bar_chart",
@@ -45,6 +48,7 @@ __all__ = [
     "grid_domains",
     "heatmap",
     "hover_grid",
+    "label_step",
     "log_axis",
     "log_colorbar",
     "log_range",
@@ -112,19 +116,58 @@ def panel_title(text: str, x_domain, y_top: float, size: int = FONT_SIZE - 2) ->
             "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": size}}
 
 
-def token_axis(labels, *, domain, anchor, size, reverse=False, show=True) -> dict:
+LABEL_FONT_PX = 18  # the largest tick font a token axis gets (presentation mode's minimum)
+GRID_WIDTH_PX = 440  # the narrowest plot area a grid of panels gets on a desk (1400 px) or a projector
+# (1280 px, presenting): the page's figure column, measured ~460 px wide at both
+SLANT_AFTER = 3  # tokens longer than this are slanted 45° on a horizontal axis ("<s>", "t12" stay upright)
+
+
+def label_step(labels: Sequence[str], panel_px: float, *, vertical: bool = False) -> int:
+    """Label every k-th token, k the least that leaves no two tick labels overlapping in a panel
+    `panel_px` wide (or high, `vertical`), at the largest font a figure gives them.  Two upright
+    labels k columns apart need half of each one's width (0.62 em a character) plus a gap between
+    their centres; labels slanted 45° need only their line height ÷ sin 45°, whatever their length;
+    rows need a line height."""
+    n = len(labels)
+    if n <= 1:
+        return 1
+    cell = panel_px / n
+    if vertical or max(map(len, labels)) > SLANT_AFTER:
+        room = 1.35 * LABEL_FONT_PX if vertical else 1.7 * LABEL_FONT_PX
+        return min(n, max(1, int(-(-room // cell))))
+    widths = [0.62 * LABEL_FONT_PX * len(str(label)) for label in labels]
+    for k in range(1, n):
+        shown = widths[::k]
+        if all((a + b) / 2 + 0.5 * LABEL_FONT_PX <= k * cell for a, b in pairwise(shown)):
+            return k
+    return n
+
+
+def token_axis(labels, *, domain, anchor, size, reverse=False, show=True, every: int = 1) -> dict:
     """A numeric axis 0 … n−1 with the tokens as tick text (show=False: blank ticks, for panels that
-    share the row labels of the first); long labels on a horizontal axis are slanted."""
+    share the row labels of the first), every `every`-th token labelled (see `label_step`).  Labels
+    are never turned by Plotly (it turns crowded ones 90°, into a column of letters): short ones stay
+    upright, longer ones on a horizontal axis are slanted 45°; the margin grows to hold them."""
+    shown = list(range(0, len(labels), max(1, every)))
     axis = {
-        "domain": list(domain), "anchor": anchor, "tickmode": "array", "tickvals": list(range(len(labels))),
-        "ticktext": [plotly_text(t) for t in labels] if show else [""] * len(labels),
-        "tickfont": {"size": size}, "showgrid": False, "zeroline": False,
+        "domain": list(domain), "anchor": anchor, "tickmode": "array", "tickvals": shown,
+        "ticktext": [plotly_text(labels[i]) for i in shown] if show else [""] * len(shown),
+        "tickfont": {"size": size}, "showgrid": False, "zeroline": False, "tickangle": 0, "automargin": True,
     }
     if reverse:
         axis["autorange"] = "reversed"
-    elif show and max(map(len, labels), default=0) > 3:  # "<s>" and single letters stay upright
-        axis["tickangle"] = -60
+    elif show and max(map(len, labels), default=0) > SLANT_AFTER:
+        axis["tickangle"] = -45
     return axis
+
+
+PRESENT_HEIGHT = "present_height"
+"""A figure's `layout.meta` key: its height when presenting, if it must differ (a grid that has to fit
+on one projected screen; explorer.figures.presentation applies it)."""
+
+PLAIN_NUMBERS = {"exponentformat": "power", "minexponent": 3}
+"""Tick format of an axis of losses, probabilities and other plain numbers: Plotly's default writes
+SI prefixes (0.00006 reads "60µ", a loss of 2000 "2k"); this writes 6×10⁻⁵ instead."""
 
 
 def hover_grid(query_tokens, key_tokens) -> np.ndarray:
@@ -161,7 +204,7 @@ def heatmap(
     trace = {
         "type": "heatmap", "z": z, "colorscale": colour_list(colorscale), "xgap": 1, "ygap": 1,
         "colorbar": {"title": {"text": value_name, "side": "right"}, "thickness": 18,
-                     "tickfont": {"size": FONT_SIZE - 2}},
+                     "tickfont": {"size": FONT_SIZE - 2}, **PLAIN_NUMBERS},
         "customdata": hover_grid(y_labels, x_labels),
         "hovertemplate": (f"{y_title} → {x_title}: %{{customdata}}<br>"
                           f"{value_name}: %{{z:{number_format}}}<extra></extra>"),
@@ -221,7 +264,7 @@ def bar_chart(
         "title": {"text": title, "font": {"size": FONT_SIZE + 2}},
         "font": {"size": FONT_SIZE},
         "xaxis": {"title": {"text": value_title}, "range": list(domain), "zeroline": True,
-                  "zerolinecolor": "#888", "tickfont": {"size": FONT_SIZE - 2}},
+                  "zerolinecolor": "#888", "tickfont": {"size": FONT_SIZE - 2}, **PLAIN_NUMBERS},
         "yaxis": token_axis(labels, domain=(0.0, 1.0), anchor="x", size=FONT_SIZE, reverse=True),
         "height": 110 + 38 * len(values), "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "plot_bgcolor": "rgba(0,0,0,0)", "bargap": 0.25,

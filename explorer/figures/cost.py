@@ -125,6 +125,18 @@ OPERATION_COLOURS = {
 }
 
 
+def _label_side(lengths, T: int, d: int, text: str, plot_px: float = 560) -> str:
+    """Which side of x = T a label of `text` goes, "right" or "left": the first with room on the log T
+    axis (lengths' range drawn about `plot_px` wide, at the presentation font) before the plot's edge
+    and the T = d rule; if neither has, the one with more."""
+    low, high = np.log10(max(1, min(lengths))), np.log10(max(lengths))
+    need = (high - low) * (0.62 * 18 * len(text) + 12) / plot_px
+    at, rule = np.log10(T), np.log10(d)
+    room = {"right": (rule if d > T else high) - at, "left": at - (rule if d < T else low)}
+    fits = [side for side in ("right", "left") if room[side] >= need]
+    return fits[0] if fits else max(room, key=room.get)
+
+
 def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
     """Multiplications against T (log–log): big-O terms dashed, exact counts solid; T = d marked."""
     series = list(dict.fromkeys(frame["series"]))
@@ -146,9 +158,11 @@ def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
                                      color="#333333").encode(
         x=alt.datum(d), y=alt.value(6), text=alt.value(f"T = d = {d}: T·d² = T²·d"))
     yours = base.mark_rule(color=OKABE_ITO["bluish green"], strokeDash=[2, 3], strokeWidth=2).encode(x=alt.datum(T))
-    yours_label = base.mark_text(align="left", dx=6, baseline="top", fontSize=FONT_SIZE,
-                                 color=OKABE_ITO["bluish green"]).encode(
-        x=alt.datum(T), y=alt.value(28), text=alt.value(f"your T = {T}"))
+    # At the foot of its rule, where every curve is above it (they rise with T), on the side with room.
+    right = _label_side(frame["T"], T, d, f"your T = {T}") == "right"
+    yours_label = base.mark_text(align="left" if right else "right", dx=6 if right else -6, baseline="bottom",
+                                 dy=-4, fontSize=FONT_SIZE, color=OKABE_ITO["bluish green"]).encode(
+        x=alt.datum(T), y=alt.value("height"), text=alt.value(f"your T = {T}"))  # the plot's foot, at any height
     return configure(alt.layer(terms, exact, crossover, crossover_label, yours, yours_label)
                       .properties(height=CHART_HEIGHT), legend_columns=2)
 

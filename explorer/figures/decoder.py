@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from .common import (
     FONT_SIZE,
     OKABE_ITO,
+    PLAIN_NUMBERS,
     SEQUENTIAL,
     colour_list,
     figure_from_spec,
@@ -132,7 +133,7 @@ def line_figure(x: Sequence[float], lines: dict[str, Sequence[float]], *, x_titl
     layout = {
         "xaxis": {"title": {"text": x_title}, "tickfont": {"size": FONT_SIZE}, "dtick": 1, "showgrid": False},
         "yaxis": {"title": {"text": y_title}, "tickfont": {"size": FONT_SIZE}, "type": "log" if log_y else "linear",
-                  "rangemode": "tozero"},
+                  "rangemode": "tozero", **PLAIN_NUMBERS},  # a loss of 0.00006 reads 6×10⁻⁵, not "60µ"
         "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "font": {"size": FONT_SIZE}},
         "font": {"size": FONT_SIZE}, "height": height, "margin": {"l": 10, "r": 10, "t": 90 if title else 40, "b": 10},
         "plot_bgcolor": "rgba(0,0,0,0)",

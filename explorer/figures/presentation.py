@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 
+from .common import PRESENT_HEIGHT
+
 __all__ = ["PRESENT_FONT_PX", "enlarge_plotly", "enlarge_vega_lite"]
 
 PRESENT_FONT_PX = 18  # the smallest text a figure shows in presentation mode
@@ -53,7 +55,8 @@ def _colour_bar(bar: dict, minimum: int) -> None:
 
 def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
     """A copy of a Plotly figure dict whose text is at least `minimum` px: the default font, every
-    axis's ticks and title, colour bars, the legend, annotations, and every explicit size below it."""
+    axis's ticks and title, colour bars, the legend, annotations, and every explicit size below it;
+    drawn at the figure's presentation height if it names one (`layout.meta`, PRESENT_HEIGHT)."""
     spec = copy.deepcopy(spec)
     layout = spec.setdefault("layout", {})
     _at_least(layout, "font", minimum + 2)
@@ -70,6 +73,9 @@ def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
         if isinstance(trace.get("colorbar"), dict) or (trace.get("showscale") and "coloraxis" not in trace):
             _colour_bar(trace.setdefault("colorbar", {}), minimum)
     _raise_plotly_fonts(spec, minimum)
+    meta = layout.get("meta")
+    if isinstance(meta, dict) and isinstance(meta.get(PRESENT_HEIGHT), (int, float)):
+        layout["height"] = meta[PRESENT_HEIGHT]  # the figure's own height for one projected screen
     return spec
 
 

@@ -12,17 +12,23 @@ import plotly.graph_objects as go
 from .common import (
     DIVERGING,
     FONT_SIZE,
+    PLAIN_NUMBERS,
+    PRESENT_HEIGHT,
     SEQUENTIAL,
     colour_list,
     figure_from_spec,
     grid_domains,
     hover_grid,
+    label_step,
     panel_title,
     plotly_text,
     token_axis,
 )
 
-__all__ = ["head_overview", "head_score_map", "pair_figure"]
+__all__ = ["PRESENT_PANEL_PX", "head_overview", "head_score_map", "pair_figure"]
+
+PAIR_WIDTH_PX = 820  # the pair figure's plot area on a desk (1400 px, with the sidebar) or a projector
+PRESENT_PANEL_PX = 54  # a thumbnail's height when presenting: 6 layers and the titles in 384 px
 
 def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple[int, int] | None = None,
                   panel_px: int = 92) -> go.Figure:
@@ -63,15 +69,18 @@ def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple
     notes = [{"text": f"head {h + 1}", "x": (gap + h * step + T / 2) / z.shape[1], "y": 1.0, "xref": "paper",
               "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
               "font": {"size": FONT_SIZE}} for h in range(n_heads)]
+    # Upright row labels: turned along rows as short as a projected thumbnail, they ran into each other.
     notes += [{"text": f"layer {n + 1}", "x": -0.004, "y": 1 - (gap + n * step + T / 2) / z.shape[0], "xref": "paper",
-               "yref": "paper", "xanchor": "right", "yanchor": "middle", "textangle": -90, "showarrow": False,
+               "yref": "paper", "xanchor": "right", "yanchor": "middle", "showarrow": False,
                "font": {"size": FONT_SIZE}} for n in range(n_layers)]
     layout = {
         "annotations": notes, "font": {"size": FONT_SIZE}, "plot_bgcolor": "rgba(0,0,0,0)",
         "xaxis": {**axis}, "yaxis": {**axis, "autorange": "reversed"},
         "coloraxis": {"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                       "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16}},
-        "height": n_layers * panel_px + 60, "margin": {"l": 40, "r": 10, "t": 40, "b": 10},
+        "height": n_layers * panel_px + 60, "margin": {"l": 80, "r": 10, "t": 40, "b": 10},
+        # Projected, the 6 × 12 grid has to fit under the lesson's controls on one 1280×720 screen.
+        "meta": {PRESENT_HEIGHT: n_layers * PRESENT_PANEL_PX + 60},
     }
     return figure_from_spec({"data": traces, "layout": layout})
 
@@ -113,7 +122,7 @@ def pair_figure(first: np.ndarray, second: np.ndarray, tokens_first: Sequence[st
     panels = [(first, tokens_first, "coloraxis"), (second, tokens_second, "coloraxis"),
               (difference, tokens_first, "coloraxis2")]
     names = [*titles, f"difference ({titles[0]} − {titles[1]})"]
-    domains = grid_domains(3, 0.1)  # room for the second panel's row labels
+    domains = grid_domains(3, 0.2)  # room for the second panel's row labels, then the weight's colour bar
     traces, layout, notes = [], {}, []
     for i, ((z, keys, colour), domain, name) in enumerate(zip(panels, domains, names, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
@@ -122,17 +131,21 @@ def pair_figure(first: np.ndarray, second: np.ndarray, tokens_first: Sequence[st
                        "customdata": hover_grid(tokens_first if i != 1 else tokens_second, keys),
                        "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
                        "hovertemplate": f"{name}<br>%{{customdata}}<br>{value} %{{z:.3f}}<extra></extra>"})
-        layout[f"xaxis{suffix}"] = token_axis(keys, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 2)
+        layout[f"xaxis{suffix}"] = token_axis(keys, domain=domain, anchor=f"y{suffix}", size=FONT_SIZE - 2,
+                                               every=label_step(keys, PAIR_WIDTH_PX * (domain[1] - domain[0])))
         layout[f"yaxis{suffix}"] = token_axis(tokens_first if i != 1 else tokens_second, domain=(0.0, 1.0),
                                                anchor=f"x{suffix}", size=FONT_SIZE - 2, reverse=True, show=i != 2)
         notes.append(panel_title(name, domain, 1.01, size=FONT_SIZE))
     layout.update(
         annotations=notes, font={"size": FONT_SIZE}, plot_bgcolor="rgba(0,0,0,0)",
+        # Each colour bar beside the panels it belongs to, its title above it: two bars side by side with
+        # titles turned along them ran into each other and into the third panel's labels.
         coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
-                   "colorbar": {"title": {"text": "weight", "side": "right"}, "x": 1.0, "thickness": 14, "len": 0.9}},
+                   "colorbar": {"title": {"text": "weight", "side": "top"}, "x": domains[1][1] + 0.01,
+                                "xanchor": "left", "thickness": 12, "len": 0.8, "y": 0.0, "yanchor": "bottom"}},
         coloraxis2={"colorscale": colour_list(DIVERGING), "cmin": -bound, "cmax": bound,
-                    "colorbar": {"title": {"text": "Δ weight", "side": "right"}, "x": 1.08, "thickness": 14,
-                                 "len": 0.9}},
-        height=max(360, 200 + 24 * len(tokens_first)), margin={"l": 10, "r": 70, "t": 40, "b": 10},
+                    "colorbar": {"title": {"text": "Δ weight", "side": "top"}, "x": 1.01, "xanchor": "left",
+                                 "thickness": 12, "len": 0.8, "y": 0.0, "yanchor": "bottom", **PLAIN_NUMBERS}},
+        height=max(360, 200 + 24 * len(tokens_first)), margin={"l": 10, "r": 10, "t": 40, "b": 10},
     )
     return figure_from_spec({"data": traces, "layout": layout})

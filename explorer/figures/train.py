@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from .common import (
     FONT_SIZE,
     OKABE_ITO,
+    PLAIN_NUMBERS,
     SEQUENTIAL,
     colour_list,
     figure_from_spec,
@@ -87,7 +88,7 @@ def attention_panels(weights: np.ndarray, query_tokens: Sequence[str], key_token
 
 def _axis(domain, anchor: str, title: str, *, upper: float | None = None, percent: bool = False) -> dict:
     axis = {"domain": list(domain), "anchor": anchor, "title": {"text": title, "font": {"size": FONT_SIZE}},
-            "tickfont": {"size": FONT_SIZE - 2}, "zeroline": False, "gridcolor": "#e5e5e5"}
+            "tickfont": {"size": FONT_SIZE - 2}, "zeroline": False, "gridcolor": "#e5e5e5", **PLAIN_NUMBERS}
     if percent:
         axis.update(range=[-2, 102], ticksuffix=" %")
     elif upper is not None:

@@ -14,7 +14,7 @@ from .links import Flag, Unusable, read
 
 __all__ = [
     "IMAGE_FORMATS", "IMAGE_KEY", "PRESENT_KEY", "PRESENT_RULE", "image_format", "plotly_chart",
-    "present_toggle", "presenting", "presenting_from_link", "style_page", "write_present_link",
+    "present_setting", "present_toggle", "presenting", "presenting_from_link", "style_page", "write_present_link",
 ]
 
 PRESENT_KEY = "present"
@@ -114,20 +114,58 @@ CLICKER_JS = """
 """
 
 
+# Every page, on a phone (~390 px): the step bar wraps onto more lines instead of running off the
+# screen, and a chart keeps a width its panels' titles and tick labels fit in (the figures thin their
+# labels for the desk's and projector's widths), scrolling sideways; the chart toolbar's full-screen
+# button shows it at the phone's whole size.
+_PHONE_CSS = """
+<style>
+@media (max-width: 640px) {
+  [data-testid="stButtonGroup"], [data-testid="stButtonGroup"] > div { flex-wrap: wrap !important;
+    max-width: 100% !important; }
+  [data-testid="stElementContainer"]:has([data-testid="stPlotlyChart"]) { overflow-x: auto; overflow-y: hidden; }
+  [data-testid="stFullScreenFrame"]:has(> [data-testid="stPlotlyChart"]) { min-width: 600px; }
+}
+</style>
+"""
+
+
 def style_page() -> None:
-    """The presentation stylesheet and the clicker's keys, when presenting (call once per run, early)."""
+    """The phone layout, and the presentation stylesheet and the clicker's keys when presenting
+    (call once per run, early)."""
+    st.html(_PHONE_CSS)
     if presenting():
         st.html(_CSS + CLICKER_JS, unsafe_allow_javascript=True)
+
+
+def present_setting(controls, where=st.sidebar) -> bool:
+    """The presentation-mode toggle as a setting of the page `controls` (a UrlControls) reports on:
+    a link's `present=1` turns it on, an unusable value is named in the page's note and leaves the
+    address (lesson pages get the same from explorer.serve.page)."""
+    shown = present_toggle(where)
+    controls.link_value(PRESENT_KEY, PRESENT_RULE)
+    if controls.rejected(PRESENT_KEY):
+        write_present_link()
+    return controls.record(PRESENT_KEY, "Presentation mode", shown, PRESENT_RULE)
+
+
+# Plotly's own mode-bar buttons for the figures drawn here (cartesian): all go but the camera.
+PLOTLY_BUTTONS_REMOVED = ("zoom2d", "pan2d", "select2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d",
+                          "resetScale2d", "toggleSpikelines", "hoverClosestCartesian", "hoverCompareCartesian",
+                          "toggleHover", "resetViews")
 
 
 def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
     """st.plotly_chart, with every font raised to the presentation minimum when presenting.  The
     figure is sent without Plotly's validation (the builders are validated by the unit tests).
 
-    The chart's toolbar is always shown (not only on hover) and holds one button, the camera: a PNG at
+    The chart's toolbar is always shown (not only on hover) and holds two buttons: Streamlit's full
+    screen (the chart alone on the whole screen, for a projector or a phone) and the camera: a PNG at
     twice the screen's resolution, or an SVG (the sidebar's "Download charts as"), made in the browser
-    at no cost to the server, in one visible click.  Dragging still zooms, a double click resets; a
-    lone camera sits in the corner above the colour bar, clear of the panel titles."""
+    at no cost to the server, in one visible click.  Dragging still zooms, a double click resets; the
+    two buttons sit in the corner above the colour bar, clear of the panel titles.  (Plotly's
+    `modeBarButtons` would drop the full-screen button, which Streamlit adds to the mode bar: the other
+    buttons are removed by name instead.)"""
     if presenting():
         import plotly.graph_objects as go
 
@@ -137,7 +175,7 @@ def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
         figure = go.Figure(enlarge_plotly(spec), _validate=False)
     kwargs.setdefault("width", "stretch")
     kwargs.setdefault("config", {"displayModeBar": True, "displaylogo": False,
-                                 "modeBarButtons": [["toImage"]],
+                                 "modeBarButtonsToRemove": list(PLOTLY_BUTTONS_REMOVED),
                                  "toImageButtonOptions": {"format": image_format(), "scale": 2,
                                                           "filename": key or "figure"}})
     where.plotly_chart(figure, key=key, **kwargs)

@@ -23,6 +23,19 @@ def test_home_page_notes_link_settings_it_does_not_have():
     assert not open_app().info, "a plain visit gets no note"
 
 
+def test_home_takes_present_1_and_turns_presentation_mode_on():
+    """`/?present=1` (a lecturer's projected link to the start) is a setting of Home too: no note, the
+    sidebar's toggle on; a value it cannot use is named and the mode stays off."""
+    at = page_test("app.py", {"present": "1"}).run()
+    assert_no_exception(at)
+    assert not at.info, [box.value for box in at.info]
+    assert at.sidebar.toggle(key="_present_toggle").value is True
+    wrong = page_test("app.py", {"present": "maybe"}).run()
+    assert_no_exception(wrong)
+    assert any("Presentation mode" in box.value and "maybe" in box.value for box in wrong.info)
+    assert wrong.sidebar.toggle(key="_present_toggle").value is False
+
+
 def test_home_links_to_every_lesson():
     at = open_app()
     linked = " ".join(el.proto.page for el in at.get("page_link"))

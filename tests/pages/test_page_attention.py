@@ -78,9 +78,11 @@ def test_number_of_heatmaps_per_layer_follows_the_heads_control(heads):
     traces, figure = grid(at)
     paged = heads * 2 > 8  # beyond 8 panels the grid shows the enlarged layer's heads only
     assert len(traces) == (heads if paged else heads * 2)
-    titles = [a["text"] for a in figure["layout"]["annotations"]]
-    assert f"layer 2 · head {heads}" in titles
-    assert ("layer 1 · head 1" in titles) != paged
+    titles = [a["text"] for a in figure["layout"]["annotations"]]  # "head h" over each panel
+    rows = [axis["title"]["text"] for name, axis in figure["layout"].items()
+            if name.startswith("yaxis") and "title" in axis]  # "layer n" left of its row
+    assert titles[-1] == f"head {heads}" and rows[-1] == "layer 2"
+    assert ("layer 1" in rows) != paged
 
 
 def test_unshipped_shape_runs_with_clearly_labelled_random_weights():
@@ -113,10 +115,16 @@ def test_removing_the_causal_mask_from_a_decoder_changes_its_answer():
     assert masked != unmasked
 
 
+def key_labels(figure) -> list[str]:
+    """Every key token of the grid, in order, from the first panel's hover text ("query → key"): the
+    tick labels show only as many as fit."""
+    return [cell.split(" → ")[1] for cell in figure["data"][0]["customdata"][0]]
+
+
 def test_padding_blanks_the_padded_keys():
     at = run_page(PAGE, {"task": "coreference", "mask": "padding", "pad_coreference": "12"})
     heads, figure = grid(at)
-    labels = figure["layout"]["xaxis"]["ticktext"]
+    labels = key_labels(figure)
     padded = [i for i, token in enumerate(labels) if token == "&lt;pad&gt;"]  # labels are HTML-escaped
     assert padded, "the sentence should have been padded"
     for weights, grey in zip(heads, grey_cells(figure), strict=True):
@@ -174,7 +182,7 @@ def test_a_link_reopens_the_same_view():
     at = run_page(PAGE, params)
     assert not at.info
     _, figure = grid(at)
-    assert json.dumps(figure["layout"]["xaxis"]["ticktext"]) == json.dumps(list("PEACH"))
+    assert json.dumps(key_labels(figure)) == json.dumps(list("PEACH"))
     assert at.select_slider(key="head").value == 3
 
 

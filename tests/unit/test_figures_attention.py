@@ -1,13 +1,15 @@
 """explorer.figures.attention: the layer × head grid and one head's pipeline pass Plotly's full
 validation, share their colour scales, and stay small at the largest settings."""
 
+from itertools import pairwise
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
 from explorer.figures import attention as figures
 from explorer.figures.attention import MASK_GREY
-from explorer.figures.common import DIVERGING, colour_list, heatmap
+from explorer.figures.common import DIVERGING, GRID_WIDTH_PX, LABEL_FONT_PX, colour_list, heatmap, label_step
 from tests.support.apptest import plotly_array
 
 TOKENS = ["<s>", "the", "cat", "the", "</s>"]
@@ -63,7 +65,8 @@ def test_grid_greys_masked_cells_with_a_legend_entry_and_pages_layers():
     legend = [t for t in spec["data"] if t["type"] == "scatter"]
     assert len(legend) == 1 and legend[0]["name"].startswith("masked") and legend[0]["marker"]["color"] == MASK_GREY
     titles = [a["text"] for a in spec["layout"]["annotations"]]
-    assert titles == ["layer 2 · head 1", "layer 2 · head 2", "layer 2 · head 3"]
+    assert titles == ["head 1", "head 2", "head 3"]
+    assert spec["layout"]["yaxis"]["title"]["text"] == "layer 2", "the layer names its row once, on the left"
     unmasked = validated(figures.attention_grid(weights, TOKENS[:4], TOKENS[:4], allowed=np.ones_like(allowed)))
     assert not grey_traces(unmasked) and not [t for t in unmasked["data"] if t["type"] == "scatter"]
 
@@ -105,3 +108,55 @@ def test_a_long_padded_head_pipeline_stays_small():
     small = figures.attention_pipeline_figure(scores[:6, :6], scores[:6, :6], scores[:6, :6], weights[:6, :6],
                                               tokens[:6], tokens[:6], 8).to_plotly_json()
     assert all("customdata" in trace for trace in small["data"][:4]), "small heads keep token-pair hover labels"
+
+
+def tick_labels(axis: dict) -> list[str]:
+    return [text for text in axis["ticktext"] if text]
+
+
+@pytest.mark.parametrize("n", [7, 12, 24, 60])
+@pytest.mark.parametrize("heads", [1, 4, 8])
+def test_grid_labels_are_upright_or_slanted_never_turned_and_thinned_to_fit(n, heads):
+    """Every axis has a fixed angle (Plotly would turn crowded labels 90°), single letters and "<s>"
+    stay upright, longer tokens are slanted 45°; the labels shown are evenly thinned, always include
+    the first token, and are no more than fit the narrowest panel at the largest font."""
+    letters = [chr(65 + i % 26) for i in range(n - 1)]
+    for tokens, angle in (([*letters, "<s>"], 0), ([f"word{i}" for i in range(n)], -45)):
+        spec = validated(figures.attention_grid(np.full((1, heads, n, n), 1 / n), tokens, tokens))
+        x, y = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
+        assert x["tickangle"] == angle and y["tickangle"] == 0
+        for axis in (x, y):
+            shown = axis["tickvals"]
+            every = shown[1] - shown[0] if len(shown) > 1 else n
+            assert shown == list(range(0, n, every)), "every k-th token, from the first"
+            assert len(axis["ticktext"]) == len(shown) and axis["automargin"] is True
+        cell = GRID_WIDTH_PX * (x["domain"][1] - x["domain"][0]) / n  # a column's width, px
+        shown = x["tickvals"]
+        for a, b in pairwise(shown):  # each pair of neighbours clear of each other at 18 px
+            if angle:
+                assert (b - a) * cell >= 1.7 * LABEL_FONT_PX
+            else:
+                assert (b - a) * cell >= 0.62 * LABEL_FONT_PX * (len(tokens[a]) + len(tokens[b])) / 2 + 9
+        if len(shown) > 1 and shown[1] > 1:  # and no denser step would do
+            assert (shown[1] - 1) * cell < (1.7 * LABEL_FONT_PX if angle else 0.62 * LABEL_FONT_PX * 3 + 9)
+        assert tick_labels(x)[0] in ("A", "word0")
+        others = [spec["layout"][f"yaxis{i}"] for i in range(2, heads + 1)]
+        assert all(not tick_labels(axis) for axis in others), "rows are labelled once, on the left"
+
+
+def test_few_tokens_are_all_labelled_and_label_step_grows_with_crowding():
+    assert label_step(list("ABCDEFG"), 400) == 1
+    assert label_step(list("ABCDEFG"), 60) > 1
+    assert label_step(["because"] * 12, 100) > label_step(["because"] * 12, 300) >= 1
+    assert label_step(list("AB") * 12, 600, vertical=True) == 1 and label_step(list("AB") * 12, 200, vertical=True) == 3
+    spec = validated(figures.attention_grid(np.full((1, 1, 5, 5), 0.2), TOKENS, TOKENS))
+    assert spec["layout"]["xaxis"]["ticktext"] == ["&lt;s&gt;", "the", "cat", "the", "&lt;/s&gt;"]
+
+
+def test_pipeline_labels_are_thinned_like_the_grid():
+    tokens = [f"t{i}" for i in range(120)]
+    z = np.zeros((120, 120))
+    spec = validated(figures.attention_pipeline_figure(z, z, z, z + 1 / 120, tokens, tokens, 8))
+    assert 1 < len(spec["layout"]["xaxis"]["tickvals"]) == len(spec["layout"]["xaxis4"]["tickvals"]) < 40
+    assert 1 < len(spec["layout"]["yaxis"]["tickvals"]) < 120, "rows 20 px apart: every other one labelled"
+    assert spec["layout"]["xaxis"]["tickangle"] == -45 and spec["layout"]["yaxis"]["tickangle"] == 0  # "t100"

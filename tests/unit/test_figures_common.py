@@ -44,3 +44,11 @@ def test_bar_chart_is_valid_and_leaves_room_for_labels_on_both_sides():
 
 def test_colour_list_resolves_names_to_stops():
     assert figures.colour_list("PuOr")[0] == [0.0, "rgb(127,59,8)"] and figures.colour_list("Viridis")[-1][0] == 1.0
+
+
+def test_value_axes_and_colour_bars_never_get_si_prefixes():
+    """Plotly's default tick format writes 0.00006 as "60µ"; the value axes write 6×10⁻⁵."""
+    bars = validated(figures.bar_chart(["a", "b"], [6e-5, 2e-5], title="t", value_title="probability"))
+    assert bars["layout"]["xaxis"]["exponentformat"] == "power"
+    spec = validated(figures.heatmap(np.full((2, 2), 3e-5), x_labels=["a", "b"], y_labels=["a", "b"]))
+    assert spec["data"][0]["colorbar"]["exponentformat"] == "power"

@@ -31,3 +31,21 @@ def test_cost_charts_and_table():
     figures.timing_chart(times, TIMED_LAYERS).to_dict()
     assert times["milliseconds"].iloc[0] == pytest.approx(1.0) and np.isnan(times["milliseconds"].iloc[1])
     assert frame_csv(times).splitlines()[0].startswith("layer,T,d,milliseconds")
+
+
+def _your_t_label(chart: dict) -> dict:
+    return next(layer for layer in chart["layer"] if str(layer.get("encoding", {}).get("text", {}).get("value", ""))
+                .startswith("your T"))
+
+
+@pytest.mark.parametrize(("T", "d", "right"), [(512, 64, False), (4096, 64, False), (100, 128, False), (2, 64, True),
+                                               (16, 512, True)])
+def test_your_t_label_sits_at_the_foot_of_its_rule_on_the_side_with_room(T, d, right):
+    """At the bottom of the plot every curve is above it (they all rise with T, from the plot's lowest
+    value at T = 1), so no line crosses the label; it goes left of the rule when the T = d rule is
+    too close on the right or the plot ends there (the axis runs to 4·T: often too close)."""
+    lengths = operations_lengths(T, d)
+    chart = figures.operations_chart(figures.operations_frame(operations_curves(d, lengths), lengths), d=d, T=T)
+    label = _your_t_label(chart.to_dict())
+    assert label["encoding"]["y"]["value"] == "height" and label["mark"]["baseline"] == "bottom"
+    assert label["mark"]["align"] == ("left" if right else "right")

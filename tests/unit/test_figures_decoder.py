@@ -46,6 +46,9 @@ def test_line_figure():
                                          y_title="loss", title="t", marker_x=2, dashes={"b": "dash"}))
     assert spec["data"][0]["y"][1] is None and spec["data"][1]["line"]["dash"] == "dash"
     assert spec["layout"]["shapes"][0]["x0"] == 2
+    assert spec["layout"]["yaxis"]["exponentformat"] == "power", "a loss of 0.00006 reads 6×10⁻⁵, never 60µ"
+    tiny = validated(figures.line_figure([1, 2], {"a": [6e-5, 2e-5]}, x_title="step", y_title="loss", log_y=True))
+    assert tiny["layout"]["yaxis"]["exponentformat"] == "power"
 
 
 @pytest.mark.parametrize("n_source, position, new", [(5, 2, 1), (0, 6, 1), (0, 5, 6)])

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures import real as figures
+from explorer.figures.presentation import enlarge_plotly
 from tests.support.apptest import plotly_array
 
 TOKENS = ["[CLS]", "the", "<b>cat</b>", "the", "[SEP]"]  # a repeated token, and one plotly would read as HTML
@@ -37,6 +38,18 @@ def test_overview_places_every_head_in_its_cell_with_blank_gaps(T):
     assert set(frame["y"]) == {y[gap + 5 * step - 1], y[gap + 5 * step + T]}
     assert len(validated(figures.head_overview(weights, tokens))["data"]) == 1  # nothing selected, no frame
     assert [a["text"] for a in spec["layout"]["annotations"]][:2] == ["head 1", "head 2"]
+    rows = [a for a in spec["layout"]["annotations"] if a["text"].startswith("layer")]
+    assert len(rows) == 6 and all(a.get("textangle", 0) == 0 for a in rows), "upright row labels"
+
+
+def test_overview_fits_one_projected_screen_when_presenting():
+    """Projected, the 6 × 12 grid is drawn at its presentation height (explorer.figures.presentation
+    applies the figure's own), short enough to sit under the lesson's controls on a 1280×720 screen."""
+    weights = np.random.default_rng(0).random((6, 12, 16, 16))
+    spec = figures.head_overview(weights, [f"t{i}" for i in range(16)]).to_plotly_json()
+    projected = enlarge_plotly(spec)
+    assert projected["layout"]["height"] == 6 * figures.PRESENT_PANEL_PX + 60 <= 400 < spec["layout"]["height"]
+    go.Figure(projected)  # still a valid figure
 
 
 def test_pair_figure_shows_both_heads_and_their_difference():
@@ -48,6 +61,15 @@ def test_pair_figure_shows_both_heads_and_their_difference():
     np.testing.assert_allclose(panels[1], b, rtol=1e-6)
     np.testing.assert_allclose(panels[2], a - b, rtol=1e-5, atol=1e-6)
     assert [t["coloraxis"] for t in spec["data"]] == ["coloraxis", "coloraxis", "coloraxis2"]
+    bars = [spec["layout"][name]["colorbar"] for name in ("coloraxis", "coloraxis2")]
+    assert [bar["title"]["side"] for bar in bars] == ["top", "top"], "titles above the bars, not along them"
+    second_panel_end = spec["layout"]["xaxis2"]["domain"][1]
+    assert second_panel_end < bars[0]["x"] < spec["layout"]["xaxis3"]["domain"][0] and bars[1]["x"] > 1
+    assert bars[1]["exponentformat"] == "power", "a tiny difference reads 5×10⁻⁵, not 50µ"
+    long = [f"token{i}" for i in range(17)]
+    crowded = validated(figures.pair_figure(np.eye(17), np.eye(17), long, long, ("tired", "wide")))
+    shown = crowded["layout"]["xaxis"]["tickvals"]
+    assert 1 < len(shown) < 17 and crowded["layout"]["xaxis"]["tickangle"] == -45, "slanted, thinned to fit"
     bound = spec["layout"]["coloraxis2"]["cmax"]
     assert spec["layout"]["coloraxis2"]["cmin"] == -bound and bound == pytest.approx(np.abs(a - b).max())
 

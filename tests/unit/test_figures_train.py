@@ -31,6 +31,7 @@ def test_training_curves(stacked):
     assert layout["xaxis"]["range"] == [0, 800] and layout["xaxis2"]["range"] == [0, 800]
     assert layout["yaxis"]["range"][1] == pytest.approx(3 * 1.05)
     assert [shape["x0"] for shape in layout["shapes"]] == [50, 50]
+    assert layout["yaxis"]["exponentformat"] == "power", "a loss near 0 reads 6×10⁻⁵, never 60µ"
     side_by_side = layout["xaxis"]["domain"][1] < layout["xaxis2"]["domain"][0]
     assert side_by_side != stacked
 
