@@ -7,12 +7,15 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..figures import decoder_lesson as decoder_figures
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
+from ..views import decoder_lesson as decoder
 from ..views import gradient_lesson as gradients
 from ..views.depth import DepthSettings, depth_view
 
-__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+__all__ = ["DECODER", "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY",
+           "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
 
 
 def no_figures(view) -> None:
@@ -44,4 +47,11 @@ GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, grad
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
-LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)
+DECODER = LessonSpec("decoder", decoder.DecoderSettings, decoder.decoder_view, decoder_figures.decoder_figures)
+DECODER_CACHE = LessonSpec("decoder", decoder.CacheSettings, decoder.cache_view, decoder_figures.cache_figures,
+                           section="cache")
+DECODER_ARCHITECTURES = LessonSpec("decoder", decoder.ArchitectureSettings, decoder.architecture_view,
+                                   decoder_figures.architecture_figures, section="architectures")
+
+LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL,
+                                   DECODER, DECODER_CACHE, DECODER_ARCHITECTURES)

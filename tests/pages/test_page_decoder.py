@@ -7,10 +7,13 @@ import torch
 
 from explorer.analysis.cost import cache_setup_cost, generation_step_cost
 from explorer.analysis.decoding import decode_steps
+from explorer.analysis.kv_timing import cache_sweep
 from explorer.model.parameters import count_parameters
 from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.training.pretrained import load_model
+from explorer.ui import lesson_text
 from explorer.ui.steps import load_steps
+from explorer.views.decoder_lesson import SWEEP_LENGTHS, WIDER, timing_claim, wider_claim
 from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
 
 PAGE = "app_pages/decoder.py"
@@ -143,8 +146,17 @@ def test_cache_counts_are_the_cost_functions_for_this_example():
     grid = plotly_array(plotly_figures(at)[3]["data"][1]["z"])  # with the cache: enc 1, enc 2, dec 1, dec 2, logits
     assert grid.shape == (5, 5)
     np.testing.assert_array_equal(grid[2, :3], [0.5, 0.5, 1.0])  # kept, kept, computed now
+    # The stopwatch: the sweeps this process measured (once per shape), this model's shape and the wider one,
+    # each without and with the cache, and the sentence they support at this step's length (5 + 3 = 8).
     times = plotly_figures(at)[5]["data"]
-    assert len(plotly_array_1d(times[0]["y"])) == 11 and np.all(plotly_array_1d(times[1]["y"]) > 0)
+    own, wider = cache_sweep(64, 2, 4, SWEEP_LENGTHS), cache_sweep(*WIDER, SWEEP_LENGTHS)
+    assert len(times) == 4
+    for line, values in zip(times, (own.uncached, own.cached, wider.uncached, wider.cached), strict=True):
+        np.testing.assert_array_equal(plotly_array_1d(line["x"]), SWEEP_LENGTHS)
+        np.testing.assert_allclose(plotly_array_1d(line["y"]), values * 1000, rtol=1e-6)
+        assert np.all(plotly_array_1d(line["y"]) > 0)
+    name, values = timing_claim(own, 8)
+    assert any(lesson_text("decoder", name, wider=wider_claim(wider), **values) in m.value for m in at.markdown)
 
 
 def test_architecture_parameters_are_counted_on_built_models():
