@@ -153,7 +153,7 @@ def sweep_figure(sweeps: Sequence, length: int, *, height: int = 380) -> go.Figu
     d_model, n_layers, lengths, uncached, cached, crossover); a dotted line at this step's length
     and a mark where each model's cache starts to win for good."""
     palette = [OKABE_ITO["blue"], OKABE_ITO["vermillion"], OKABE_ITO["bluish green"]]
-    traces, notes = [], []
+    traces, notes, cpu = [], [], getattr(sweeps[0], "clock", "") == "thread_time"
     for i, sweep in enumerate(sweeps):
         name, colour = f"d={sweep.d_model}, {sweep.n_layers} layers", palette[i % len(palette)]
         for cached, values in ((False, sweep.uncached), (True, sweep.cached)):
@@ -175,7 +175,8 @@ def sweep_figure(sweeps: Sequence, length: int, *, height: int = 380) -> go.Figu
     layout = {
         "xaxis": {"title": {"text": "length T (tokens the step reads)"}, "type": "log", "tickfont": {"size": FONT_SIZE},
                   "tickvals": [int(n) for n in sweeps[0].lengths], "showgrid": False},
-        "yaxis": {"title": {"text": "ms per generated token"}, "type": "log", "tickfont": {"size": FONT_SIZE}},
+        "yaxis": {"title": {"text": "ms per generated token" + (" (CPU time)" if cpu else "")}, "type": "log",
+                  "tickfont": {"size": FONT_SIZE}},
         "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": FONT_SIZE - 1}},
         "shapes": shapes, "annotations": notes, "font": {"size": FONT_SIZE}, "height": height,
         "margin": {"l": 10, "r": 10, "t": 90, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",

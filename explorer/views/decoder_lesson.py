@@ -6,6 +6,7 @@ stopwatch)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,8 @@ __all__ = ["OWN_TEXT", "SWEEP_LENGTHS", "WIDER", "ArchitectureSettings", "Archit
 OWN_TEXT = "your own text…"  # the preset pickers' own-text option (explorer.ui.controls.OWN_TEXT)
 TOP_K = 5
 SWEEP_LENGTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128)  # the stopwatch's lengths (up to ~6× the longest example)
-WIDER = (256, 4, 4)  # the wider model the stopwatch also times: d_model, layers, heads
+WIDER = (256, 2, 4)  # the wider model the stopwatch also times (d_model, layers, heads): 4× wider, as deep
+CLOCK = time.thread_time  # the stopwatch's clock: CPU time of the thread that runs the model (kv_timing)
 MAX_CHARS = 300
 
 
@@ -227,7 +229,8 @@ def cache_view(settings: CacheSettings) -> CacheView:
         counts, error = step_counts(settings.task, len(ex.ids), ex.n_steps), None
     except PretrainedModelError as problem:
         counts, error = None, str(problem)
-    sweeps = (cache_sweep(d_model, n_layers, n_heads, SWEEP_LENGTHS), cache_sweep(*WIDER, SWEEP_LENGTHS))
+    sweeps = (cache_sweep(d_model, n_layers, n_heads, SWEEP_LENGTHS, clock=CLOCK),
+              cache_sweep(*WIDER, SWEEP_LENGTHS, clock=CLOCK))
     return CacheView(ex, k, n_layers, n_source, position, len(ex.ids) if not seq2seq and k == 0 else 1,
                      n_source + position + 1, counts, sweeps, error)
 

@@ -17,7 +17,7 @@ from explorer.training.pretrained import load_model
 from explorer.ui import lesson_text
 from explorer.ui.steps import load_steps
 from explorer.views import decoder_lesson
-from explorer.views.decoder_lesson import SWEEP_LENGTHS, WIDER, timing_claim, wider_claim
+from explorer.views.decoder_lesson import CLOCK, SWEEP_LENGTHS, WIDER, timing_claim, wider_claim
 from tests.support.apptest import (
     assert_no_exception,
     info_text,
@@ -161,7 +161,7 @@ def test_cache_counts_are_the_cost_functions_for_this_example():
     # The stopwatch: the sweeps this process measured (once per shape), this model's shape and the wider one,
     # each without and with the cache, and the sentence they support at this step's length (5 + 3 = 8).
     times = plotly_figures(at)[5]["data"]
-    own, wider = cache_sweep(64, 2, 4, SWEEP_LENGTHS), cache_sweep(*WIDER, SWEEP_LENGTHS)
+    own, wider = (cache_sweep(64, 2, 4, SWEEP_LENGTHS, clock=CLOCK), cache_sweep(*WIDER, SWEEP_LENGTHS, clock=CLOCK))
     assert len(times) == 4
     for line, values in zip(times, (own.uncached, own.cached, wider.uncached, wider.cached), strict=True):
         np.testing.assert_array_equal(plotly_array_1d(line["x"]), SWEEP_LENGTHS)
@@ -227,7 +227,7 @@ def measured(monkeypatch):
     stand in for explorer.analysis.kv_timing.cache_sweep (the runtime's cache emptied around it)."""
 
     def inject(uncached_ms, cached_ms):
-        def fake(d_model, n_layers, n_heads, lengths, repeats=5, seed=0):
+        def fake(d_model, n_layers, n_heads, lengths, repeats=5, seed=0, clock=None):
             lengths = np.array(lengths)
             return CacheSweep(d_model, n_layers, n_heads, lengths, uncached_ms(lengths) / 1000,
                               cached_ms(lengths) / 1000, repeats)
