@@ -21,7 +21,6 @@ def stepping(shown) -> None:
     view, settings = shown.view, shown.settings
     task = get_task(settings.task)
     seq2seq = task.architecture == "encoder-decoder"
-    st.caption(f"`{DECODER_MODELS[settings.task]}`, {ARCHITECTURES[task.architecture]}: {task.description}")
     if view.problems:
         st.warning("\n".join(f"- {escape_markdown(problem)}." for problem in view.problems), icon=":material/warning:")
     if view.error:
@@ -38,8 +37,9 @@ def stepping(shown) -> None:
                   f"`{claim['own']}` (p = {claim['own_p']:.2f})")
         orange = f"the wrong token it is made to write in orange (its own choice: `{claim['own']}`)"
     source, so_far = "Source" if seq2seq else "Prompt", " ".join(run.written[:k]) or "(nothing yet)"
-    st.markdown(f"**{source}** `{' '.join(view.example.tokens)}` → **written so far** `{so_far}` · step {k + 1} "
-                f"reads `{run.queries[k]}` and {writes}")
+    st.markdown(f"`{DECODER_MODELS[settings.task]}` ({ARCHITECTURES[task.architecture]}) · **{source}** "
+                f"`{' '.join(view.example.tokens)}` → **written so far** `{so_far}` · step {k + 1} reads "
+                f"`{run.queries[k]}` and {writes}")
     plotly_chart(shown.figures.step, key="step_figure")
     cross = text("step: cross" if seq2seq else "step: no cross")
     st.caption(text("step: reading", orange=orange, cross_sentence=cross))

@@ -147,39 +147,43 @@ def line_figure(x: Sequence[float], lines: dict[str, Sequence[float]], *, x_titl
     return figure_from_spec({"data": traces, "layout": layout})
 
 
-def sweep_figure(sweeps: Sequence, length: int, *, height: int = 380) -> go.Figure:
+def sweep_figure(sweeps: Sequence, length: int, *, height: int = 460) -> go.Figure:
     """The stopwatch: milliseconds per generated token against the length (both axes logarithmic),
     without (solid) and with (dashed) the cache, one colour per model shape (`sweeps`: objects with
-    d_model, n_layers, lengths, uncached, cached, crossover); a dotted line at this step's length
-    and a mark where each model's cache starts to win for good."""
+    d_model, n_layers, lengths, uncached, cached, crossover, clock); a dotted line at this step's
+    length, and a star where each model's cache starts to win for good (none if it never does)."""
     palette = [OKABE_ITO["blue"], OKABE_ITO["vermillion"], OKABE_ITO["bluish green"]]
-    traces, notes, cpu = [], [], getattr(sweeps[0], "clock", "") == "thread_time"
+    traces, cpu = [], getattr(sweeps[0], "clock", "") == "thread_time"
     for i, sweep in enumerate(sweeps):
         name, colour = f"d={sweep.d_model}, {sweep.n_layers} layers", palette[i % len(palette)]
+        lengths = [int(n) for n in sweep.lengths]
         for cached, values in ((False, sweep.uncached), (True, sweep.cached)):
             label = f"{name}, {'with' if cached else 'without'} the cache"
-            traces.append({"type": "scatter", "mode": "lines+markers", "name": label,
-                           "x": [int(n) for n in sweep.lengths], "y": [1000 * float(v) for v in values],
+            traces.append({"type": "scatter", "mode": "lines+markers", "name": label, "x": lengths,
+                           "y": [1000 * float(v) for v in values],
                            "line": {"color": colour, "width": 3, "dash": "dash" if cached else "solid"},
                            "marker": {"size": 7, "symbol": "square" if cached else "circle"},
                            "hovertemplate": f"{label}<br>length %{{x}}<br>%{{y:.3f}} ms per token<extra></extra>"})
-        if sweep.crossover is not None:  # annotations on a log axis take log10 of the value
-            notes.append({"x": float(np.log10(sweep.crossover)), "y": 0.02 + 0.09 * i, "xref": "x", "yref": "paper",
-                          "text": f"▲ {name}: the cache wins from T = {sweep.crossover}", "showarrow": False,
-                          "xanchor": "left", "yanchor": "bottom", "font": {"size": FONT_SIZE - 1, "color": colour}})
+        if sweep.crossover is not None:
+            label = f"{name}: the cache wins from T = {sweep.crossover}"
+            traces.append({"type": "scatter", "mode": "markers", "name": label, "x": [sweep.crossover],
+                           "y": [1000 * float(sweep.cached[lengths.index(sweep.crossover)])],
+                           "marker": {"size": 18, "symbol": "star", "color": colour, "line": {"width": 1}},
+                           "hovertemplate": f"{label}<extra></extra>"})
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": length, "x1": length, "y0": 0, "y1": 1,
                "line": {"color": "#888", "width": 2, "dash": "dot"}}]
-    notes.append({"x": float(np.log10(length)), "y": 1.0, "xref": "x", "yref": "paper", "showarrow": False,
-                  "text": f"this step: T = {length}", "xanchor": "left", "yanchor": "top",
-                  "font": {"size": FONT_SIZE - 1}})
+    note = {"x": float(np.log10(length)), "y": 1.0, "xref": "x", "yref": "paper", "showarrow": False,  # log10: a log
+            "text": f" this step: T = {length}", "xanchor": "left", "yanchor": "top",  # axis's annotation coordinate
+            "font": {"size": FONT_SIZE - 1}}
+    powers = [int(n) for n in sweeps[0].lengths if int(n) & (int(n) - 1) == 0]
     layout = {
         "xaxis": {"title": {"text": "length T (tokens the step reads)"}, "type": "log", "tickfont": {"size": FONT_SIZE},
-                  "tickvals": [int(n) for n in sweeps[0].lengths], "showgrid": False},
+                  "tickvals": powers, "tickangle": 0, "showgrid": False},
         "yaxis": {"title": {"text": "ms per generated token" + (" (CPU time)" if cpu else "")}, "type": "log",
-                  "tickfont": {"size": FONT_SIZE}},
+                  "dtick": "D2", "tickfont": {"size": FONT_SIZE}},
         "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": FONT_SIZE - 1}},
-        "shapes": shapes, "annotations": notes, "font": {"size": FONT_SIZE}, "height": height,
-        "margin": {"l": 10, "r": 10, "t": 90, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "shapes": shapes, "annotations": [note], "font": {"size": FONT_SIZE}, "height": height,
+        "margin": {"l": 10, "r": 10, "t": 150, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
     }
     return figure_from_spec({"data": traces, "layout": layout})
 

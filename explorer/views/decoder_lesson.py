@@ -87,7 +87,10 @@ class DecoderSettings:
     """The decoder lesson's controls: the model, its input, the attention shown, a mistake put in,
     and the generation step (drawn above the key figure)."""
 
-    task: str = setting("reverse", "Model", url="task", options=tuple(DECODER_MODELS), widget="selectbox")
+    task: str = setting("reverse", "Model", url="task", options=tuple(DECODER_MODELS), widget="selectbox",
+                        help="reverse and sort: encoder–decoders that write their input backwards or in order; "
+                             "induction: decoder-only, it continues a run of tokens that has begun to repeat. "
+                             "Each is a shipped model (pretrained/) with 2 layers.")
     input_reverse: str = _input("reverse")
     text_reverse: str = _text("reverse")
     input_sort: str = _input("sort")
