@@ -176,11 +176,14 @@ def sweep_figure(sweeps: Sequence, length: int, *, height: int = 460) -> go.Figu
             "text": f" this step: T = {length}", "xanchor": "left", "yanchor": "top",  # axis's annotation coordinate
             "font": {"size": FONT_SIZE - 1}}
     powers = [int(n) for n in sweeps[0].lengths if int(n) & (int(n) - 1) == 0]
+    times = [1000 * float(v) for sweep in sweeps for v in (*sweep.uncached, *sweep.cached)]
+    marks = [v for v in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+             if min(times) / 2 <= v <= max(times) * 2]
     layout = {
         "xaxis": {"title": {"text": "length T (tokens the step reads)"}, "type": "log", "tickfont": {"size": FONT_SIZE},
                   "tickvals": powers, "tickangle": 0, "showgrid": False},
         "yaxis": {"title": {"text": "ms per generated token" + (" (CPU time)" if cpu else "")}, "type": "log",
-                  "dtick": "D2", "tickfont": {"size": FONT_SIZE}},
+                  "tickvals": marks, "ticktext": [f"{v:g}" for v in marks], "tickfont": {"size": FONT_SIZE}},
         "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": FONT_SIZE - 1}},
         "shapes": shapes, "annotations": [note], "font": {"size": FONT_SIZE}, "height": height,
         "margin": {"l": 10, "r": 10, "t": 150, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
