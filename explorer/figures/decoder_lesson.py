@@ -64,13 +64,15 @@ def decoder_figures(view) -> DecoderFigures:
 
 @dataclass(frozen=True)
 class CacheFigures:
-    grid: go.Figure
-    counts: go.Figure
-    sweep: go.Figure
+    grid: go.Figure | None  # None when the model could not be loaded
+    counts: go.Figure | None
+    sweep: go.Figure | None
 
 
 def cache_figures(view) -> CacheFigures:
     counts = view.counts
+    if counts is None:
+        return CacheFigures(None, None, None)
     steps = np.arange(1, view.example.n_steps + 1)
     return CacheFigures(
         cache_figure(view.n_layers, view.n_source, view.position, view.new),
