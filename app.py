@@ -31,7 +31,7 @@ def _import_in_background() -> threading.Thread:
         for module in ("explorer.views.attention", "explorer.views.gradients", "explorer.views.depth",
                        "explorer.views.positions", "explorer.views.cost", "explorer.figures.attention",
                        "explorer.figures.gradients", "explorer.figures.unrolled", "explorer.figures.depth",
-                       "explorer.figures.cost", "explorer.views.decoder", "explorer.figures.decoder"):
+                       "explorer.figures.cost"):
             importlib.import_module(module)
         # Then every lesson's default view, so a lecturer's first click finds it computed.
         if os.environ.get("EXPLORER_WARM", "1") != "0":

@@ -23,7 +23,7 @@ from .common import (
     token_axis,
 )
 
-__all__ = ["architecture_figure", "cache_figure", "forcing_figure", "line_figure", "step_figure"]
+__all__ = ["architecture_figure", "cache_figure", "forcing_figure", "line_figure", "step_figure", "sweep_figure"]
 
 RIGHT, WRONG, PUT_IN = OKABE_ITO["bluish green"], OKABE_ITO["vermillion"], OKABE_ITO["orange"]
 CURRENT = "#e66101"  # the frame around the current row (as the attention page's selected head)
@@ -145,6 +145,50 @@ def line_figure(x: Sequence[float], lines: dict[str, Sequence[float]], *, x_titl
     if marker_x is not None:
         layout["shapes"] = [{"type": "line", "xref": "x", "yref": "paper", "x0": marker_x, "x1": marker_x,
                              "y0": 0, "y1": 1, "line": {"color": "#888", "width": 2, "dash": "dot"}}]
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
+def sweep_figure(sweeps: Sequence, length: int, *, height: int = 460) -> go.Figure:
+    """The stopwatch: milliseconds per generated token against the length (both axes logarithmic),
+    without (solid) and with (dashed) the cache, one colour per model shape (`sweeps`: objects with
+    d_model, n_layers, lengths, uncached, cached, crossover, clock); a dotted line at this step's
+    length, and a star where each model's cache starts to win for good (none if it never does)."""
+    palette = [OKABE_ITO["blue"], OKABE_ITO["vermillion"], OKABE_ITO["bluish green"]]
+    traces, cpu = [], getattr(sweeps[0], "clock", "") == "thread_time"
+    for i, sweep in enumerate(sweeps):
+        name, colour = f"d={sweep.d_model}, {sweep.n_layers} layers", palette[i % len(palette)]
+        lengths = [int(n) for n in sweep.lengths]
+        for cached, values in ((False, sweep.uncached), (True, sweep.cached)):
+            label = f"{name}, {'with' if cached else 'without'} the cache"
+            traces.append({"type": "scatter", "mode": "lines+markers", "name": label, "x": lengths,
+                           "y": [1000 * float(v) for v in values],
+                           "line": {"color": colour, "width": 3, "dash": "dash" if cached else "solid"},
+                           "marker": {"size": 7, "symbol": "square" if cached else "circle"},
+                           "hovertemplate": f"{label}<br>length %{{x}}<br>%{{y:.3f}} ms per token<extra></extra>"})
+        if sweep.crossover is not None:
+            label = f"{name}: the cache wins from T = {sweep.crossover}"
+            traces.append({"type": "scatter", "mode": "markers", "name": label, "x": [sweep.crossover],
+                           "y": [1000 * float(sweep.cached[lengths.index(sweep.crossover)])],
+                           "marker": {"size": 18, "symbol": "star", "color": colour, "line": {"width": 1}},
+                           "hovertemplate": f"{label}<extra></extra>"})
+    shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": length, "x1": length, "y0": 0, "y1": 1,
+               "line": {"color": "#888", "width": 2, "dash": "dot"}}]
+    note = {"x": float(np.log10(length)), "y": 1.0, "xref": "x", "yref": "paper", "showarrow": False,  # log10: a log
+            "text": f" this step: T = {length}", "xanchor": "left", "yanchor": "top",  # axis's annotation coordinate
+            "font": {"size": FONT_SIZE - 1}}
+    powers = [int(n) for n in sweeps[0].lengths if int(n) & (int(n) - 1) == 0]
+    times = [1000 * float(v) for sweep in sweeps for v in (*sweep.uncached, *sweep.cached)]
+    marks = [v for v in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+             if min(times) / 2 <= v <= max(times) * 2]
+    layout = {
+        "xaxis": {"title": {"text": "length T (tokens the step reads)"}, "type": "log", "tickfont": {"size": FONT_SIZE},
+                  "tickvals": powers, "tickangle": 0, "showgrid": False},
+        "yaxis": {"title": {"text": "ms per generated token" + (" (CPU time)" if cpu else "")}, "type": "log",
+                  "tickvals": marks, "ticktext": [f"{v:g}" for v in marks], "tickfont": {"size": FONT_SIZE}},
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": FONT_SIZE - 1}},
+        "shapes": shapes, "annotations": [note], "font": {"size": FONT_SIZE}, "height": height,
+        "margin": {"l": 10, "r": 10, "t": 150, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+    }
     return figure_from_spec({"data": traces, "layout": layout})
 
 

@@ -13,7 +13,10 @@ key figure shows first.
 A section may have settings of its own (`part`, a LessonSpec): their controls are drawn in a row at
 the top of the section, which is a fragment (moving them redraws that section alone), and its view
 is cached by those settings.  Fields of the part's settings that have no control take the value of
-the main settings' field of the same name.  A control drawn by the page itself (a preset picker
+the main settings' field of the same name.  A section with a `title` is anchored by its name; a
+lesson step about it says, under the key figure, that its figure is further down (with the link).
+A control marked `main` (explorer.views.settings) is drawn in a row above the key figure instead
+of the sidebar.  A control drawn by the page itself (a preset picker
 with a text box) is passed in `custom`: {field name: make(controls, where, settings_so_far)}.
 
 The page script holds no cache and no performance trick: only its sections and its prose.
@@ -125,7 +128,8 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
 
 def make_settings(settings_type: type, controls, places, custom: Custom = NOTHING, given: Mapping = NOTHING):
     """The settings from their controls, in field order (see explorer.views.settings): `places` is
-    where each control goes (one container for all, or a list of one per control)."""
+    where each control goes (one container for all, a list of one per control, or a mapping of
+    field names to containers with None for the rest)."""
     values, made, heading = dict(given), 0, None
     remembered = st.session_state.setdefault(_DEFAULTS_KEY, {})
     for field in dataclasses.fields(settings_type):
@@ -146,6 +150,8 @@ def make_settings(settings_type: type, controls, places, custom: Custom = NOTHIN
         if control.url in st.session_state and not control.allows(st.session_state[control.url], settings):
             st.session_state[control.url] = default  # another page's value, or out of a range that shrank
         where = places[made] if isinstance(places, list) else places
+        if isinstance(where, Mapping):  # {field name: container}, None: every other field's
+            where = where.get(field.name, where[None])
         if control.heading and control.heading != heading:  # the first control made of its group
             where.header(control.heading)
             heading = control.heading
@@ -170,7 +176,10 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         st.session_state.pop(_DEFAULTS_KEY, None)  # a fresh visit, or a step that set its controls whole
     st.session_state[_STEP_KEY] = steps.number
     st.sidebar.header(sidebar)
-    settings = make_settings(lesson.settings, controls, st.sidebar, custom)
+    main = [name for name, control in controls_of(lesson.settings) if control.main]
+    row = st.columns([2] * len(main) + [1], gap="large") if main else []
+    places = {None: st.sidebar, **dict(zip(main, row, strict=False))}
+    settings = make_settings(lesson.settings, controls, places, custom)
     notes = st.container()  # the link's notes, written last: the sections' own controls come further down
     if steps.revealed:
         with st.spinner(working(settings) if working else "Computing…"):
@@ -197,7 +206,7 @@ def step_first(sections: Sequence[Section], name: str) -> list[Section]:
 def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom, key: bool = False) -> None:
     if section.part is None:
         if section.title and not key:
-            st.subheader(section.title)
+            st.subheader(section.title, anchor=section.name)
         section.draw(shown)
     else:
         st.fragment(_part)(section, shown.settings, controls, custom, steps)
@@ -208,7 +217,7 @@ def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
     serve_heavy_work()
     part = section.part
     if section.title:
-        st.subheader(section.title)
+        st.subheader(section.title, anchor=section.name)
     given = {f.name: getattr(outer, f.name) for f in dataclasses.fields(part.settings)
              if "control" not in f.metadata and hasattr(outer, f.name)}
     n_controls = len(controls_of(part.settings))

@@ -9,15 +9,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..figures import attention as attention_figures
+from ..figures import decoder_lesson as decoder_figures
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
 from ..views import attention_lesson as attention
+from ..views import decoder_lesson as decoder
 from ..views import gradient_lesson as gradients
 from ..views.claims import Claim
 from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 
-__all__ = ["ATTENTION", "ATTENTION_COMPARE", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS",
-           "LessonSpec"]
+__all__ = ["ATTENTION", "ATTENTION_COMPARE", "DECODER", "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH",
+           "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
 
 
 NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
@@ -60,6 +62,11 @@ ATTENTION = LessonSpec("attention", attention.AttentionSettings, attention.atten
                        attention_figures.attention_figures)
 ATTENTION_COMPARE = LessonSpec("attention", attention.CompareSettings, attention.compare_view,
                                attention_figures.compare_figures, section="compare")
+DECODER = LessonSpec("decoder", decoder.DecoderSettings, decoder.decoder_view, decoder_figures.decoder_figures)
+DECODER_CACHE = LessonSpec("decoder", decoder.CacheSettings, decoder.cache_view, decoder_figures.cache_figures,
+                           section="cache")
+DECODER_ARCHITECTURES = LessonSpec("decoder", decoder.ArchitectureSettings, decoder.architecture_view,
+                                   decoder_figures.architecture_figures, section="architectures")
 
-LESSONS: tuple[LessonSpec, ...] = (ATTENTION, ATTENTION_COMPARE, DEPTH, GRADIENTS, GRADIENT_DEPENDENCY,
-                                   GRADIENT_RECALL)
+LESSONS: tuple[LessonSpec, ...] = (ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES,
+                                   DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)

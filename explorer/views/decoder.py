@@ -1,17 +1,16 @@
-"""What the decoder page shows, computed once per setting and kept (bounded caches, read-only arrays).
+"""What the decoder lesson computes (its declaration, settings and views: explorer.views.decoder_lesson).
 
 * `decoding_run`: a shipped model decoding one input step by step — free running, or teacher-forced
-  with the right answer — with a wrong token put in at some step if asked (`explorer.analysis.decoding`).
-* `step_timings`: the measured time of every generation step with and without the KV cache, once
-  per model, and `step_counts`: the exact multiplications of the same steps (`explorer.analysis.cost`).
+  with the right answer — with a wrong token put in at some step if asked (`explorer.analysis.decoding`);
+  kept in a bounded cache (read-only arrays): every step, layer and head of the lesson reads the same run.
+* `step_counts`: the exact multiplications of every generation step with and without the KV cache
+  (`explorer.analysis.cost`).  The measured time is explorer.analysis.kv_timing's.
 * `architecture_rows`: the parameters of encoder-only, decoder-only and encoder–decoder models of
   the same sizes, counted on the built modules.
 """
 
 from __future__ import annotations
 
-import functools
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +20,6 @@ from ..analysis.caching import bounded_cache
 from ..analysis.cost import cache_setup_cost, generation_step_cost
 from ..analysis.decoding import decode_steps
 from ..model.building import shapes_only
-from ..model.generation import IncrementalDecoder
 from ..model.parameters import count_parameters
 from ..model.transformer import Transformer, TransformerConfig
 from ..training.pretrained import PretrainedModelError, find_spec, load_model
@@ -35,14 +33,12 @@ __all__ = [
     "Example",
     "PretrainedModelError",
     "StepCounts",
-    "StepTimings",
     "architecture_rows",
     "decoding_run",
     "example",
     "induction_answer",
     "model_shape",
     "step_counts",
-    "step_timings",
 ]
 
 DECODER_MODELS = {
@@ -185,72 +181,7 @@ def decoding_run(task_name: str, tokens: tuple[str, ...], teacher: bool = False,
                        None if losses is None else _read_only(losses), tuple(task.vocab))
 
 
-# --- the KV cache: measured time and exact counts per step ------------------------------------------
-
-
-@dataclass(frozen=True)
-class StepTimings:
-    """Seconds per generation step (best of a few runs), without and with the cache; `setup` is
-    what the cache computes once before the first step (the encoder and the cross-attention keys
-    and values; 0 for decoder-only).  Steps are 1 … n_steps of the longest input of the model."""
-
-    model: str
-    uncached: np.ndarray
-    cached: np.ndarray
-    setup: float
-    runs: int
-
-
-def _longest_example(task_name: str) -> Example:
-    task = get_task(task_name)
-    if task.architecture == "encoder-decoder":
-        return example(task_name, tuple(task.symbols[:task.max_input_tokens]))
-    half = task.max_len // 2
-    return example(task_name, (*task.vocab[1:half + 1], task.vocab[1]))  # ten distinct tokens, then the repeat
-
-
-def _time_steps(model: Transformer, source: torch.Tensor, inputs: torch.Tensor, first: int, seq2seq: bool):
-    """One generation timed both ways: (seconds of each uncached step, of the cache's setup, of each
-    cached step).  inputs: the decoder input of the whole generation; step k reads its first + k."""
-    uncached, cached = [], []
-    for k in range(inputs.shape[1] - first + 1):
-        tick = time.perf_counter()
-        model(source, inputs[:, :first + k]) if seq2seq else model(inputs[:, :first + k])
-        uncached.append(time.perf_counter() - tick)
-    tick = time.perf_counter()
-    decoder = IncrementalDecoder(model, source) if seq2seq else IncrementalDecoder(model)
-    setup = time.perf_counter() - tick
-    for k in range(inputs.shape[1] - first + 1):
-        tick = time.perf_counter()
-        decoder.step(inputs[:, :first] if k == 0 else inputs[:, first + k - 1:first + k])
-        cached.append(time.perf_counter() - tick)
-    return np.array(uncached), setup, np.array(cached)
-
-
-@functools.lru_cache(maxsize=8)
-def step_timings(task_name: str, repeats: int = 5, budget_s: float = 0.2) -> StepTimings:
-    """Time every step of greedy generation on the model's longest input, both ways, once per model
-    (time per step depends on the position, not on which tokens are there).  After one untimed
-    run (the first call of each shape is slower), each way is run up to `repeats` times, at least
-    twice, stopping once `budget_s` is spent; each step keeps its fastest run, the one least
-    disturbed by other work on the machine."""
-    loaded = load_model(DECODER_MODELS[task_name])
-    model, ex = loaded.model, _longest_example(task_name)
-    source = torch.tensor([ex.ids])
-    seq2seq = ex.start is not None
-    prefix = torch.tensor([[ex.start]]) if seq2seq else source
-    with torch.inference_mode():
-        generated, _ = model.generate(source, ex.n_steps, ex.start)
-        inputs = torch.cat([prefix, generated[:, :-1]], dim=1)
-        _time_steps(model, source, inputs, prefix.shape[1], seq2seq)  # warm-up
-        uncached, setup, cached = _time_steps(model, source, inputs, prefix.shape[1], seq2seq)
-        runs, began = 1, time.perf_counter()
-        while runs < repeats and (runs < 2 or time.perf_counter() - began < budget_s):
-            more = _time_steps(model, source, inputs, prefix.shape[1], seq2seq)
-            uncached, setup, cached = np.minimum(uncached, more[0]), min(setup, more[1]), np.minimum(cached, more[2])
-            runs += 1
-    return StepTimings(DECODER_MODELS[task_name], _read_only(uncached), _read_only(cached),
-                       setup if seq2seq else 0.0, runs)
+# --- the KV cache: exact counts per step ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -263,7 +194,6 @@ class StepCounts:
     setup: int
 
 
-@bounded_cache(64, max_bytes=1_000_000)
 def step_counts(task_name: str, n_source: int, n_steps: int) -> StepCounts:
     """Exact counts for the shipped model of the task: an encoder–decoder decoding `n_steps` tokens
     of a source of `n_source`, or a decoder-only model continuing a prompt of `n_source` tokens."""
@@ -311,7 +241,6 @@ def _row(name: str, layers: str, blocks: str, model: Transformer) -> Architectur
     return ArchitectureRow(name, layers, blocks, total, total - embeddings, embeddings)
 
 
-@bounded_cache(64, max_bytes=1_000_000)
 def architecture_rows(d_model: int, n_layers: int, vocab: int) -> tuple[ArchitectureRow, ...]:
     """Encoder-only (N layers), decoder-only (N, and 2N: as many layers as both stacks of the
     encoder–decoder together) and encoder–decoder (N + N), sinusoidal positions (no parameters),

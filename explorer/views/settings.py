@@ -22,6 +22,8 @@ A control may depend on the fields before it, each given as a function of those 
                        even where the default itself stays the same
     note               a caption under the control, from the settings with its own value
 A `heading` names the control's group (in the sidebar): it is drawn above the first control of the group made.
+A control with `main=True` is drawn in the page, in a row above the key figure, instead of in the
+sidebar: the one a lecturer moves while presenting (the sidebar is folded away then).
 A field with no control (a plain default) is filled by the runtime from the lesson's main settings
 (a section's own settings take the sidebar's `init` so), or is left at its default.
 """
@@ -60,6 +62,7 @@ class Control:
     resets_with: Callable | None = None
     note: Callable | None = None
     heading: str | None = None
+    main: bool = False  # drawn above the key figure, not in the sidebar
 
     def __post_init__(self):
         kinds = (self.bounds is not None) + (self.options is not None) + self.flag + (self.max_chars is not None)
@@ -98,12 +101,12 @@ def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable
             help: str | None = None, widget: str | None = None, default_from: Callable | None = None,
             when: Callable | None = None, enabled: Callable | None = None, captions: Sequence[str] | None = None,
             format: Callable | None = None, resets_with: Callable | None = None, note: Callable | None = None,
-            heading: str | None = None):
+            heading: str | None = None, main: bool = False):
     """A settings field with its control (see the module)."""
     control = Control(label, url, tuple(bounds) if isinstance(bounds, Sequence) else bounds,
                       tuple(options) if isinstance(options, Sequence) else options, help, widget, flag, max_chars,
                       default_from, when, enabled, tuple(captions) if captions else None, format, resets_with, note,
-                      heading)
+                      heading, main)
     if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})

@@ -1,17 +1,32 @@
 """AppTest: the decoder page, every control driven, what it draws read back and checked against the
 library (decode_steps, the cost functions, count_parameters on models built here)."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
 
 from explorer.analysis.cost import cache_setup_cost, generation_step_cost
 from explorer.analysis.decoding import decode_steps
+from explorer.analysis.kv_timing import CacheSweep, cache_sweep
 from explorer.model.parameters import count_parameters
 from explorer.model.transformer import Transformer, TransformerConfig
+from explorer.serve import runtime
 from explorer.training.pretrained import load_model
+from explorer.ui import lesson_text
 from explorer.ui.steps import load_steps
-from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
+from explorer.views import decoder_lesson
+from explorer.views.decoder_lesson import CLOCK, SWEEP_LENGTHS, WIDER, timing_claim, wider_claim
+from tests.support.apptest import (
+    assert_no_exception,
+    info_text,
+    page_test,
+    plotly_array,
+    plotly_array_1d,
+    plotly_figures,
+    run_page,
+)
 
 PAGE = "app_pages/decoder.py"
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -143,8 +158,16 @@ def test_cache_counts_are_the_cost_functions_for_this_example():
     grid = plotly_array(plotly_figures(at)[3]["data"][1]["z"])  # with the cache: enc 1, enc 2, dec 1, dec 2, logits
     assert grid.shape == (5, 5)
     np.testing.assert_array_equal(grid[2, :3], [0.5, 0.5, 1.0])  # kept, kept, computed now
-    times = plotly_figures(at)[5]["data"]
-    assert len(plotly_array_1d(times[0]["y"])) == 11 and np.all(plotly_array_1d(times[1]["y"]) > 0)
+    # The stopwatch: the sweeps this process measured (once per shape), this model's shape and the wider one,
+    # each without and with the cache, and the sentence they support at this step's length (5 + 3 = 8).
+    times = [line for line in plotly_figures(at)[5]["data"] if line["mode"] == "lines+markers"]
+    own, wider = (cache_sweep(64, 2, 4, SWEEP_LENGTHS, clock=CLOCK), cache_sweep(*WIDER, SWEEP_LENGTHS, clock=CLOCK))
+    for line, values in zip(times, (own.uncached, own.cached, wider.uncached, wider.cached), strict=True):
+        np.testing.assert_array_equal(plotly_array_1d(line["x"]), SWEEP_LENGTHS)
+        np.testing.assert_allclose(plotly_array_1d(line["y"]), values * 1000, rtol=1e-6)
+        assert np.all(plotly_array_1d(line["y"]) > 0)
+    name, values = timing_claim(own, 8)
+    assert any(lesson_text("decoder", name, wider=wider_claim(wider), **values) in m.value for m in at.markdown)
 
 
 def test_architecture_parameters_are_counted_on_built_models():
@@ -195,3 +218,84 @@ def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
     at = run_page(PAGE, params)
     assert expected_in_note in info_text(at)
     assert len(at.get("plotly_chart")) == 7
+
+
+@pytest.fixture
+def measured(monkeypatch):
+    """Inject a stopwatch measurement: `measured(uncached_ms, cached_ms)`, functions of the lengths,
+    stand in for explorer.analysis.kv_timing.cache_sweep (the runtime's cache emptied around it)."""
+
+    def inject(uncached_ms, cached_ms):
+        def fake(d_model, n_layers, n_heads, lengths, repeats=5, seed=0, clock=None):
+            lengths = np.array(lengths)
+            return CacheSweep(d_model, n_layers, n_heads, lengths, uncached_ms(lengths) / 1000,
+                              cached_ms(lengths) / 1000, repeats)
+
+        monkeypatch.setattr(decoder_lesson, "cache_sweep", fake)
+        runtime._shown.cache_clear()
+
+    yield inject
+    runtime._shown.cache_clear()
+
+
+def page_text(at) -> str:
+    """Every Markdown element's text, its line breaks as spaces."""
+    return " ".join(" ".join(m.value.split()) for m in at.markdown)
+
+
+def test_the_stopwatch_sentence_follows_the_measurement_both_ways(measured):
+    # The cache wins from T = 12 on: at step 1 of H E L L O the step reads T = 6 tokens.
+    measured(lambda n: 0.01 * n, lambda n: np.full(len(n), 0.1))
+    at = run_page(PAGE)
+    assert "the cache does not pay yet" in page_text(at) and "from T = 12 on" in page_text(at)
+    assert "here the cache pays" not in page_text(at)
+    stars = [line["name"] for line in plotly_figures(at)[5]["data"] if line["mode"] == "markers"]
+    assert stars == ["d=64, 2 layers: the cache wins from T = 12", "d=256, 2 layers: the cache wins from T = 12"]
+    assert "this step: T = 6" in plotly_figures(at)[5]["layout"]["annotations"][0]["text"]
+    # The same measurement at a longer input: the last step of ten letters reads T = 21.
+    at.selectbox(key="input_reverse").set_value("J A B B E D C O D E").run()
+    at.slider(key="t").set_value(11).run()
+    assert "T = 21 tokens, and here the cache pays" in page_text(at) and "not pay yet" not in page_text(at)
+    # Another machine, where the cache wins at every length: the same step 1 now pays.
+    measured(lambda n: 0.01 * n, lambda n: np.full(len(n), 0.001))
+    at = run_page(PAGE)
+    assert "here the cache pays" in page_text(at) and "not pay yet" not in page_text(at)
+    # And one where it never wins: the sentence says so, with no crossover claimed.
+    measured(lambda n: np.full(len(n), 0.1), lambda n: np.full(len(n), 0.2))
+    at = run_page(PAGE)
+    assert "not faster even at the longest length measured, T = 128" in page_text(at)
+    assert not [line for line in plotly_figures(at)[5]["data"] if line["mode"] == "markers"], "no crossover drawn"
+
+
+def test_step_texts_agree_with_the_view_they_reveal():
+    """A step that makes the model write a wrong token names it and the right one; after Reveal the
+    step line, the forcing rows and the reveal's numbers say the same as the view."""
+    pattern = re.compile(r"made to write (\S+) instead of (\S+) at step (\d+)")
+    checked = 0
+    for number, step in enumerate(load_steps("decoder"), start=1):
+        match = pattern.search(step.predict)
+        if match is None:
+            continue
+        wrong, right, at_step = match[1], match[2], int(match[3])
+        assert step.settings["mistake"] == str(at_step)
+        at = page_test(PAGE, {"step": str(number)}).run()
+        at.button(key="lesson_next").click().run()
+        assert_no_exception(at)
+        line = next(m.value for m in at.markdown if "**written so far**" in m.value)
+        if step.settings["t"] == at_step:
+            assert f"is made to write **`{wrong}`**" in line and f"its own choice was `{right}`" in line, line
+        else:
+            written = line.split("**written so far** `")[1].split("`")[0].split()
+            assert written[at_step - 1] == wrong, line
+        assert f"writes **`{right}`**" not in line
+        rows = plotly_figures(at)[1]["data"][0]["text"]  # free reads, free writes, forced reads, forced writes
+        assert rows[1][at_step - 1] == wrong and rows[2][at_step] == right
+        checked += 1
+        # The reveal's words against the rows it describes.
+        free_after, forced_after = rows[1][at_step:], rows[3][at_step:]
+        if "Free running: all four" in step.reveal:
+            assert "writes **4 of 4** later tokens wrong" in page_text(at) and "teacher forcing 0" in page_text(at)
+            assert " ".join(free_after[:4]) in step.reveal  # "writes C E H P"
+        if "t7 and then t1" in step.reveal:
+            assert free_after[:2] == ["t7", "t1"] and forced_after[:2] == ["t9", "t4"] and rows[2][at_step] == "t1"
+    assert checked == 2, "the steps that put a mistake in (4 and 5)"

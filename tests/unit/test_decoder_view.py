@@ -20,7 +20,6 @@ from explorer.views.decoder import (
     example,
     induction_answer,
     step_counts,
-    step_timings,
 )
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -106,15 +105,6 @@ def test_step_counts_are_the_cost_functions():
     counts = step_counts("induction", 6, 3)  # the first cached step reads the whole prompt
     assert counts.cached[0] == counts.uncached[0] and counts.cached[1] < counts.uncached[1] / 4
     assert counts.setup == 0
-
-
-def test_step_timings_are_measured_both_ways_and_kept():
-    timings = step_timings("reverse")
-    assert timings.uncached.shape == timings.cached.shape == (11,)  # the longest input: ten letters and </s>
-    assert np.all(np.isfinite(timings.uncached)) and np.all(timings.cached > 0) and timings.setup > 0
-    assert timings.runs >= 2
-    assert step_timings("reverse") is timings, "measured once per model"
-    assert step_timings("induction").setup == 0
 
 
 @pytest.mark.parametrize("d, layers, vocab", [(16, 1, 7), (32, 3, 50)])

@@ -77,3 +77,21 @@ def test_architecture_figure(layers, drawn):
     arrows = [a for a in spec["layout"]["annotations"] if a.get("showarrow")]
     assert len(arrows) == drawn
     assert f"{layers} layer" in spec["layout"]["title"]["text"]
+
+
+def test_sweep_figure_draws_both_ways_per_shape_and_stars_only_a_crossover():
+    from explorer.analysis.kv_timing import CacheSweep
+
+    lengths = np.array([2, 4, 8, 16])
+    wins = CacheSweep(64, 2, 4, lengths, np.array([1, 2, 4, 8]) / 1e3, np.array([2, 2, 2, 2]) / 1e3, 5, "thread_time")
+    never = CacheSweep(256, 2, 4, lengths, np.array([1, 1, 1, 1]) / 1e3, np.array([2, 2, 2, 2]) / 1e3, 5)
+    spec = validated(figures.sweep_figure([wins, never], 6))
+    lines = [t for t in spec["data"] if t["mode"] == "lines+markers"]
+    assert [t["name"] for t in lines] == ["d=64, 2 layers, without the cache", "d=64, 2 layers, with the cache",
+                                          "d=256, 2 layers, without the cache", "d=256, 2 layers, with the cache"]
+    np.testing.assert_allclose(list(lines[0]["y"]), [1, 2, 4, 8])  # milliseconds
+    stars = [t for t in spec["data"] if t["mode"] == "markers"]
+    assert len(stars) == 1 and stars[0]["name"] == "d=64, 2 layers: the cache wins from T = 8"
+    assert list(stars[0]["x"]) == [8] and list(stars[0]["y"]) == [2.0]
+    assert spec["layout"]["shapes"][0]["x0"] == 6 and "(CPU time)" in spec["layout"]["yaxis"]["title"]["text"]
+    assert list(spec["layout"]["xaxis"]["tickvals"]) == [2, 4, 8, 16]

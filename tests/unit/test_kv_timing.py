@@ -1,6 +1,8 @@
 """explorer.analysis.kv_timing: the crossover rule on made-up numbers, and the sweep's shape (not
 its speed: timings are measured in benchmarks/, never asserted in a unit test)."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -26,6 +28,9 @@ def test_a_sweep_times_every_length_both_ways():
     assert np.all(np.isfinite(sweep.uncached)) and np.all(sweep.cached > 0)
     assert np.allclose(sweep.speedup, sweep.uncached / sweep.cached)
     assert sweep is cache_sweep(16, 1, 2, lengths=(2, 4, 8), repeats=1)  # measured once per shape
+    assert sweep.clock == "perf_counter"
+    cpu = cache_sweep(16, 1, 2, lengths=(2, 4, 8), repeats=1, clock=time.thread_time)  # the thread's CPU time
+    assert cpu.clock == "thread_time" and np.all(cpu.uncached > 0) and np.all(cpu.cached > 0) and cpu is not sweep
     with pytest.raises(ValueError):
         cache_sweep(16, 1, 2, lengths=(8, 4))
     with pytest.raises(ValueError):
