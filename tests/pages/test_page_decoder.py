@@ -288,7 +288,8 @@ def test_step_texts_agree_with_the_view_they_reveal():
             written = line.split("**written so far** `")[1].split("`")[0].split()
             assert written[at_step - 1] == wrong, line
         assert f"writes **`{right}`**" not in line
-        rows = plotly_figures(at)[1]["data"][0]["text"]  # free reads, free writes, forced reads, forced writes
+        forcing = next(f for f in plotly_figures(at) if "text" in f["data"][0])  # the step's section comes first
+        rows = forcing["data"][0]["text"]  # free reads, free writes, forced reads, forced writes
         assert rows[1][at_step - 1] == wrong and rows[2][at_step] == right
         checked += 1
         # The reveal's words against the rows it describes.
