@@ -7,12 +7,18 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..analysis.timing import TIMED_LAYERS
+from ..figures import cost as cost_figures
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
+from ..figures.lookup import lookup_figures
+from ..views import cost_lesson as cost
 from ..views import gradient_lesson as gradients
 from ..views.depth import DepthSettings, depth_view
+from ..views.lookup import LookupSettings, lookup_view
 
-__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+__all__ = ["COST", "COST_STOPWATCH", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS",
+           "LOOKUP", "LessonSpec"]
 
 
 def no_figures(view) -> None:
@@ -44,4 +50,11 @@ GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, grad
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
-LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)
+LOOKUP = LessonSpec("lookup", LookupSettings, lookup_view, lookup_figures)
+
+COST = LessonSpec("cost", cost.CostSettings, cost.cost_view, cost_figures.cost_figures)
+COST_STOPWATCH = LessonSpec("cost", cost.StopwatchSettings, cost.stopwatch_view,
+                            functools.partial(cost_figures.stopwatch_figures, labels=TIMED_LAYERS), section="stopwatch")
+
+LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, LOOKUP, COST,
+                                   COST_STOPWATCH)

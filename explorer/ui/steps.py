@@ -9,6 +9,10 @@ Each lesson page has its steps as data beside its prose (`<page>.md`), in `app_p
     reveal = "It picks the animal when the adjective describes an agent…"  # shown with the figure
     section = "forcing"  # optional: the page section whose figure the step is about (default: the key figure)
 
+A reveal may name numbers of the view it stands beside, as `{name}` or `{name:.2f}` (Python's format):
+a page on the lesson runtime gives them (`facts`) once its view is computed, so the answer states what
+the figure shows (the bar shows the step's heading until then).  Other reveals are shown as written.
+
 The step is in the URL (`step=3`), so a step is a link.  Choosing a step sets the page's controls to
 its settings (a value the link itself sets wins, the first time a link is opened); then the page
 shows the question and hides its figures until "Reveal".  Step 0 is free exploration.  Next and Back
@@ -18,6 +22,7 @@ answer a presentation clicker too (PageDown / PageUp): PageDown reveals first, t
 from __future__ import annotations
 
 import functools
+import string
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,7 +32,7 @@ import streamlit as st
 
 from .text import escape_markdown
 
-__all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps", "step_heading"]
+__all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps", "names_facts", "step_heading"]
 
 STEP_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 STEP_KEY = "step"
@@ -62,6 +67,11 @@ def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
     return tuple(steps)
 
 
+def names_facts(text: str) -> bool:
+    """Does a reveal name facts of the view (`{name}`), to be filled from it?"""
+    return any(field is not None for _, field, _, _ in string.Formatter().parse(text))
+
+
 def step_heading(number: int, total: int, title: str) -> str:
     """The bold line above a step: "Step 2 of 5 · Title." (no full stop after a title that ends in ?, ! or .)."""
     end = "" if title.rstrip()[-1:] in (".", "?", "!", "…") else "."
@@ -76,6 +86,7 @@ class Lesson:
         self.page = page
         self.steps = load_steps(page)
         self.number = 0
+        self._answer = None  # where a key-figure answer that names facts goes, once they are known
         if not self.steps:
             return
         options = list(range(len(self.steps) + 1))
@@ -137,15 +148,26 @@ class Lesson:
         heading = step_heading(self.number, len(self.steps), step.title)
         if not self.revealed:
             where.info(f"{heading} {step.predict}", icon=":material/psychology_alt:")
+        elif names_facts(step.reveal) and not step.section:  # filled from the view by `fill`
+            self._answer = where.empty()
+            self._answer.markdown(heading)
         elif not step.section:  # about the key figure: the answer takes the question's place, above it
             where.success(f"{heading} {step.reveal}", icon=":material/visibility:")
         else:
             where.markdown(heading)
 
-    def explain(self, where=st, section: str = "") -> None:
+    def fill(self, facts) -> None:
+        """Write the key-figure answer with the view's `facts` (a mapping, see the module), in the
+        place the bar kept for it."""
+        if self._answer is not None:
+            heading = step_heading(self.number, len(self.steps), self.step.title)
+            self._answer.success(f"{heading} {self.step.reveal.format_map(facts)}", icon=":material/visibility:")
+
+    def explain(self, where=st, section: str = "", facts=None) -> None:
         """What to see in a revealed section's figure (nothing outside a step).  A page with several
         sections calls it under each section's figure with the section's name; a step about a section
         shows its answer there.  A step about the key figure (no section) answers in the step bar,
         where the question was, so the answer and the figure share the first screen."""
         if self.step is not None and self.revealed and self.step.section and self.step.section == section:
-            where.success(self.step.reveal, icon=":material/visibility:")
+            reveal = self.step.reveal
+            where.success(reveal.format_map(facts) if facts is not None else reveal, icon=":material/visibility:")

@@ -18,6 +18,7 @@ A control may depend on the fields before it, each given as a function of those 
                        control goes back to its new default
     when               the control exists only then; otherwise the field holds its default
     enabled            the control is shown greyed out otherwise (and the value is kept)
+A control may open a group of controls under a `heading` (drawn above it).
 A field with no control (a plain default) is filled by the runtime from the lesson's main settings
 (a section's own settings take the sidebar's `init` so), or is left at its default.
 """
@@ -52,6 +53,7 @@ class Control:
     enabled: Callable | None = None
     captions: tuple[str, ...] | None = None
     format: Callable | None = None  # how an option is shown
+    heading: str | None = None  # a heading above this control: it starts a group
 
     def __post_init__(self):
         kinds = (self.bounds is not None) + (self.options is not None) + self.flag + (self.max_chars is not None)
@@ -84,16 +86,26 @@ class Control:
             return False
         return math.isclose((value - low) / step, round((value - low) / step), abs_tol=1e-9)
 
+    def nearest(self, value, settings=None):
+        """The value this number control allows that is nearest to `value` (within its bounds, on its
+        steps); any other control's `value` as it is."""
+        if self.bounds is None:
+            return value
+        low, high, step = self.limits(settings)
+        snapped = low + round((min(max(float(value), low), high) - low) / step) * step
+        number = int if all(isinstance(v, int) for v in (low, high, step)) else float
+        return number(round(min(snapped, high), 10))
+
 
 def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable | None = None,
             options: Sequence | Callable | None = None, flag: bool = False, max_chars: int | None = None,
             help: str | None = None, widget: str | None = None, default_from: Callable | None = None,
             when: Callable | None = None, enabled: Callable | None = None, captions: Sequence[str] | None = None,
-            format: Callable | None = None):
+            format: Callable | None = None, heading: str | None = None):
     """A settings field with its control (see the module)."""
     control = Control(label, url, tuple(bounds) if isinstance(bounds, Sequence) else bounds,
                       tuple(options) if isinstance(options, Sequence) else options, help, widget, flag, max_chars,
-                      default_from, when, enabled, tuple(captions) if captions else None, format)
+                      default_from, when, enabled, tuple(captions) if captions else None, format, heading)
     if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})
