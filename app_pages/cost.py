@@ -28,7 +28,7 @@ def table(shown) -> None:
     """The exact table under the key figure, and how to read it."""
     s, rows, frame = shown.settings, shown.view.rows, shown.figures.table
     st.dataframe(frame, hide_index=True, key="complexity", column_config={
-        name: st.column_config.NumberColumn(name, format="localized", help=help_text) for name, help_text in EXACT.items()
+        name: st.column_config.NumberColumn(name, format="localized", help=text) for name, text in EXACT.items()
     })
     st.caption(" · ".join(f"**{row.label}**: {COST_LAYER_DETAILS[row.layer]}" for row in rows))
     download_csv(f"complexity_T{s.T}_d{s.d}_k{s.k}_N{s.n_layers}.csv", "Download the table (CSV)", frame_csv, frame,

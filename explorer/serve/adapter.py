@@ -46,11 +46,12 @@ from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
 from .page import lesson_page, next_lesson, serve_heavy_work
 
-__all__ = ["Button", "Preset", "Section", "sendable", "serve_lesson", "warm_lessons"]
+__all__ = ["ATTEMPT", "Button", "Preset", "Section", "sendable", "serve_lesson", "warm_lessons"]
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
 _DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: the default it was last given}
+ATTEMPT = "attempt"  # a part's settings field that counts its `again` button's presses (see the module)
 _ASKED_KEY = "_explorer_asked"  # session state: {(part name, settings)} whose view this session asked for
 
 
@@ -242,7 +243,7 @@ def _part(section: Section, outer, controls, custom: Custom) -> None:
     given = {f.name: getattr(outer, f.name) for f in dataclasses.fields(part.settings)
              if "control" not in f.metadata and hasattr(outer, f.name)}
     if section.again is not None:
-        given["attempt"] = st.session_state.get(section.again.key + "_count", 0)
+        given[ATTEMPT] = st.session_state.get(section.again.key + "_count", 0)
     n_controls = len(controls_of(part.settings))
     places = list(st.columns([2] * n_controls + [1], gap="large"))[:n_controls] if n_controls else []
     settings = make_settings(part.settings, controls, places, custom, given)
@@ -260,4 +261,4 @@ def _part(section: Section, outer, controls, custom: Custom) -> None:
     if section.again is not None:
         button, count = section.again, section.again.key + "_count"
         st.button(button.label, key=button.key, help=button.help, icon=button.icon,
-                  on_click=st.session_state.update, args=({count: settings.attempt + 1},))
+                  on_click=st.session_state.update, args=({count: getattr(settings, ATTEMPT) + 1},))

@@ -117,5 +117,5 @@ def _measured(d: int, attempt: int) -> tuple[tuple[Timing, ...], int]:
 
 def stopwatch_view(settings: StopwatchSettings) -> StopwatchView:
     timings, threads = _measured(settings.d, settings.attempt)
-    shown = tuple(t for t in timings if t.T <= settings.time_T)
+    shown = tuple(t for t in timings if settings.time_T >= t.T)
     return StopwatchView(settings, shown, threads, slower_from(shown, "attention", "rnn"))
