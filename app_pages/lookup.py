@@ -77,6 +77,8 @@ def weight_matrix(shown) -> None:
         download_csv("lookup_weights.csv", "Download the weights (CSV)", matrix_csv, view.stacked.weights,
                      view.query_labels, view.key_labels, corner="query")
     found = view.found_themselves
+    themselves = (f"all {n} keys find themselves" if found == n else
+                  f"{found} of the {n} keys {'finds itself' if found == 1 else 'find themselves'}")
     with matrix_right:
         st.markdown(
             f"""
@@ -86,7 +88,7 @@ def weight_matrix(shown) -> None:
 
     Here the first row is your query and the others use each key as a query. When the keys are
     distinct enough, those rows light up on the diagonal: a query that equals a key finds that key.
-    With these keys, {"all" if found == n else found} of the {n} keys find themselves. Self-attention
+    With these keys, {themselves}. Self-attention
     is exactly this, with the queries, keys and values all computed from the same sequence — one row per token.
     """
         )

@@ -215,8 +215,8 @@ def _presets(presets: Sequence[Preset], settings_type: type, settings, where) ->
     for row, members in rows.items():
         if row is not None:
             where.caption(row)
-        places = where.columns(len(members)) if row is not None else [where] * len(members)
-        for preset, place in zip(members, places, strict=True):
+        place = where.container(horizontal=True, gap="small") if row is not None else where
+        for preset in members:
             values = {controls[name].url: controls[name].nearest(value, settings)
                       for name, value in preset.values.items()}
             button = preset.button
