@@ -9,7 +9,10 @@ import random
 import numpy as np
 import pytest
 
+from explorer.analysis.timing import Timing
+from explorer.serve import runtime
 from explorer.ui.steps import load_steps
+from explorer.views import cost_lesson
 from explorer.views.cost_lesson import CostSettings, cost_facts, cost_view
 from tests.support.apptest import page_test, run_page, vega_data
 
@@ -80,3 +83,29 @@ def test_measure_again_measures_anew_for_this_visitor_only():
     assert len(again) == len(first) and not np.array_equal(first, again, equal_nan=True)
     other = run_page(PAGE, {"time_T": "256"})
     np.testing.assert_array_equal(vega_data(other, 1)["milliseconds"].to_numpy(), first)
+
+
+def fake_timings(attention_ms: dict[int, float]):
+    """Timings with torch's RNN at 0.01 ms per position, the Python loop at ten times that, and
+    attention as given (None: out of the budget)."""
+    rows = []
+    for T in (16, 32, 64, 128, 256):
+        for layer, ms in (("rnn", 0.01 * T), ("rnn-loop", 0.1 * T), ("attention", attention_ms.get(T))):
+            rows.append(Timing(layer, T, 64, None if ms is None else ms / 1000, 0 if ms is None else 5))
+    return tuple(rows), 1
+
+
+@pytest.mark.parametrize(("attention_ms", "expected"), [
+    ({16: 0.01, 32: 0.02, 64: 1.0, 128: 5.0, 256: 20.0}, "From T = 64 on, the attention layer is the slower one"),
+    ({16: 0.01, 32: 0.02, 64: 0.04, 128: 0.08, 256: None}, "In this range the attention layer is never the slower"),
+])
+def test_the_stopwatch_sentence_follows_the_measurement(monkeypatch, attention_ms, expected):
+    monkeypatch.setattr(cost_lesson, "_measured", lambda d, attempt: fake_timings(attention_ms))
+    runtime._shown.cache_clear()
+    try:
+        at = run_page(PAGE, {"time_T": "256"})
+    finally:
+        runtime._shown.cache_clear()  # no fake timings left for other tests
+    text = " ".join(m.value for m in at.markdown)
+    assert expected in text
+    assert "At T = 256 torch's RNN needs 10.0 µs per step" in text and "needs 10 times as long" in text

@@ -13,6 +13,7 @@ import pytest
 from explorer.analysis.lookup import EXAMPLE_KEYS, EXAMPLE_VALUES
 from explorer.ui.steps import load_steps
 from explorer.views.lookup import LookupSettings, lookup_facts, lookup_view, read_dictionary
+from explorer.views.settings import controls_of
 from tests.support.apptest import info_text, page_test, run_page
 
 PAGE = "app_pages/lookup.py"
@@ -120,3 +121,16 @@ def test_text_that_cannot_be_read_is_noted_and_the_lecture_shown():
     assert read_dictionary(LookupSettings(keys="1 0 0 0; 0 1 0 0")).values.shape == (2, 2)  # one-hot
     assert read_dictionary(LookupSettings()).notes == ()
     np.testing.assert_array_equal(read_dictionary(LookupSettings()).values, EXAMPLE_VALUES)
+
+
+def test_control_headings_start_their_groups_in_the_sidebar():
+    at = run_page(PAGE)
+    assert [h.value for h in at.sidebar.header] == ["Query", "Dictionary", "Sharpness"]
+
+
+def test_nearest_keeps_a_preset_within_its_control():
+    control = dict(controls_of(LookupSettings))["q1"]
+    assert [control.nearest(x) for x in (50, -50, 1.26, -2.94, 0.0)] == [10.0, -10.0, 1.3, -2.9, 0.0]
+    assert all(control.allows(control.nearest(x)) for x in np.linspace(-20, 20, 97))
+    flag = dict(controls_of(LookupSettings))["scale"]
+    assert flag.nearest(True) is True
