@@ -91,12 +91,13 @@ def stopwatch(shown) -> None:
         download_csv(f"timings_d{view.settings.d}.csv", "Download the timings (CSV)", frame_csv, times,
                      key="timing_csv")
     skipped = int(times["milliseconds"].isna().sum())
-    measured = times.dropna(subset=["milliseconds"]).set_index(["layer", "T"])["milliseconds"]
-    rnn, loop = (measured.xs(TIMED_LAYERS[k], level="layer") for k in ("rnn", "rnn-loop"))
-    longest = int(rnn.index.max()) if len(rnn) else None
+    measured = times.dropna(subset=["milliseconds"])
+    rnn, loop = ({int(T): ms for T, ms in measured.loc[measured["layer"] == TIMED_LAYERS[kind], ["T", "milliseconds"]]
+                  .itertuples(index=False)} for kind in ("rnn", "rnn-loop"))
+    longest = max(rnn, default=None)
     per_step = (f"At T = {longest} torch's RNN needs {1000 * rnn[longest] / longest:.1f} µs per step, one step "
                 "after another" + (f"; this app's Python loop needs {loop[longest] / rnn[longest]:.0f} times as "
-                                   "long, overhead per step. " if longest in loop.index else ". ")
+                                   "long, overhead per step. " if longest in loop else ". ")
                 if longest else "")
     slower = view.slower
     verdict = (f"From T = {slower} on, the attention layer is the slower one here: on one thread nothing runs in "
