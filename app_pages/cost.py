@@ -6,7 +6,7 @@ from explorer.analysis.cost import attention_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS
 from explorer.figures.common import frame_csv
 from explorer.serve.adapter import Button, Section, serve_lesson
-from explorer.serve.lessons import COST, COST_STOPWATCH
+from explorer.serve.lessons import COST, COST_CROSSOVER, COST_STOPWATCH
 from explorer.ui import altair_chart, download_csv, plotly_chart
 from explorer.views.cost import COST_LAYER_DETAILS, MAX_PASS_S, layers_to_connect
 from explorer.views.cost_lesson import TIMING_BUDGET_S, cost_facts, timed
@@ -62,7 +62,7 @@ def crossover(shown) -> None:
     st.subheader("Where T·d² meets T²·d")
     chart_col, text_col = st.columns([3, 2], gap="large")
     with chart_col:
-        altair_chart(shown.figures.operations_chart, key="operations_chart")
+        altair_chart(shown.figures.chart, key="operations_chart")
         download_csv(f"operations_d{d}.csv", "Download the curves (CSV)", frame_csv, shown.figures.operations,
                      key="operations_csv")
     rnn_layer, attention_layer = recurrent_cost("rnn", T, d), attention_cost(T, d)
@@ -142,7 +142,7 @@ serve_lesson(
     "your sizes, and a stopwatch on this machine.",
     sidebar="Sizes",
     sections=[
-        Section("bars", bars), Section("table", table), Section("crossover", crossover),
+        Section("bars", bars), Section("table", table), Section("crossover", crossover, part=COST_CROSSOVER),
         Section("stopwatch", stopwatch, part=COST_STOPWATCH, title="Measured on this CPU", ask=ask_to_time,
                 working=lambda s: f"Timing forward passes at d = {s.d} (at most about {TIMING_BUDGET_S:.0f} s)…",
                 again=Button("Measure again", "measure_again", icon=":material/timer:",

@@ -19,10 +19,12 @@ __all__ = [
     "ComplexityRow",
     "CostFigures",
     "Counts",
+    "CrossoverFigures",
     "ForwardTiming",
     "complexity_frame",
     "cost_bars",
     "cost_figures",
+    "crossover_figures",
     "operations_chart",
     "operations_frame",
     "stopwatch_figures",
@@ -196,16 +198,23 @@ def timing_chart(frame: pd.DataFrame, labels: Mapping[str, str]) -> alt.LayerCha
 class CostFigures:
     bars: go.Figure  # the key figure: the complexity table as bars
     table: pd.DataFrame
-    operations: pd.DataFrame  # the crossover's curves
-    operations_chart: alt.LayerChart
 
 
 def cost_figures(view) -> CostFigures:
-    """`view`: the cost lesson's view (settings T, d, n_layers; rows; T_values; operations)."""
-    s = view.settings
+    """`view`: the cost lesson's view (settings with n_layers; rows)."""
+    return CostFigures(cost_bars(view.rows), complexity_frame(view.rows, view.settings.n_layers))
+
+
+@dataclass(frozen=True)
+class CrossoverFigures:
+    operations: pd.DataFrame  # the curves
+    chart: alt.LayerChart
+
+
+def crossover_figures(view) -> CrossoverFigures:
+    """`view`: the crossover's view (settings T, d; T_values; operations)."""
     operations = operations_frame(dict(view.operations), view.T_values)
-    return CostFigures(cost_bars(view.rows), complexity_frame(view.rows, s.n_layers), operations,
-                       operations_chart(operations, d=s.d, T=s.T))
+    return CrossoverFigures(operations, operations_chart(operations, d=view.settings.d, T=view.settings.T))
 
 
 @dataclass(frozen=True)

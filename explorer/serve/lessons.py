@@ -17,8 +17,8 @@ from ..views import gradient_lesson as gradients
 from ..views.depth import DepthSettings, depth_view
 from ..views.lookup import LookupSettings, lookup_view
 
-__all__ = ["COST", "COST_STOPWATCH", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS",
-           "LOOKUP", "LessonSpec"]
+__all__ = ["COST", "COST_CROSSOVER", "COST_STOPWATCH", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL",
+           "LESSONS", "LOOKUP", "LessonSpec"]
 
 
 def no_figures(view) -> None:
@@ -53,8 +53,10 @@ GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.re
 LOOKUP = LessonSpec("lookup", LookupSettings, lookup_view, lookup_figures)
 
 COST = LessonSpec("cost", cost.CostSettings, cost.cost_view, cost_figures.cost_figures)
+COST_CROSSOVER = LessonSpec("cost", cost.CrossoverSettings, cost.crossover_view, cost_figures.crossover_figures,
+                            section="crossover")
 COST_STOPWATCH = LessonSpec("cost", cost.StopwatchSettings, cost.stopwatch_view,
                             functools.partial(cost_figures.stopwatch_figures, labels=TIMED_LAYERS), section="stopwatch")
 
 LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, LOOKUP, COST,
-                                   COST_STOPWATCH)
+                                   COST_CROSSOVER, COST_STOPWATCH)

@@ -38,6 +38,8 @@ STEP_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 STEP_KEY = "step"
 _APPLIED = "_lesson_applied"  # session-state key: the (page, step) whose settings were last applied
 _REVEALED = "_lesson_revealed"  # session-state key: (page, step) pairs revealed in this session
+OWN_SETTINGS = ("This step's answer is about its own settings, and the figure no longer shows them: "
+                "choose the step again.")
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,12 @@ class Lesson:
         place the bar kept for it."""
         if self._answer is not None:
             heading = step_heading(self.number, len(self.steps), self.step.title)
-            self._answer.success(f"{heading} {self.step.reveal.format_map(facts)}", icon=":material/visibility:")
+            try:
+                answer = self.step.reveal.format_map(facts)
+            except (KeyError, IndexError, ValueError):  # the view is too far from the step's settings
+                self._answer.info(f"{heading} {OWN_SETTINGS}", icon=":material/undo:")
+                return
+            self._answer.success(f"{heading} {answer}", icon=":material/visibility:")
 
     def explain(self, where=st, section: str = "", facts=None) -> None:
         """What to see in a revealed section's figure (nothing outside a step).  A page with several

@@ -22,8 +22,8 @@ from ..analysis.timing import Timing, slower_from
 from .cost import ComplexityRow, complexity_rows, forward_times, operations_curves, operations_lengths
 from .settings import setting
 
-__all__ = ["DEFAULT_WIDTH", "TIMING_BUDGET_S", "CostSettings", "CostView", "StopwatchSettings", "StopwatchView",
-           "cost_facts", "cost_view", "stopwatch_view", "timed"]
+__all__ = ["DEFAULT_WIDTH", "TIMING_BUDGET_S", "CostSettings", "CostView", "CrossoverSettings", "CrossoverView",
+           "StopwatchSettings", "StopwatchView", "cost_facts", "cost_view", "crossover_view", "stopwatch_view", "timed"]
 
 WIDTHS = (8, 16, 32, 64, 128, 256, 512, 1024)
 DEFAULT_WIDTH = 64
@@ -45,8 +45,6 @@ class CostSettings:
 class CostView:
     settings: CostSettings
     rows: tuple[ComplexityRow, ...]  # CNN, RNN, self-attention, encoder layer: exact counts for the stack
-    T_values: tuple[int, ...]  # the crossover chart's lengths
-    operations: types.MappingProxyType  # series -> multiplications of one layer at each of T_values
 
     def row(self, layer: str) -> ComplexityRow:
         return next(r for r in self.rows if r.layer == layer)
@@ -54,9 +52,28 @@ class CostView:
 
 def cost_view(settings: CostSettings) -> CostView:
     s = settings
-    T_values = tuple(operations_lengths(s.T, s.d))
-    curves = {name: tuple(values) for name, values in operations_curves(s.d, T_values).items()}
-    return CostView(s, tuple(complexity_rows(s.T, s.d, s.k, s.n_layers)), T_values, types.MappingProxyType(curves))
+    return CostView(s, tuple(complexity_rows(s.T, s.d, s.k, s.n_layers)))
+
+
+@dataclass(frozen=True)
+class CrossoverSettings:
+    """The crossover section's settings: T and d follow the sidebar's (k and N do not change it)."""
+
+    T: int = 512
+    d: int = DEFAULT_WIDTH
+
+
+@dataclass(frozen=True)
+class CrossoverView:
+    settings: CrossoverSettings
+    T_values: tuple[int, ...]  # the chart's lengths
+    operations: types.MappingProxyType  # series -> multiplications of one layer at each of T_values
+
+
+def crossover_view(settings: CrossoverSettings) -> CrossoverView:
+    T_values = tuple(operations_lengths(settings.T, settings.d))
+    curves = {name: tuple(values) for name, values in operations_curves(settings.d, T_values).items()}
+    return CrossoverView(settings, T_values, types.MappingProxyType(curves))
 
 
 def cost_facts(view: CostView) -> dict[str, object]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from explorer.analysis.lookup import EXAMPLE_KEYS, EXAMPLE_VALUES
-from explorer.ui.steps import load_steps
+from explorer.ui.steps import OWN_SETTINGS, load_steps
 from explorer.views.lookup import LookupSettings, lookup_facts, lookup_view, read_dictionary
 from explorer.views.settings import controls_of
 from tests.support.apptest import info_text, page_test, run_page
@@ -134,3 +134,12 @@ def test_nearest_keeps_a_preset_within_its_control():
     assert all(control.allows(control.nearest(x)) for x in np.linspace(-20, 20, 97))
     flag = dict(controls_of(LookupSettings))["scale"]
     assert flag.nearest(True) is True
+
+
+def test_a_revealed_step_whose_facts_the_view_no_longer_has_says_so():
+    """Step 1 names k5's weight; with three keys typed after the reveal there is none to name."""
+    at = page_test(PAGE, {"step": "1"}).run()
+    at.button(key="lesson_next").click().run()
+    at.text_area(key="keys").input("1, 0, 0, 0\n0, 1, 0, 0\n0, 0, 1, 0").run()
+    assert not at.exception
+    assert any(OWN_SETTINGS in box.value for box in at.info) and not at.success
