@@ -9,7 +9,7 @@ from explorer.serve.adapter import Button, Section, serve_lesson
 from explorer.serve.lessons import COST, COST_CROSSOVER, COST_STOPWATCH
 from explorer.ui import altair_chart, download_csv, plotly_chart
 from explorer.views.cost import COST_LAYER_DETAILS, MAX_PASS_S, layers_to_connect
-from explorer.views.cost_lesson import TIMING_BUDGET_S, cost_facts, timed
+from explorer.views.cost_lesson import TIMING_BUDGET_S, timed
 
 EXACT = {"exact": "parameters (library formula)", "PyTorch count": "count_parameters on the PyTorch modules",
          "multiplications": "multiplications in the matrix products", "steps": "sequential steps",
@@ -148,5 +148,4 @@ serve_lesson(
                 again=Button("Measure again", "measure_again", icon=":material/timer:",
                              help="Timings are kept per width; this measures once more for you.")),
     ],
-    facts=lambda shown: cost_facts(shown.view),
 )

@@ -105,5 +105,4 @@ serve_lesson(
     sections=[Section("lookup", lookup), Section("table", key_table), Section("matrix", weight_matrix)],
     presets=presets,
     notes=lambda settings: read_dictionary(settings).notes,
-    facts=lambda shown: lookup_facts(shown.view),
 )

@@ -4,7 +4,7 @@
 
 Each page runs through streamlit.testing's AppTest at its largest settings, once to load models and
 imports, then again with the view caches cleared (explorer.views / explorer.analysis lru caches, the
-attention ViewCache, st.cache_data; loaded models are kept): that second run is measured.
+lesson runtime's cache, st.cache_data; loaded models are kept): that second run is measured.
 
 * total: process CPU time (every thread) of the uncached rerun;
 * piece: the largest piece of work the rerun ran on explorer.views.pool (thread CPU time of that
@@ -67,9 +67,9 @@ def _clear_view_caches(keep: set[str] = frozenset()) -> None:
                 if callable(getattr(value, "cache_clear", None)) and own.startswith(layers) \
                         and getattr(value, "__name__", "") not in keep:
                     value.cache_clear()
-    attention = sys.modules.get("explorer.views.attention")
-    if attention is not None:
-        attention.VIEW_CACHE.clear()
+    runtime = sys.modules.get("explorer.serve.runtime")
+    if runtime is not None:  # the lesson runtime's one cache
+        runtime._shown.cache_clear()
     st.cache_data.clear()
 
 

@@ -12,8 +12,8 @@ Budgets: each decorator states its own.  Together the bounded caches of explorer
 explorer.analysis may keep at most 156 MB of arrays per server process (the largest: the depth
 lesson's drawn weights 32 MB; the attention lesson's random models, the positions matrices, the
 MiniLM views and the live-training snapshots 16 MB each; the length lesson's reversal models 8 MB;
-the KV-cache sweeps 1 MB), plus the attention lesson's ViewCache (48 MB); the few count-bounded
-lru_caches left (at most 8 entries each) hold per-process loads, and MiniLM's corpus vectors for
+the KV-cache sweeps 1 MB), plus the lesson runtime's one cache (explorer/serve/runtime.py, 64 MB);
+the few count-bounded lru_caches left (at most 8 entries each) hold per-process loads, and MiniLM's corpus vectors for
 search (explorer/training/minilm.py: 4 corpora of at most 2048 sentences, 12.6 MB).
 `tests/system/test_sessions.py` checks that every result cache there is bounded by bytes.
 Streamlit's caches cannot be bounded by bytes, only by entries: the largest is explorer.ui's chart

@@ -6,6 +6,7 @@ lookup and attention pages also draw are in `explorer.figures.common`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -17,16 +18,19 @@ from .common import (
     colour_list,
     figure_from_spec,
     grid_domains,
+    heatmap,
     hover_grid,
     panel_title,
     token_axis,
 )
 
-__all__ = ["MASK_GREY", "attention_grid", "attention_pipeline_figure"]
+__all__ = ["GRID_PANELS", "MASK_GREY", "AttentionFigures", "CompareFigures", "attention_figures", "attention_grid",
+           "attention_pipeline_figure", "compare_figures"]
 
 HOVER_CELL_BUDGET = 40_000  # grid cells that get token-pair hover labels
 MASK_GREY = "#a9a9a9"  # masked cells: a neutral grey, outside the colour scale (not "weight 0")
 MASK_LABEL = "masked: may not attend"
+GRID_PANELS = 8  # more panels than this are shown one layer at a time (and always when presenting)
 
 
 def _mask_trace(allowed: np.ndarray, xaxis: str, yaxis: str) -> dict:
@@ -191,3 +195,60 @@ def attention_pipeline_figure(
         margin={"l": 10, "r": 60, "t": 50, "b": 30}, plot_bgcolor="rgba(0,0,0,0)",
     )
     return figure_from_spec({"data": traces, "layout": layout})
+
+
+@dataclass(frozen=True)
+class AttentionFigures:
+    """The lesson's figures at one setting: every layer and head (`grid`, None beyond GRID_PANELS
+    panels), the enlarged layer's heads alone (`layer_grid`), and the enlarged head's four steps."""
+
+    grid: go.Figure | None
+    layer_grid: go.Figure
+    pipeline: go.Figure
+
+
+def attention_figures(view) -> AttentionFigures:
+    """The figures of an attention lesson view (explorer.views.attention_lesson): its block on
+    screen (`view.attention`) at the enlarged layer and head of its settings."""
+    block, layer, head = view.attention, view.settings.layer - 1, view.settings.head - 1
+    allowed = np.isfinite(block.masked_scores)
+    n_layers, n_heads = block.weights.shape[:2]
+
+    def grid(shown: list[int]) -> go.Figure:
+        return attention_grid(block.weights[shown], block.query_tokens, block.key_tokens, allowed=allowed[shown],
+                              layer_numbers=[n + 1 for n in shown], selected=(shown.index(layer), head))
+
+    one = grid([layer])
+    every = None if n_layers * n_heads > GRID_PANELS else one if n_layers == 1 else grid(list(range(n_layers)))
+    pipeline = attention_pipeline_figure(block.raw_scores[layer, head], block.scaled_scores[layer, head],
+                                         block.masked_scores[layer, head], block.weights[layer, head],
+                                         block.query_tokens, block.key_tokens, view.run.attention.head_dim)
+    return AttentionFigures(every, one, pipeline)
+
+
+@dataclass(frozen=True)
+class CompareFigures:
+    """This view's enlarged head, the other setting's, and their difference (None when the two
+    have different shapes); all None when comparing with nothing."""
+
+    this: go.Figure | None = None
+    other: go.Figure | None = None
+    difference: go.Figure | None = None
+
+
+def compare_figures(view) -> CompareFigures:
+    """The figures of a comparison view (explorer.views.attention_lesson.CompareView)."""
+    if view.other is None:
+        return CompareFigures()
+    a, b = view.this_block, view.other_block
+    this = heatmap(view.this, x_labels=a.key_tokens, y_labels=a.query_tokens, title="this view", zmin=0, zmax=1,
+                   annotate=False)
+    other = heatmap(view.other, x_labels=b.key_tokens, y_labels=b.query_tokens, title=view.settings.compare,
+                    zmin=0, zmax=1, annotate=False)
+    if view.this.shape != view.other.shape:
+        return CompareFigures(this, other)
+    difference = view.this - view.other
+    bound = max(1e-9, float(np.abs(difference).max()))
+    return CompareFigures(this, other, heatmap(difference, x_labels=a.key_tokens, y_labels=a.query_tokens,
+                                               title="difference (this − other)", colorscale=DIVERGING,
+                                               zmin=-bound, zmax=bound, value_name="Δ weight", annotate=False))

@@ -19,7 +19,6 @@ with a text box) is passed in `custom`: {field name: make(controls, where, setti
 What a page may add, each a function of the settings or the view (no Streamlit in them):
     presets(settings)  rows of `Preset` buttons under the controls, each setting some of them
     notes(settings)    (control label, plain text): what the lesson could not read (typed text), noted
-    facts(shown)       the numbers a lesson step's reveal names (`{name}`, explorer.ui.steps)
 A part's section may be asked for (`ask(settings)` gives a message and a `Button`: its view is
 computed once the visitor presses it — a measurement that holds the server's CPU) and taken
 `again` (a `Button`): its settings' field `attempt` is this session's count of presses.
@@ -39,18 +38,22 @@ import streamlit as st
 
 from ..figures.common import frozen
 from ..ui import vega_lite_spec
+from ..ui.prose import lesson_sections
 from ..ui.text import escape_markdown
+from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
 from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
 from .page import lesson_page, next_lesson, serve_heavy_work
 
-__all__ = ["ATTEMPT", "Button", "Preset", "Section", "sendable", "serve_lesson", "warm_lessons"]
+__all__ = ["ATTEMPT", "Button", "Preset", "Section", "claimed", "measured_box", "sendable", "serve_lesson",
+           "warm_lessons"]
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
-_DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: the default it was last given}
+_DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: (its last default, resets_with)}
+_STEP_KEY = "_explorer_step_drawn"  # session state: the lesson step of the page's last run
 ATTEMPT = "attempt"  # a part's settings field that counts its `again` button's presses (see the module)
 _ASKED_KEY = "_explorer_asked"  # session state: {(part name, settings)} whose view this session asked for
 
@@ -103,6 +106,21 @@ def sendable(figures):
     return dataclasses.replace(figures, **changed)
 
 
+def claimed(lesson: LessonSpec, name: str, shown: runtime.Shown) -> str | None:
+    """The sentence of claim `name` (the section "claim: name" of the lesson's app_pages/lessons/<page>.md)
+    with its numbers read from what is shown; None where the claim does not hold for it."""
+    return say(lesson.claims, name, lesson_sections(lesson.page)[f"claim: {name}"], shown)
+
+
+def measured_box(box) -> None:
+    """A "Claims, measured" box (explorer/views/measured.py): folded, titled with its question; inside,
+    what the notes say, the measurement as a table and the finding read from it."""
+    with st.expander(f":material/science: Claims, measured: {box.title}"):
+        st.markdown(f"**The notes:** {box.notes_say}")
+        st.dataframe(dict(zip(box.columns, zip(*box.rows, strict=True), strict=True)), hide_index=True)
+        st.markdown(f"**Measured here:** {box.finding}")
+
+
 def warm_lessons() -> dict[str, float]:
     """Every lesson's default view and figures, as the pages will ask for them (app.py's warm-up)."""
     return runtime.warm(sendable, LESSONS)
@@ -142,7 +160,7 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
 def make_settings(settings_type: type, controls, places, custom: Custom = NOTHING, given: Mapping = NOTHING):
     """The settings from their controls, in field order (see explorer.views.settings): `places` is
     where each control goes (one container for all, or a list of one per control)."""
-    values, made = dict(given), 0
+    values, made, heading = dict(given), 0, None
     remembered = st.session_state.setdefault(_DEFAULTS_KEY, {})
     for field in dataclasses.fields(settings_type):
         control = field.metadata.get("control")
@@ -151,19 +169,23 @@ def make_settings(settings_type: type, controls, places, custom: Custom = NOTHIN
             continue
         settings = so_far(values)
         default = control.default_from(settings) if control.default_from else field.default
-        if control.default_from is not None:  # the fields it follows changed: back to its new default
-            if control.url in remembered and remembered[control.url] != default:
+        if control.default_from is not None or control.resets_with is not None:
+            mark = (default, control.resets_with(settings) if control.resets_with else None)
+            if control.url in remembered and remembered[control.url] != mark:  # what it follows changed
                 st.session_state[control.url] = default
-            remembered[control.url] = default
+            remembered[control.url] = mark
         if not control.applies(settings):
             values[field.name] = default
             continue
         if control.url in st.session_state and not control.allows(st.session_state[control.url], settings):
             st.session_state[control.url] = default  # another page's value, or out of a range that shrank
         where = places[made] if isinstance(places, list) else places
-        if control.heading:
+        if control.heading and control.heading != heading:  # the first control made of its group
             where.header(control.heading)
+            heading = control.heading
         values[field.name] = _widget(field.name, control, default, controls, where, values, custom)
+        if control.note is not None and (note := control.note(so_far(values))):
+            where.caption(note)
         made += 1
     return settings_type(**values)
 
@@ -176,13 +198,13 @@ def part_keys(sections: Sequence[Section]) -> tuple[str, ...]:
 def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sections: Sequence[Section],
                  working: Callable[[object], str] | None = None, custom: Custom = NOTHING,
                  presets: Callable[[object], Sequence[Preset]] | None = None,
-                 notes: Callable[[object], Iterable[tuple[str, str]]] | None = None,
-                 facts: Callable[[runtime.Shown], Mapping] | None = None) -> None:
+                 notes: Callable[[object], Iterable[tuple[str, str]]] | None = None) -> None:
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
-    if controls.opened:  # a fresh visit: no default remembered from another lesson's run
-        st.session_state.pop(_DEFAULTS_KEY, None)
+    if controls.opened or st.session_state.get(_STEP_KEY) != steps.number:
+        st.session_state.pop(_DEFAULTS_KEY, None)  # a fresh visit, or a step that set its controls whole
+    st.session_state[_STEP_KEY] = steps.number
     st.sidebar.header(sidebar)
     settings = make_settings(lesson.settings, controls, st.sidebar, custom)
     if presets is not None:
@@ -193,11 +215,10 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     if steps.revealed:
         with st.spinner(working(settings) if working else "Computing…"):
             shown = runtime.shown(lesson, settings, sendable)
-        key, *rest = sections
-        key.draw(shown)
-        if facts is not None:
-            steps.fill(facts(shown))
-        steps.explain(section="")
+        if not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
+            steps.answer(lesson.claims, shown)
+        first, *rest = step_first(sections, steps.section)
+        _section(first, shown, steps, controls, custom, key=first is sections[0])
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
@@ -224,17 +245,23 @@ def _presets(presets: Sequence[Preset], settings_type: type, settings, where) ->
                          on_click=st.session_state.update, args=(values,))
 
 
-def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom) -> None:
+def step_first(sections: Sequence[Section], name: str) -> list[Section]:
+    """The sections in the order drawn: the one a revealed step is about first (its figure and the
+    answer above it share the first screen), then the others as declared."""
+    chosen = [s for s in sections if s.name == name]
+    return chosen + [s for s in sections if s.name != name] if chosen else list(sections)
+
+
+def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom, key: bool = False) -> None:
     if section.part is None:
-        if section.title:
+        if section.title and not key:
             st.subheader(section.title)
         section.draw(shown)
     else:
-        st.fragment(_part)(section, shown.settings, controls, custom)
-    steps.explain(section=section.name)
+        st.fragment(_part)(section, shown.settings, controls, custom, steps)
 
 
-def _part(section: Section, outer, controls, custom: Custom) -> None:
+def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
     """A section with its own settings (a fragment: its controls redraw it alone)."""
     serve_heavy_work()
     part = section.part
@@ -257,6 +284,8 @@ def _part(section: Section, outer, controls, custom: Custom) -> None:
         return
     with st.spinner(section.working(settings) if section.working else "Computing…"):
         shown = runtime.shown(part, settings, sendable)
+    if steps.section == section.name:
+        steps.answer(part.claims, shown, where=st.container())
     section.draw(shown)
     if section.again is not None:
         button, count = section.again, section.again.key + "_count"

@@ -4,21 +4,28 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from ..analysis.timing import TIMED_LAYERS
+from ..figures import attention as attention_figures
 from ..figures import cost as cost_figures
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
 from ..figures.lookup import lookup_figures
+from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import gradient_lesson as gradients
-from ..views.depth import DepthSettings, depth_view
-from ..views.lookup import LookupSettings, lookup_view
+from ..views.claims import Claim
+from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
+from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
 
-__all__ = ["COST", "COST_CROSSOVER", "COST_STOPWATCH", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL",
-           "LESSONS", "LOOKUP", "LessonSpec"]
+__all__ = ["ATTENTION", "ATTENTION_COMPARE", "COST", "COST_CROSSOVER", "COST_STOPWATCH", "DEPTH", "GRADIENTS",
+           "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LOOKUP", "LessonSpec"]
+
+
+NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
 
 
 def no_figures(view) -> None:
@@ -35,28 +42,37 @@ class LessonSpec:
     view: Callable
     figures: Callable = no_figures
     section: str | None = None  # a section's own settings and view (a part of the page's lesson)
+    # what its sentences state, as predicates (explorer/views/claims.py); not part of its identity
+    claims: Mapping[str, Claim] = field(default_factory=lambda: NO_CLAIMS, compare=False)
 
     @property
     def name(self) -> str:
         return self.page if self.section is None else f"{self.page}/{self.section}"
 
 
-DEPTH = LessonSpec("depth", DepthSettings, depth_view, depth_figures.depth_figures)
+DEPTH = LessonSpec("depth", DepthSettings, depth_view, depth_figures.depth_figures, claims=DEPTH_CLAIMS)
 
 GRADIENTS = LessonSpec("gradients", gradients.GradientSettings, gradients.gradient_view,
-                       functools.partial(gradient_figures.gradient_figures, labels=gradients.KIND_LABELS))
+                       functools.partial(gradient_figures.gradient_figures, labels=gradients.KIND_LABELS),
+                       claims=gradients.GRADIENT_CLAIMS)
 GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, gradients.dependency_view,
-                                 gradient_figures.dependency_figures, section="dependency")
+                                 gradient_figures.dependency_figures, section="dependency",
+                                 claims=gradients.DEPENDENCY_CLAIMS)
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
-LOOKUP = LessonSpec("lookup", LookupSettings, lookup_view, lookup_figures)
+ATTENTION = LessonSpec("attention", attention.AttentionSettings, attention.attention_lesson_view,
+                       attention_figures.attention_figures)
+ATTENTION_COMPARE = LessonSpec("attention", attention.CompareSettings, attention.compare_view,
+                               attention_figures.compare_figures, section="compare")
 
-COST = LessonSpec("cost", cost.CostSettings, cost.cost_view, cost_figures.cost_figures)
+LOOKUP = LessonSpec("lookup", LookupSettings, lookup_view, lookup_figures, claims=LOOKUP_CLAIMS)
+
+COST = LessonSpec("cost", cost.CostSettings, cost.cost_view, cost_figures.cost_figures, claims=cost.COST_CLAIMS)
 COST_CROSSOVER = LessonSpec("cost", cost.CrossoverSettings, cost.crossover_view, cost_figures.crossover_figures,
                             section="crossover")
 COST_STOPWATCH = LessonSpec("cost", cost.StopwatchSettings, cost.stopwatch_view,
                             functools.partial(cost_figures.stopwatch_figures, labels=TIMED_LAYERS), section="stopwatch")
 
-LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, LOOKUP, COST,
-                                   COST_CROSSOVER, COST_STOPWATCH)
+LESSONS: tuple[LessonSpec, ...] = (ATTENTION, ATTENTION_COMPARE, DEPTH, GRADIENTS, GRADIENT_DEPENDENCY,
+                                   GRADIENT_RECALL, LOOKUP, COST, COST_CROSSOVER, COST_STOPWATCH)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ParsedInput"]
+__all__ = ["OWN_TEXT", "ParsedInput"]
+
+OWN_TEXT = "your own text…"  # the option of a preset picker that opens a text box
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from ..training.parsed_input import OWN_TEXT
 from .internals import StreamlitAPIException, arrow_bytes
 from .links import Choice, Flag, Number, Text, Unusable, read
 from .present import presenting
@@ -231,9 +232,6 @@ class UrlControls:
         if lines:
             st.info("Some settings could not be used:\n\n" + "\n".join(f"- {line}" for line in lines),
                     icon=":material/link_off:")
-
-
-OWN_TEXT = "your own text…"
 
 
 class SequenceInput(list):

@@ -13,11 +13,12 @@ import functools
 import re
 from pathlib import Path
 
+from ..views.claims import fill
+
 __all__ = ["LESSON_DIR", "lesson_sections", "lesson_text"]
 
 LESSON_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 _SECTION = re.compile(r"^<!-- (.+?) -->$", re.MULTILINE)
-_FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
 
 
 @functools.lru_cache(maxsize=16)
@@ -30,10 +31,4 @@ def lesson_sections(page: str) -> dict[str, str]:
 
 def lesson_text(page: str, section: str, **values) -> str:
     """The section `section` of the page's lesson text with its fields filled in from `values`."""
-
-    def fill(field: re.Match) -> str:
-        if field[1] not in values:
-            raise KeyError(f"app_pages/lessons/{page}.md, section {section!r}: no value for {{{field[1]}}}")
-        return format(values[field[1]], field[2] or "")
-
-    return _FIELD.sub(fill, lesson_sections(page)[section])
+    return fill(lesson_sections(page)[section], values, where=f"app_pages/lessons/{page}.md, section {section!r}")

@@ -8,14 +8,12 @@ weights when none is shipped), runs it, and returns plain numpy arrays per atten
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..analysis.caching import SingleFlight, bounded_cache
+from ..analysis.caching import bounded_cache
 from ..model.building import seeded
 from ..model.transformer import Transformer, TransformerConfig
 from ..training.pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
@@ -30,13 +28,12 @@ __all__ = [
     "AttentionView",
     "ModelChoice",
     "PretrainedModelError",
-    "ViewCache",
     "choose_model",
     "compute_view",
     "default_shape",
+    "referent_head",
     "referent_head_note",
     "shipped_variants",
-    "view_for",
 ]
 
 MASKS = ("none", "causal", "padding")
@@ -104,10 +101,19 @@ def choose_model(choice: ModelChoice) -> tuple[Transformer, Task, str]:
         loaded = load_model(choice.name)
         return loaded.model, loaded.task, f"trained model `{choice.name}`"
     model = random_model(choice.task, choice.encoding, choice.n_heads, choice.n_layers)
-    if choice.trained:
+    if not shipped:
         return model, task, (f"**random weights** — no trained model is shipped with {choice.n_heads} heads, "
                              f"{choice.n_layers} layers and {choice.encoding} encoding for this task")
     return model, task, "**random weights** (untrained, for comparison)"
+
+
+def referent_head(choice: ModelChoice) -> tuple[int, int] | None:
+    """(layer, head), from 0, of the head the trained "it" model's card names; None for any other model."""
+    if choice.task != "coreference" or not choice.trained or \
+            (choice.encoding, choice.n_heads, choice.n_layers) not in shipped_variants(choice.task):
+        return None
+    named = load_model(choice.name).card.get("referent_head")
+    return (named["layer"], named["head"]) if named else None
 
 
 def referent_head_note(choice: ModelChoice) -> str | None:
@@ -220,70 +226,3 @@ def compute_view(model: Transformer, task: Task, tokens: list[str], mask: str, p
     title = "Self-attention" + (" (causal)" if causal else "")
     block = _block(title, layers, "self_attention", words, words)
     return AttentionView([block], words, predicted, "Predicted token at each position", head_dim)
-
-
-class ViewCache:
-    """Least-recently-used computed views, bounded by count and by the bytes of their arrays: a
-    view of 4 layers × 8 heads over 129 tokens holds ~17 MB, a typical one a few hundred KB.
-    Views larger than a quarter of the byte budget are computed every time, never kept.  A view being
-    computed for one session is waited for by the others that ask for it (`SingleFlight`)."""
-
-    def __init__(self, max_entries: int = 32, max_bytes: int = 48_000_000):
-        self.max_entries, self.max_bytes = max_entries, max_bytes
-        self._views: OrderedDict[tuple, tuple[AttentionView, str, int]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._flights = SingleFlight()
-
-    @property
-    def bytes(self) -> int:
-        with self._lock:
-            return sum(size for _, _, size in self._views.values())
-
-    def __len__(self) -> int:
-        return len(self._views)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._views.clear()
-
-    def _kept(self, key: tuple) -> tuple[AttentionView, str] | None:
-        with self._lock:
-            if key not in self._views:
-                return None
-            self._views.move_to_end(key)
-            view, label, _ = self._views[key]
-            return view, label
-
-    def get(self, key: tuple, compute) -> tuple[AttentionView, str]:
-        return self._kept(key) or self._flights.run(key, lambda: self._kept(key) or self._compute(key, compute))
-
-    def _compute(self, key: tuple, compute) -> tuple[AttentionView, str]:
-        view, label = compute()  # outside the lock: other sessions need not wait for this one
-        arrays = [value for block in view.blocks for f in fields(block)
-                  if isinstance(value := getattr(block, f.name), np.ndarray)]
-        size = sum(a.nbytes for a in arrays)
-        if size <= self.max_bytes // 4:
-            for array in arrays:
-                array.setflags(write=False)  # shared by every session from now on
-            with self._lock:
-                self._views[key] = (view, label, size)
-                self._views.move_to_end(key)
-                while len(self._views) > self.max_entries or \
-                        sum(entry[2] for entry in self._views.values()) > self.max_bytes:
-                    self._views.popitem(last=False)
-        return view, label
-
-
-VIEW_CACHE = ViewCache()
-
-
-def view_for(choice: ModelChoice, tokens: tuple[str, ...], mask: str, padded_length: int) -> tuple[AttentionView, str]:
-    """choose_model + compute_view, through VIEW_CACHE: switching the enlarged layer or head, or
-    coming back to a setting, does not run the model again.  The arrays of a cached view are
-    read-only.  Raises PretrainedModelError like choose_model (nothing is cached then)."""
-    def compute():
-        model, task, label = choose_model(choice)
-        return compute_view(model, task, list(tokens), mask, padded_length), label
-
-    return VIEW_CACHE.get((choice, tuple(tokens), mask, padded_length), compute)
-

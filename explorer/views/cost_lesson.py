@@ -19,11 +19,13 @@ import torch
 
 from ..analysis.caching import bounded_cache
 from ..analysis.timing import Timing, slower_from
+from .claims import Claim
 from .cost import ComplexityRow, complexity_rows, forward_times, operations_curves, operations_lengths
 from .settings import setting
 
-__all__ = ["DEFAULT_WIDTH", "TIMING_BUDGET_S", "CostSettings", "CostView", "CrossoverSettings", "CrossoverView",
-           "StopwatchSettings", "StopwatchView", "cost_facts", "cost_view", "crossover_view", "stopwatch_view", "timed"]
+__all__ = ["COST_CLAIMS", "DEFAULT_WIDTH", "TIMING_BUDGET_S", "CostSettings", "CostView", "CrossoverSettings",
+           "CrossoverView", "StopwatchSettings", "StopwatchView", "cost_facts", "cost_view", "crossover_view",
+           "stopwatch_view", "timed"]
 
 WIDTHS = (8, 16, 32, 64, 128, 256, 512, 1024)
 DEFAULT_WIDTH = 64
@@ -92,6 +94,22 @@ def cost_facts(view: CostView) -> dict[str, object]:
         "rnn_path": rnn.path_length, "att_path": att.path_length,
         "projection_share": projections / att.multiplications,
     }
+
+
+def _claim(holds) -> Claim:
+    return Claim(lambda shown: holds(cost_facts(shown.view)), lambda shown: cost_facts(shown.view))
+
+
+# What each lesson step's answer says, as a predicate on the view (app_pages/lessons/cost.toml names them).
+COST_CLAIMS = types.MappingProxyType({
+    "attention_multiplies_more": _claim(lambda f: f["att_mult"] > f["rnn_mult"] and f["T"] > f["d"]),
+    "terms_cross": _claim(lambda f: f["Td2"] == f["T2d"] and f["att_mult"] > f["rnn_mult"]),
+    "projections_dominate": _claim(lambda f: f["term_ratio"] > 1 and f["projection_share"] > 0.9),
+    "long_context": _claim(lambda f: f["T2d"] > 10 * f["Td2"]),
+    "parameters_fixed": _claim(lambda f: f["att_params"] > f["rnn_params"]),
+    "steps_wait": _claim(lambda f: f["n"] == 1),
+    "stack_wavefront": _claim(lambda f: f["n"] > 1),
+})
 
 
 # --- the stopwatch -------------------------------------------------------------------------------------------

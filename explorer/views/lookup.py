@@ -5,6 +5,7 @@ The runtime (explorer/serve) caches the view; app_pages/lookup.py draws it."""
 from __future__ import annotations
 
 import math
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,10 +20,11 @@ from ..analysis.lookup import (
     parse_vectors,
     soft_lookup,
 )
+from .claims import Claim
 from .settings import setting
 
-__all__ = ["DIM", "Dictionary", "LookupSettings", "LookupView", "listed", "lookup_facts", "lookup_view",
-           "read_dictionary"]
+__all__ = ["DIM", "LOOKUP_CLAIMS", "Dictionary", "LookupSettings", "LookupView", "listed", "lookup_facts",
+           "lookup_view", "read_dictionary"]
 
 DIM = EXAMPLE_KEYS.shape[1]
 QUERY_BOUNDS = (-10.0, 10.0, 0.1)
@@ -164,3 +166,26 @@ def lookup_facts(view: LookupView) -> dict[str, object]:
         facts.update({f"w{j + 1}": float(result.weights[j]), f"s{j + 1}": number(result.scores[j]),
                       f"w{j + 1}_half": float(view.halved.weights[j])})
     return facts
+
+
+def _facts(shown) -> dict[str, object]:
+    facts = lookup_facts(shown.view)
+    facts["as_temperature"] = shown.settings.temperature / 2  # a query twice as long acts as this temperature
+    return facts
+
+
+def _claim(holds) -> Claim:
+    return Claim(lambda shown: len(shown.view.key_labels) == 5 and holds(lookup_facts(shown.view)), _facts)
+
+
+# What each lesson step's answer says, as a predicate on the view (app_pages/lessons/lookup.toml names them).
+LOOKUP_CLAIMS = types.MappingProxyType({
+    "lecture_blend": _claim(lambda f: f["best"] == "k2" and f["w2"] < 0.5 and max(f["w3"], f["w5"]) < NOTHING
+                            and f["mix"].count("·v") == 3),
+    "hot_flattens": _claim(lambda f: min(f["w3"], f["w5"]) >= NOTHING and max(f["w1"], f["w2"], f["w4"]) < 0.3),
+    "cold_picks_max": _claim(lambda f: f["best"] == "k2" and f["runner"] == "k1" and f["w2"] > 0.95),
+    "longer_sharpens": _claim(lambda f: f["best"] == "k2" and f["w2"] > f["w2_half"]),
+    "key_retrieves": _claim(lambda f: f["best_weight"] > 0.99 and f["runner"] != f["best"]),
+    "sqrt_d_softens": _claim(lambda f: f["runner"] != f["best"] and f["scale"] < 1 and f["best_weight"] < 0.99),
+    "zero_query_even": _claim(lambda f: all(f[f"s{j}"] == "0.0" for j in range(1, 6))),
+})

@@ -18,7 +18,10 @@ A control may depend on the fields before it, each given as a function of those 
                        control goes back to its new default
     when               the control exists only then; otherwise the field holds its default
     enabled            the control is shown greyed out otherwise (and the value is kept)
-A control may open a group of controls under a `heading` (drawn above it).
+    resets_with        when its value changes (a task switch), the control goes back to its default,
+                       even where the default itself stays the same
+    note               a caption under the control, from the settings with its own value
+A `heading` names the control's group (in the sidebar): it is drawn above the first control of the group made.
 A field with no control (a plain default) is filled by the runtime from the lesson's main settings
 (a section's own settings take the sidebar's `init` so), or is left at its default.
 """
@@ -27,11 +30,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-__all__ = ["Control", "check", "controls_of", "setting", "so_far"]
+__all__ = ["Control", "check", "controls_of", "from_link", "samples", "setting", "so_far"]
 
 WIDGETS = ("slider", "select_slider", "selectbox", "radio", "toggle", "text")
 
@@ -53,7 +57,9 @@ class Control:
     enabled: Callable | None = None
     captions: tuple[str, ...] | None = None
     format: Callable | None = None  # how an option is shown
-    heading: str | None = None  # a heading above this control: it starts a group
+    resets_with: Callable | None = None
+    note: Callable | None = None
+    heading: str | None = None
 
     def __post_init__(self):
         kinds = (self.bounds is not None) + (self.options is not None) + self.flag + (self.max_chars is not None)
@@ -101,11 +107,13 @@ def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable
             options: Sequence | Callable | None = None, flag: bool = False, max_chars: int | None = None,
             help: str | None = None, widget: str | None = None, default_from: Callable | None = None,
             when: Callable | None = None, enabled: Callable | None = None, captions: Sequence[str] | None = None,
-            format: Callable | None = None, heading: str | None = None):
+            format: Callable | None = None, resets_with: Callable | None = None, note: Callable | None = None,
+            heading: str | None = None):
     """A settings field with its control (see the module)."""
     control = Control(label, url, tuple(bounds) if isinstance(bounds, Sequence) else bounds,
                       tuple(options) if isinstance(options, Sequence) else options, help, widget, flag, max_chars,
-                      default_from, when, enabled, tuple(captions) if captions else None, format, heading)
+                      default_from, when, enabled, tuple(captions) if captions else None, format, resets_with, note,
+                      heading)
     if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})
@@ -141,3 +149,57 @@ def _default(settings_type: type, name: str, control: Control, settings):
     if control.default_from is not None:
         return control.default_from(settings)
     return next(f.default for f in dataclasses.fields(settings_type) if f.name == name)
+
+
+def from_link(settings_type: type, values: Mapping[str, object], **given):
+    """The settings a link's (or a lesson step's) values give, keyed by the controls' URL names: the
+    others take their defaults (a dependent default follows the fields before it); `given` sets
+    fields by name (a section's settings that follow the page's)."""
+    controls = dict(controls_of(settings_type))
+    made = dict(given)
+    for field in dataclasses.fields(settings_type):
+        if field.name in made:
+            continue
+        control = controls.get(field.name)
+        if control is not None and control.url in values and control.applies(so_far(made)):
+            made[field.name] = values[control.url]
+        elif control is not None and control.default_from is not None:
+            made[field.name] = control.default_from(so_far(made))
+        else:
+            made[field.name] = field.default
+    return settings_type(**made)
+
+
+def samples(settings_type: type, n: int, seed: int = 0, **given) -> list:
+    """`n` settings at random within the controls, the first ones at the extremes (every control at its
+    lowest, then at its highest choice, the others at random): what a test of a lesson's claims
+    walks through.  Text controls keep their defaults."""
+    rng = random.Random(seed)
+    out = []
+    for index in range(n):
+        made = dict(given)
+        for field in dataclasses.fields(settings_type):
+            if field.name in made:
+                continue
+            control = field.metadata.get("control")
+            settings = so_far(made)
+            if control is None or not control.applies(settings) or control.max_chars is not None:
+                made[field.name] = _default(settings_type, field.name, control, settings) if control else field.default
+                continue
+            values = _values(control, settings)
+            pick = {0: 0, 1: -1}.get(index) if index < 2 else None
+            made[field.name] = values[pick] if pick is not None else rng.choice(values)
+        out.append(settings_type(**made))
+    return out
+
+
+def _values(control: Control, settings) -> list:
+    if control.flag:
+        return [False, True]
+    choices = control.choices(settings)
+    if choices is not None:
+        return list(choices)
+    low, high, step = control.limits(settings)
+    count = round((high - low) / step)
+    number = int if all(isinstance(v, int) for v in (low, high, step)) else float
+    return [number(round(low + i * step, 10)) for i in range(count + 1)]

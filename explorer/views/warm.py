@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import time
 
-from .attention import PRESETS, ModelChoice, default_shape, view_for
 from .pool import REQUESTER, Requester
 from .positions import SHIPPED_ENCODINGS, matrix_view, reversal_run, shuffle_demo
 
 __all__ = ["warm_default_views"]
 
 # The defaults of the lesson pages' controls (app_pages/*.py).
-ATTENTION_TASK = "reverse"
 POSITIONS_MATRIX = ("sinusoidal", 4, 4, 100.0, "dot")
 SHUFFLE_INPUT = ("A", "B", "C", "D", "E", "F", "G")
 
@@ -25,11 +23,7 @@ SHUFFLE_INPUT = ("A", "B", "C", "D", "E", "F", "G")
 def warm_default_views() -> dict[str, float]:
     """Compute the default views; returns the seconds each lesson took (a failure, such as a damaged
     model file, is left for the page to report and skipped here)."""
-    encoding, heads, layers = default_shape(ATTENTION_TASK)
-    tokens = tuple(PRESETS[ATTENTION_TASK][0].split())
     steps = {
-        "attention": lambda: view_for(ModelChoice(ATTENTION_TASK, encoding, heads, layers, True), tokens, "causal",
-                                      len(tokens)),
         "positions": lambda: (
             matrix_view(*POSITIONS_MATRIX),
             [reversal_run(e, SHUFFLE_INPUT) for e in SHIPPED_ENCODINGS],

@@ -18,7 +18,6 @@ import streamlit as st
 
 import explorer.training.pretrained as pretrained
 from explorer.ui.catalog import PAGES
-from explorer.views.attention import ViewCache
 from tests.pages.test_hostile_input import run as run_page
 
 REGENERATE = "python -m explorer.training.train"
@@ -31,9 +30,7 @@ def clear_caches() -> None:
         if name == "explorer" or name.startswith("explorer."):
             for value in list(vars(module).values()):
                 if callable(value) and hasattr(value, "cache_clear"):
-                    value.cache_clear()
-                elif isinstance(value, ViewCache):
-                    value.clear()
+                    value.cache_clear()  # the runtime's one cache (explorer.serve.runtime._shown) among them
     st.cache_data.clear()
     st.cache_resource.clear()
 

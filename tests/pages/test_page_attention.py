@@ -208,3 +208,23 @@ def test_a_verdict_on_a_sentence_of_the_grammar():
     text = "the fox didn't chase the goat because it was too sleepy"
     at = run_page(PAGE, {"task": "coreference", "input_coreference": "your own text…", "text_coreference": text})
     assert "correct" in answer_line(at) or "wrong" in answer_line(at)
+
+
+def test_a_lesson_step_that_changes_the_task_keeps_the_step_settings():
+    """Step 7 (reverse, head 1) → step 8 (induction, head 2): the controls that go back to their
+    defaults when the task changes keep what the step set."""
+    at = run_page(PAGE, {"step": "7"})
+    at.button(key="lesson_next").click().run()  # reveal
+    at.button(key="lesson_next").click().run()  # step 8
+    assert not at.exception and at.selectbox(key="task").value == "induction"
+    assert at.select_slider(key="head").value == 2 and at.select_slider(key="layer").value == 2
+    at.button(key="lesson_next").click().run()  # reveal step 8
+    assert "trained model `induction-sinusoidal-h2-l2`" in label(at) and at.select_slider(key="head").value == 2
+
+
+def test_the_sidebar_groups_its_controls_and_says_what_the_task_and_the_weights_are():
+    at = run_page(PAGE, {"task": "coreference"})
+    assert [h.value for h in at.sidebar.header] == ["Model and input", "Model shape", "View"]
+    captions = [c.value for c in at.sidebar.caption]
+    assert any("it" in c and "refers to" in c for c in captions), "the task's description"
+    assert any(c.startswith("Trained weights are shipped for: sinusoidal h4 l2") for c in captions)

@@ -1,102 +1,98 @@
-"""The attention page's view cache: bounded by count and bytes, read-only, never caching errors."""
+"""The attention lesson's view through the lesson runtime's one cache (it replaced the page's own
+ViewCache): a hit is the same read-only view, sessions asking at once share one computation, the
+cache is bounded and can be cleared, failures are not kept, and the cached view is the model's."""
 
 import concurrent.futures
-import time
+import dataclasses
 
 import numpy as np
 import pytest
 
-from explorer.views.attention import (
-    PRESETS,
-    VIEW_CACHE,
-    AttentionBlock,
-    AttentionView,
-    ModelChoice,
-    PretrainedModelError,
-    ViewCache,
-    view_for,
-)
+from explorer.serve import runtime
+from explorer.serve.lessons import ATTENTION, ATTENTION_COMPARE
+from explorer.views import attention_lesson
+from explorer.views.attention import PRESETS, ModelChoice, choose_model, compute_view
+from explorer.views.attention_lesson import AttentionSettings, CompareSettings
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+CORE = AttentionSettings(task="coreference", mask="none", input_coreference=PRESETS["coreference"][2],
+                         text_coreference=PRESETS["coreference"][0], pad_coreference=12, layer=2)
 
 
-def fake_view(n_bytes: int) -> AttentionView:
-    cells = n_bytes // 8 // 4
-    arrays = [np.zeros(cells) for _ in range(4)]
-    return AttentionView([AttentionBlock("b", ["a"], ["a"], *arrays)], ["a"], ["a"], "t", 1)
+def arrays(view) -> list[np.ndarray]:
+    block = view.attention
+    return [block.weights, block.raw_scores, block.scaled_scores, block.masked_scores]
 
 
 def test_a_hit_returns_the_same_view_without_computing_again():
-    cache, calls = ViewCache(), []
-
-    def compute():
-        calls.append(1)
-        return fake_view(1000), "label"
-
-    first, _ = cache.get(("k",), compute)
-    second, label = cache.get(("k",), compute)
-    assert first is second and label == "label" and len(calls) == 1
-    with pytest.raises(ValueError):
-        first.blocks[0].weights[0] = 1.0  # shared between sessions: read-only
+    runtime._shown.cache_clear()
+    first = runtime.shown(ATTENTION, CORE)
+    misses = runtime._shown.cache_info().misses
+    second = runtime.shown(ATTENTION, dataclasses.replace(CORE))
+    assert second is first and runtime._shown.cache_info().misses == misses
+    for array in arrays(first.view):
+        with pytest.raises(ValueError):
+            array[0] = 1.0  # shared between sessions: read-only
 
 
 def test_sessions_asking_for_a_view_being_computed_wait_for_it():
-    cache, calls = ViewCache(), []
-
-    def compute():
-        calls.append(1)
-        time.sleep(0.2)
-        return fake_view(1000), "label"
-
+    runtime._shown.cache_clear()
     with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        views = [f.result(10)[0] for f in [pool.submit(cache.get, ("k",), compute) for _ in range(6)]]
-    assert len(calls) == 1 and all(v is views[0] for v in views)
+        shown = [f.result(60) for f in [pool.submit(runtime.shown, ATTENTION, CORE) for _ in range(6)]]
+    assert all(s is shown[0] for s in shown), "one computation, shared"
 
 
-def test_the_cache_is_bounded_by_entries_and_by_bytes():
-    cache = ViewCache(max_entries=3, max_bytes=40_000)
-    for i in range(10):
-        cache.get((i,), lambda: (fake_view(8_000), ""))
-    assert len(cache) == 3
-    cache = ViewCache(max_entries=100, max_bytes=40_000)
-    for i in range(10):
-        cache.get((i,), lambda: (fake_view(8_000), ""))
-    assert cache.bytes <= 40_000 and len(cache) == 5
+def test_the_cache_is_bounded_and_can_be_cleared():
+    info = runtime._shown.cache_info()
+    assert info.maxsize <= 64 and info.max_bytes <= 64_000_000
+    first = runtime.shown(ATTENTION, CORE)
+    runtime._shown.cache_clear()
+    assert runtime.shown(ATTENTION, CORE) is not first
 
 
-def test_a_view_bigger_than_a_quarter_of_the_budget_is_not_kept():
-    cache = ViewCache(max_entries=10, max_bytes=40_000)
-    view, _ = cache.get(("big",), lambda: (fake_view(20_000), ""))
-    assert len(cache) == 0 and view.blocks[0].weights.flags.writeable
+def test_failures_are_not_kept(monkeypatch):
+    calls = []
 
-
-def test_errors_are_not_cached():
-    cache, calls = ViewCache(), []
-
-    def broken():
+    def broken(settings):
         calls.append(1)
-        raise PretrainedModelError("damaged")
+        raise RuntimeError("damaged")
 
+    runtime._shown.cache_clear()
+    spec = dataclasses.replace(ATTENTION, view=broken)
     for _ in range(2):
-        with pytest.raises(PretrainedModelError):
-            cache.get(("k",), broken)
-    assert len(calls) == 2 and len(cache) == 0
+        with pytest.raises(RuntimeError):
+            runtime.shown(spec, CORE)
+    assert len(calls) == 2
 
 
-def test_view_for_matches_a_fresh_computation():
-    from explorer.views.attention import choose_model, compute_view
-
-    choice = ModelChoice("coreference", "sinusoidal", 4, 2, True)
-    tokens = tuple(PRESETS["coreference"][2].split())
-    cached, label = view_for(choice, tokens, "none", len(tokens))
-    model, task, fresh_label = choose_model(choice)
-    fresh = compute_view(model, task, list(tokens), "none", len(tokens))
-    assert label == fresh_label and cached.output_tokens == fresh.output_tokens
-    np.testing.assert_array_equal(cached.blocks[0].weights, fresh.blocks[0].weights)
-    assert view_for(choice, tokens, "none", len(tokens))[0] is cached
+def test_the_view_matches_a_fresh_computation():
+    view = runtime.shown(ATTENTION, CORE).view
+    tokens = PRESETS["coreference"][2].split()
+    model, task, label = choose_model(ModelChoice("coreference", "sinusoidal", 4, 2, True))
+    fresh = compute_view(model, task, tokens, "none", len(tokens))
+    assert view.run.label == label and view.run.attention.output_tokens == fresh.output_tokens
+    np.testing.assert_array_equal(view.attention.weights, fresh.blocks[0].weights)
 
 
-def test_the_view_cache_can_be_cleared():
-    choice = ModelChoice("coreference", "sinusoidal", 4, 2, False)
-    tokens = tuple(PRESETS["coreference"][0].split())
-    first, _ = view_for(choice, tokens, "none", len(tokens))
-    VIEW_CACHE.clear()
-    assert view_for(choice, tokens, "none", len(tokens))[0] is not first
+def test_the_comparison_is_the_same_head_at_the_other_setting():
+    compare = CompareSettings(**{f.name: getattr(CORE, f.name) for f in dataclasses.fields(CORE)},
+                              compare="mask: causal")
+    view = runtime.shown(ATTENTION_COMPARE, compare).view
+    tokens = PRESETS["coreference"][2].split()
+    model, task, _ = choose_model(ModelChoice("coreference", "sinusoidal", 4, 2, True))
+    causal = compute_view(model, task, tokens, "causal", task.max_len)
+    np.testing.assert_array_equal(view.this, runtime.shown(ATTENTION, CORE).view.attention.weights[1, 0])
+    np.testing.assert_array_equal(view.other, causal.blocks[0].weights[1, 0])
+    assert compare.main == CORE and runtime.shown(ATTENTION_COMPARE, CompareSettings()).view.other is None
+
+
+def test_a_broken_shipped_model_falls_back_to_labelled_random_weights(monkeypatch):
+    def broken(name, *args, **kwargs):
+        raise attention_lesson.PretrainedModelError(f"{name} is damaged")
+
+    monkeypatch.setattr("explorer.views.attention.load_model", broken)
+    view = attention_lesson.attention_lesson_view(CORE)
+    assert view.run.failure == "coreference-sinusoidal-h4-l2 is damaged" and not view.run.trained
+    assert "could not be loaded" in view.run.label and view.watch is None
+    assert [name for name, _ in view.notices] == ["mask: none", "random"]

@@ -3,26 +3,23 @@
 
 import pytest
 
-from explorer.views import attention, positions
+from explorer.views import positions
 from explorer.views.warm import warm_default_views
 from tests.support.apptest import run_page
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-# Lessons not yet on the runtime (explorer/serve warms those: tests/unit/test_serve.py).
+# Lessons not yet on the runtime (explorer/serve warms those, attention among them: tests/unit/test_serve.py).
 CACHED = [positions.matrix_view, positions.reversal_run, positions.shuffle_demo]
-PAGES = ["app_pages/attention.py", "app_pages/positions.py"]
+PAGES = ["app_pages/positions.py"]
 
 
 def test_warming_leaves_nothing_for_the_default_pages_to_compute():
     for function in CACHED:
         function.cache_clear()
-    attention.VIEW_CACHE.clear()
     seconds = warm_default_views()
-    assert set(seconds) == {"attention", "positions"}, "every lesson warmed without error"
+    assert set(seconds) == {"positions"}, "every lesson warmed without error"
     misses = {f.__name__: f.cache_info().misses for f in CACHED}
-    views = len(attention.VIEW_CACHE)
     for page in PAGES:
         run_page(page)
     assert {f.__name__: f.cache_info().misses for f in CACHED} == misses
-    assert len(attention.VIEW_CACHE) == views, "the attention page's default view was warmed"

@@ -1,0 +1,152 @@
+"""What the self-attention page may say beside its grid: each claim is a section of the lesson text
+(app_pages/lessons/attention.md, its id) with a check on the view shown.  A claim whose check fails
+is not shown; the sentences that are shown hold for the figure beside them.
+
+    mask: none / causal / padding / causal padding
+                            the grey cells on screen, counted from the mask the model ran with
+    notice: <task> <block>  the task's "What to notice", each with its check (CHECKS)
+    off-mask                a trained model run with a mask other than the one it learned with
+    random                  the weights shown were never trained
+
+The checks read the arrays: where a head looks (its brightest key per row), which cells are masked,
+whether a shipped trained model ran.  No Streamlit.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..training.tasks import PAD
+
+__all__ = ["CHECKS", "Seen", "mask_claim", "notices"]
+
+MOST = 0.75  # "a head does X": X holds for at least this share of the rows it is about
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a claim may look at: the block on screen, the model's answer, whether a shipped trained
+    model ran, the mask it ran with and the one it learned with, the right answer (input read whole),
+    and (the "it" model) the head its card names, (layer, head) from 0."""
+
+    block: object  # AttentionBlock
+    answer: tuple[str, ...]
+    trained: bool
+    mask: str
+    natural: str
+    expected: tuple[str, ...] | None
+    referent: tuple[int, int] | None
+
+
+def _brightest(weights: np.ndarray) -> np.ndarray:
+    """(layers, heads, T_q): the key each row weighs most."""
+    return weights.argmax(axis=-1)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def mask_claim(block) -> tuple[str, dict] | None:
+    """The mask section for the grey cells of `block` (the same in every layer and head), or None
+    when they follow none of the patterns the text describes."""
+    allowed = np.isfinite(block.masked_scores)
+    grey = ~allowed[0, 0]
+    if not (allowed == allowed[0, 0]).all():
+        return None
+    pads = np.array([k == PAD for k in block.key_tokens])
+    padded = np.broadcast_to(pads, grey.shape)
+    future = np.triu(np.ones_like(grey), 1) if grey.shape[0] == grey.shape[1] else np.zeros_like(grey)
+    fields = {"cells": _count(int(future.sum()), "cell"), "pads": _count(int(pads.sum()), "column")}
+    for name, pattern in (("none", np.zeros_like(grey)), ("causal", future), ("padding", padded),
+                          ("causal padding", future | padded)):
+        if np.array_equal(grey, pattern) and (name == "none" or pattern.any()):
+            return f"mask: {name}", fields
+    return None
+
+
+def _unmasked(seen: Seen) -> bool:
+    return bool(np.isfinite(seen.block.masked_scores).all())
+
+
+def _causal(seen: Seen) -> bool:
+    claim = mask_claim(seen.block)
+    return claim is not None and claim[0] == "mask: causal"
+
+
+def _reads_the_letter_it_writes(seen: Seen) -> bool:
+    """Cross-attention: in some head of the last layer, most decoder steps weigh most the input
+    letter they write next (reversal: the anti-diagonal; sorting: the sorting permutation)."""
+    writes = [t for t in seen.answer if t != "</s>"]
+    if not seen.trained or not writes:
+        return False
+    keys = np.array(seen.block.key_tokens)
+    looked = keys[_brightest(seen.block.weights[-1])[:, :len(writes)]]  # (heads, steps)
+    return bool(((looked == np.array(writes)).mean(axis=1) >= MOST).any())
+
+
+def _it_reads_its_referent(seen: Seen) -> bool:
+    """In the head the card names, the row of "it" weighs the right noun most, and "it" may see
+    the last word (the one that decides)."""
+    tokens = seen.block.query_tokens
+    if not seen.trained or seen.referent is None or seen.expected is None or "it" not in tokens:
+        return False
+    it, (layer, head) = tokens.index("it"), seen.referent
+    if layer >= seen.block.weights.shape[0] or not np.isfinite(seen.block.masked_scores[layer, head, it, -1]):
+        return False
+    return seen.block.key_tokens[int(seen.block.weights[layer, head, it].argmax())] == seen.expected[0]
+
+
+def _induction(seen: Seen) -> bool:
+    """Some head of layer 2 sends most repeated tokens to the token after their first occurrence,
+    and some head of layer 1 sends most tokens to the one before them."""
+    tokens, weights = seen.block.query_tokens, seen.block.weights
+    if not seen.trained or weights.shape[0] < 2:
+        return False
+    repeats = [(i, tokens.index(t) + 1) for i, t in enumerate(tokens) if tokens.index(t) < i]
+    if not repeats:
+        return False
+    rows, targets = np.array(repeats).T
+    induction = (_brightest(weights[1])[:, rows] == targets).mean(axis=1) >= MOST
+    previous = (_brightest(weights[0])[:, 1:] == np.arange(len(tokens) - 1)).mean(axis=1) >= MOST
+    return bool(induction.any() and previous.any())
+
+
+def _recall(seen: Seen) -> bool:
+    """In some head, the last row weighs the first token most."""
+    return seen.trained and bool((_brightest(seen.block.weights)[:, :, -1] == 0).any())
+
+
+def _trained_and_unmasked(seen: Seen) -> bool:
+    return seen.trained and _unmasked(seen)
+
+
+CHECKS: dict[str, Callable[[Seen], bool]] = {
+    "notice: reverse cross": _reads_the_letter_it_writes,
+    "notice: reverse decoder": _causal,
+    "notice: reverse encoder": _trained_and_unmasked,
+    "notice: sort cross": _reads_the_letter_it_writes,
+    "notice: sort decoder": _causal,
+    "notice: sort encoder": _trained_and_unmasked,
+    "notice: coreference encoder": _it_reads_its_referent,
+    "notice: induction encoder": _induction,
+    "notice: recall encoder": _recall,
+    "off-mask": lambda seen: seen.trained and seen.mask != seen.natural,
+    "random": lambda seen: not seen.trained,
+}
+
+
+def notices(task: str, block_name: str, seen: Seen) -> tuple[tuple[str, types.MappingProxyType], ...]:
+    """(lesson-text section, its fields) of every claim that holds for the view, in reading order."""
+    shown = []
+    claim = mask_claim(seen.block)
+    if claim is not None:
+        shown.append(claim)
+    for name in (f"notice: {task} {block_name}", "off-mask", "random"):
+        if name in CHECKS and CHECKS[name](seen):
+            shown.append((name, {"mask": seen.mask, "natural": seen.natural}))
+    return tuple((name, types.MappingProxyType(fields)) for name, fields in shown)
