@@ -1,6 +1,7 @@
 """Two servers, one classroom walk, side by side: what a change costs per rerun, robust to the machine.
 
     .venv/bin/python -m benchmarks.paired --b . --a /tmp/before [--steps 300] [--a-option runner.postScriptGC=true]
+                                          [--pages lookup,cost]   (only these pages' url paths)
 
 Starts `streamlit run app.py` from two checkouts (or one checkout with two sets of options), opens
 every page on both, then walks: each step picks a page and a random control change (sliders,
@@ -35,9 +36,9 @@ SETTLE_S = 0.05  # after a rerun's last message, for the server's own after-run 
 WARM_UP_S = 20.0  # both servers' start-up warm-up (app.py's background thread) finishes before the walk
 
 
-async def walk(urls: list[str], pids: list[int], steps: int, seed: int) -> dict:
+async def walk(urls: list[str], pids: list[int], steps: int, seed: int, pages: tuple[str, ...] = ()) -> dict:
     sessions = []
-    for info in PAGES:
+    for info in [p for p in PAGES if not pages or p.url_path in pages]:
         pair = []
         for url in urls:
             session = Session(url, info.url_path)
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--b-option", action="append", default=[], metavar="NAME=VALUE", help="a Streamlit flag for B")
     parser.add_argument("--steps", type=int, default=300, help="reruns per server (default 300)")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--pages", default="", help="comma-separated url paths to walk (default: every page)")
     args = parser.parse_args(argv)
     if not 1 <= args.steps <= 5000:
         parser.error("--steps must be 1-5000")
@@ -106,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                                                         options=options([args.a_option, args.b_option][k])))
                    for k in (0, 1)]
         time.sleep(WARM_UP_S)
-        cpu = asyncio.run(walk([s.url for s in servers], [s.process.pid for s in servers], args.steps, args.seed))
+        pages = tuple(p for p in args.pages.split(",") if p)
+        cpu = asyncio.run(walk([s.url for s in servers], [s.process.pid for s in servers], args.steps, args.seed,
+                               pages))
     print(f"A: {roots[0]} {' '.join(args.a_option)}\nB: {roots[1]} {' '.join(args.b_option)}\n")
     print(report(cpu))
     return 0

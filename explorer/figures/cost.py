@@ -5,6 +5,7 @@ measured forward times.  Data in, Altair or Plotly out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import altair as alt
@@ -16,12 +17,17 @@ from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, colour_encoding, configu
 
 __all__ = [
     "ComplexityRow",
+    "CostFigures",
     "Counts",
+    "CrossoverFigures",
     "ForwardTiming",
     "complexity_frame",
     "cost_bars",
+    "cost_figures",
+    "crossover_figures",
     "operations_chart",
     "operations_frame",
+    "stopwatch_figures",
     "timing_chart",
     "timing_frame",
 ]
@@ -200,3 +206,38 @@ def timing_chart(frame: pd.DataFrame, labels: Mapping[str, str]) -> alt.LayerCha
                  alt.Tooltip("microseconds per position:Q", format=".2f"), alt.Tooltip("timed runs:Q")],
     )
     return configure(line.properties(height=CHART_HEIGHT), legend_columns=1)
+
+
+@dataclass(frozen=True)
+class CostFigures:
+    bars: go.Figure  # the key figure: the complexity table as bars
+    table: pd.DataFrame
+
+
+def cost_figures(view) -> CostFigures:
+    """`view`: the cost lesson's view (settings with n_layers; rows)."""
+    return CostFigures(cost_bars(view.rows), complexity_frame(view.rows, view.settings.n_layers))
+
+
+@dataclass(frozen=True)
+class CrossoverFigures:
+    operations: pd.DataFrame  # the curves
+    chart: alt.LayerChart
+
+
+def crossover_figures(view) -> CrossoverFigures:
+    """`view`: the crossover's view (settings T, d; T_values; operations)."""
+    operations = operations_frame(dict(view.operations), view.T_values)
+    return CrossoverFigures(operations, operations_chart(operations, d=view.settings.d, T=view.settings.T))
+
+
+@dataclass(frozen=True)
+class StopwatchFigures:
+    times: pd.DataFrame
+    chart: alt.LayerChart
+
+
+def stopwatch_figures(view, labels: Mapping[str, str]) -> StopwatchFigures:
+    """`view`: the stopwatch's view (its timings); `labels`: layer kind → name."""
+    times = timing_frame(view.timings, labels)
+    return StopwatchFigures(times, timing_chart(times, labels))

@@ -19,13 +19,20 @@ A control marked `main` (explorer.views.settings) is drawn in a row above the ke
 of the sidebar.  A control drawn by the page itself (a preset picker
 with a text box) is passed in `custom`: {field name: make(controls, where, settings_so_far)}.
 
+What a page may add, each a function of the settings or the view (no Streamlit in them):
+    presets(settings)  rows of `Preset` buttons under the controls, each setting some of them
+    notes(settings)    (control label, plain text): what the lesson could not read (typed text), noted
+A part's section may be asked for (`ask(settings)` gives a message and a `Button`: its view is
+computed once the visitor presses it — a measurement that holds the server's CPU) and taken
+`again` (a `Button`): its settings' field `attempt` is this session's count of presses.
+
 The page script holds no cache and no performance trick: only its sections and its prose.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import altair as alt
@@ -35,6 +42,7 @@ import streamlit as st
 from ..figures.common import frozen
 from ..ui import vega_lite_spec
 from ..ui.prose import lesson_sections
+from ..ui.text import escape_markdown
 from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
@@ -42,12 +50,33 @@ from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
 from .page import lesson_page, next_lesson, serve_heavy_work
 
-__all__ = ["Section", "claimed", "measured_box", "sendable", "serve_lesson", "warm_lessons"]
+__all__ = ["ATTEMPT", "Button", "Preset", "Section", "claimed", "measured_box", "sendable", "serve_lesson",
+           "warm_lessons"]
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
 _DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: (its last default, resets_with)}
 _STEP_KEY = "_explorer_step_drawn"  # session state: the lesson step of the page's last run
+ATTEMPT = "attempt"  # a part's settings field that counts its `again` button's presses (see the module)
+_ASKED_KEY = "_explorer_asked"  # session state: {(part name, settings)} whose view this session asked for
+
+
+@dataclass(frozen=True)
+class Button:
+    label: str
+    key: str
+    help: str | None = None
+    icon: str | None = None
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A button that sets controls: `values` {field name: value}, each moved to the nearest value
+    its control allows.  Presets with a `row` caption are drawn side by side under it."""
+
+    button: Button
+    values: Mapping[str, object]
+    row: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +89,9 @@ class Section:
     draw: Callable[[runtime.Shown], None]
     part: LessonSpec | None = None
     title: str | None = None
+    working: Callable[[object], str] | None = None  # a part's spinner text, from its settings
+    ask: Callable[[object], tuple[str, Button] | None] | None = None
+    again: Button | None = None
 
 
 def sendable(figures):
@@ -111,7 +143,9 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
     if control.flag:
         return controls.toggle(control.label, default, control.url, **common)
     if control.max_chars is not None:
-        return controls.text_area(control.label, default, control.url, control.max_chars, **common)
+        lines = str(default).count("\n") + 1  # a box as tall as its default text (Streamlit's least: 68 px)
+        return controls.text_area(control.label, default, control.url, control.max_chars,
+                                  height=max(68, 24 * lines + 30), **common)
     if choices is None:
         low, high, step = control.limits(settings)
         number = int if all(isinstance(v, int) for v in (low, high, step, default)) else float
@@ -168,7 +202,9 @@ def part_keys(sections: Sequence[Section]) -> tuple[str, ...]:
 
 
 def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sections: Sequence[Section],
-                 working: Callable[[object], str] | None = None, custom: Custom = NOTHING) -> None:
+                 working: Callable[[object], str] | None = None, custom: Custom = NOTHING,
+                 presets: Callable[[object], Sequence[Preset]] | None = None,
+                 notes: Callable[[object], Iterable[tuple[str, str]]] | None = None) -> None:
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
@@ -180,7 +216,11 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     row = st.columns([2] * len(main) + [1], gap="large") if main else []
     places = {None: st.sidebar, **dict(zip(main, row, strict=False))}
     settings = make_settings(lesson.settings, controls, places, custom)
-    notes = st.container()  # the link's notes, written last: the sections' own controls come further down
+    if presets is not None:
+        _presets(presets(settings), lesson.settings, settings, st.sidebar)
+    for about, message in notes(settings) if notes is not None else ():  # plain text, maybe the user's
+        controls.note(escape_markdown(message), about=about)
+    notes_place = st.container()  # the link's notes, written last: the sections' own controls come further down
     if steps.revealed:
         with st.spinner(working(settings) if working else "Computing…"):
             shown = runtime.shown(lesson, settings, sendable)
@@ -191,9 +231,27 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
-    with notes:
+    with notes_place:
         controls.report(later=() if steps.revealed else part_keys(sections))
     next_lesson(lesson.page)
+
+
+def _presets(presets: Sequence[Preset], settings_type: type, settings, where) -> None:
+    """The preset buttons, in rows under their captions (see `Preset`)."""
+    controls = dict(controls_of(settings_type))
+    rows: dict[str | None, list[Preset]] = {}
+    for preset in presets:
+        rows.setdefault(preset.row, []).append(preset)
+    for row, members in rows.items():
+        if row is not None:
+            where.caption(row)
+        place = where.container(horizontal=True, gap="small") if row is not None else where
+        for preset in members:
+            values = {controls[name].url: controls[name].nearest(value, settings)
+                      for name, value in preset.values.items()}
+            button = preset.button
+            place.button(button.label, key=button.key, help=button.help, icon=button.icon,
+                         on_click=st.session_state.update, args=(values,))
 
 
 def step_first(sections: Sequence[Section], name: str) -> list[Section]:
@@ -220,10 +278,25 @@ def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
         st.subheader(section.title, anchor=section.name)
     given = {f.name: getattr(outer, f.name) for f in dataclasses.fields(part.settings)
              if "control" not in f.metadata and hasattr(outer, f.name)}
+    if section.again is not None:
+        given[ATTEMPT] = st.session_state.get(section.again.key + "_count", 0)
     n_controls = len(controls_of(part.settings))
     places = list(st.columns([2] * n_controls + [1], gap="large"))[:n_controls] if n_controls else []
     settings = make_settings(part.settings, controls, places, custom, given)
-    shown = runtime.shown(part, settings, sendable)
+    request = section.ask(settings) if section.ask is not None else None
+    asked = st.session_state.setdefault(_ASKED_KEY, set())
+    if request is not None and (part.name, settings) not in asked:
+        message, button = request
+        st.markdown(message)
+        st.button(button.label, key=button.key, help=button.help, icon=button.icon, type="primary",
+                  on_click=asked.add, args=((part.name, settings),))
+        return
+    with st.spinner(section.working(settings) if section.working else "Computing…"):
+        shown = runtime.shown(part, settings, sendable)
     if steps.section == section.name:
         steps.answer(part.claims, shown, where=st.container())
     section.draw(shown)
+    if section.again is not None:
+        button, count = section.again, section.again.key + "_count"
+        st.button(button.label, key=button.key, help=button.help, icon=button.icon,
+                  on_click=st.session_state.update, args=({count: getattr(settings, ATTEMPT) + 1},))

@@ -8,18 +8,24 @@ import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ..analysis.timing import TIMED_LAYERS
 from ..figures import attention as attention_figures
+from ..figures import cost as cost_figures
 from ..figures import decoder_lesson as decoder_figures
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
+from ..figures.lookup import lookup_figures
 from ..views import attention_lesson as attention
+from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
 from ..views import gradient_lesson as gradients
 from ..views.claims import Claim
 from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
+from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
 
-__all__ = ["ATTENTION", "ATTENTION_COMPARE", "DECODER", "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH",
-           "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+__all__ = ["ATTENTION", "ATTENTION_COMPARE", "COST", "COST_CROSSOVER", "COST_STOPWATCH", "DECODER",
+           "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL",
+           "LESSONS", "LOOKUP", "LessonSpec"]
 
 
 NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
@@ -68,5 +74,14 @@ DECODER_CACHE = LessonSpec("decoder", decoder.CacheSettings, decoder.cache_view,
 DECODER_ARCHITECTURES = LessonSpec("decoder", decoder.ArchitectureSettings, decoder.architecture_view,
                                    decoder_figures.architecture_figures, section="architectures")
 
-LESSONS: tuple[LessonSpec, ...] = (ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES,
-                                   DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)
+LOOKUP = LessonSpec("lookup", LookupSettings, lookup_view, lookup_figures, claims=LOOKUP_CLAIMS)
+
+COST = LessonSpec("cost", cost.CostSettings, cost.cost_view, cost_figures.cost_figures, claims=cost.COST_CLAIMS)
+COST_CROSSOVER = LessonSpec("cost", cost.CrossoverSettings, cost.crossover_view, cost_figures.crossover_figures,
+                            section="crossover")
+COST_STOPWATCH = LessonSpec("cost", cost.StopwatchSettings, cost.stopwatch_view,
+                            functools.partial(cost_figures.stopwatch_figures, labels=TIMED_LAYERS), section="stopwatch")
+
+LESSONS: tuple[LessonSpec, ...] = (LOOKUP, ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES,
+                                   DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, COST, COST_CROSSOVER,
+                                   COST_STOPWATCH)

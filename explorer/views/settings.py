@@ -95,6 +95,16 @@ class Control:
             return False
         return math.isclose((value - low) / step, round((value - low) / step), abs_tol=1e-9)
 
+    def nearest(self, value, settings=None):
+        """The value this number control allows that is nearest to `value` (within its bounds, on its
+        steps); any other control's `value` as it is."""
+        if self.bounds is None:
+            return value
+        low, high, step = self.limits(settings)
+        snapped = low + round((min(max(float(value), low), high) - low) / step) * step
+        number = int if all(isinstance(v, int) for v in (low, high, step)) else float
+        return number(round(min(snapped, high), 10))
+
 
 def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable | None = None,
             options: Sequence | Callable | None = None, flag: bool = False, max_chars: int | None = None,

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from explorer.serve.lessons import DEPTH, GRADIENT_DEPENDENCY, GRADIENTS
+from explorer.serve.lessons import COST, DEPTH, GRADIENT_DEPENDENCY, GRADIENTS, LOOKUP
 from explorer.ui.steps import load_steps
 from explorer.views.claims import Claim, fill, power_of_ten, typed_numbers
 from tests.support.claims import problems
@@ -19,6 +19,8 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 CLAIMED = {  # lesson -> its sections with settings of their own
     DEPTH: {},
     GRADIENTS: {"dependency": GRADIENT_DEPENDENCY},
+    LOOKUP: {},
+    COST: {},
 }
 
 
