@@ -15,6 +15,14 @@ the top of the section, which is a fragment (moving them redraws that section al
 is cached by those settings.  Fields of the part's settings that have no control take the value of
 the main settings' field of the same name.  A control drawn by the page itself (a preset picker
 with a text box) is passed in `custom`: {field name: make(controls, where, settings_so_far)}.
+A part drawn in stages gives `draw` as a tuple of functions and `rows`, how many of its
+controls (in field order) stand above each: `Section("models", (shuffle, reversal), part=MODELS,
+rows=(3, 3))` draws three controls, the shuffle, three more controls, the reversal.  `presets`
+(explorer.ui.widgets.Preset) are buttons under the sidebar's controls that set several at once.
+
+A view may fail for a reason the user should read (a damaged model file): the exceptions its
+LessonSpec lists in `failures` are shown as an error — a part's in its section's place; the main
+view's with `unavailable` above it, and the page ends there.
 
 The page script holds no cache and no performance trick: only its sections and its prose.
 """
@@ -30,14 +38,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..figures.common import frozen
-from ..ui import vega_lite_spec
+from ..ui import escape_markdown, vega_lite_spec
+from ..ui.widgets import Preset, advancing_slider, preset_buttons, preset_text, row_places
 from ..views.settings import controls_of, so_far
 from . import runtime
 from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
 from .page import lesson_page, next_lesson, serve_heavy_work
 
-__all__ = ["Section", "sendable", "serve_lesson", "warm_lessons"]
+__all__ = ["Preset", "Section", "sendable", "serve_lesson", "warm_lessons"]
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
@@ -48,12 +57,15 @@ _DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: the d
 class Section:
     """A named part of a lesson page: `draw(shown)` draws it from the view and figures (runtime.Shown).
     With a `part`, the section has its own settings, controls and view (see the module); `title` is
-    drawn above its controls."""
+    drawn above its controls.  `facts(shown)`: the values a lesson step's answer about this section
+    quotes ({name} in the answer, app_pages/lessons/<page>.toml), read from what it shows."""
 
     name: str
-    draw: Callable[[runtime.Shown], None]
+    draw: Callable[[runtime.Shown], None] | tuple[Callable[[runtime.Shown], None], ...]
     part: LessonSpec | None = None
     title: str | None = None
+    rows: tuple[int, ...] | None = None  # a part drawn in stages: its controls above each draw
+    facts: Callable[[runtime.Shown], Mapping] | None = None  # what a lesson step's answer about it quotes
 
 
 def sendable(figures):
@@ -89,11 +101,16 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
         common["format_func"] = control.format
     if control.flag:
         return controls.toggle(control.label, default, control.url, **common)
+    if control.presets is not None:
+        return preset_text(control, default, controls, where, common)
     if control.max_chars is not None:
         return controls.text_area(control.label, default, control.url, control.max_chars, **common)
     if choices is None:
         low, high, step = control.limits(settings)
         number = int if all(isinstance(v, int) for v in (low, high, step, default)) else float
+        if control.advance is not None:
+            return advancing_slider(control, number(default), controls, where, common, number(low), number(high),
+                                    number(step))
         return controls.slider(control.label, number(low), number(high), number(default), number(step),
                                control.url, **common)
     if kind == "radio":
@@ -107,7 +124,8 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
 
 def make_settings(settings_type: type, controls, places, custom: Custom = NOTHING, given: Mapping = NOTHING):
     """The settings from their controls, in field order (see explorer.views.settings): `places` is
-    where each control goes (one container for all, or a list of one per control)."""
+    where each control goes (one container for all, a list of one per control, or a function of the
+    field's name and the settings so far)."""
     values, made = dict(given), 0
     remembered = st.session_state.setdefault(_DEFAULTS_KEY, {})
     for field in dataclasses.fields(settings_type):
@@ -126,7 +144,10 @@ def make_settings(settings_type: type, controls, places, custom: Custom = NOTHIN
             continue
         if control.url in st.session_state and not control.allows(st.session_state[control.url], settings):
             st.session_state[control.url] = default  # another page's value, or out of a range that shrank
-        where = places[made] if isinstance(places, list) else places
+        if callable(places):
+            where = places(field.name, settings)
+        else:
+            where = places[made] if isinstance(places, list) else places
         values[field.name] = _widget(field.name, control, default, controls, where, values, custom)
         made += 1
     return settings_type(**values)
@@ -134,11 +155,13 @@ def make_settings(settings_type: type, controls, places, custom: Custom = NOTHIN
 
 def part_keys(sections: Sequence[Section]) -> tuple[str, ...]:
     """The URL keys of the sections' own controls."""
-    return tuple(control.url for s in sections if s.part for _, control in controls_of(s.part.settings))
+    return tuple(url for s in sections if s.part for _, control in controls_of(s.part.settings)
+                 for url in (control.url, control.text_url) if url)
 
 
 def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sections: Sequence[Section],
-                 working: Callable[[object], str] | None = None, custom: Custom = NOTHING) -> None:
+                 working: Callable[[object], str] | None = None, custom: Custom = NOTHING,
+                 presets: Sequence[Preset] = (), unavailable: str = "") -> None:
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
@@ -146,19 +169,30 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         st.session_state.pop(_DEFAULTS_KEY, None)
     st.sidebar.header(sidebar)
     settings = make_settings(lesson.settings, controls, st.sidebar, custom)
+    preset_buttons(lesson.settings, presets, st.sidebar)
     notes = st.container()  # the link's notes, written last: the sections' own controls come further down
+    shown = None
     if steps.revealed:
-        with st.spinner(working(settings) if working else "Computing…"):
-            shown = runtime.shown(lesson, settings, sendable)
+        try:
+            with st.spinner(working(settings) if working else "Computing…"):
+                shown = runtime.shown(lesson, settings, sendable)
+        except lesson.failures as problem:
+            st.error(f"{unavailable}\n\n{escape_markdown(problem)}".strip(), icon=":material/error:")
+    if shown is not None:
         key, *rest = sections
         key.draw(shown)
-        steps.explain(section="")
+        steps.explain(section="", values=_facts(key, shown))
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
     with notes:
-        controls.report(later=() if steps.revealed else part_keys(sections))
+        controls.report(later=() if shown is not None else part_keys(sections))
     next_lesson(lesson.page)
+
+
+def _facts(section: Section, shown: runtime.Shown) -> Mapping:
+    """The values a step's answer about this section quotes (`facts(shown)`), if it has any."""
+    return section.facts(shown) if section.facts is not None else NOTHING
 
 
 def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom) -> None:
@@ -166,20 +200,30 @@ def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Cu
         if section.title:
             st.subheader(section.title)
         section.draw(shown)
+        steps.explain(section=section.name, values=_facts(section, shown))
     else:
-        st.fragment(_part)(section, shown.settings, controls, custom)
-    steps.explain(section=section.name)
+        st.fragment(_part)(section, shown.settings, steps, controls, custom)
 
 
-def _part(section: Section, outer, controls, custom: Custom) -> None:
-    """A section with its own settings (a fragment: its controls redraw it alone)."""
+def _part(section: Section, outer, steps, controls, custom: Custom) -> None:
+    """A section with its own settings (a fragment: its controls redraw it alone), drawn in stages."""
     serve_heavy_work()
     part = section.part
     if section.title:
         st.subheader(section.title)
     given = {f.name: getattr(outer, f.name) for f in dataclasses.fields(part.settings)
              if "control" not in f.metadata and hasattr(outer, f.name)}
+    draws = section.draw if isinstance(section.draw, tuple) else (section.draw,)
     n_controls = len(controls_of(part.settings))
-    places = list(st.columns([2] * n_controls + [1], gap="large"))[:n_controls] if n_controls else []
+    holders = [(st.container(), st.container()) for _ in draws]
+    places = row_places(part.settings, section.rows or (n_controls,), [above for above, _ in holders])
     settings = make_settings(part.settings, controls, places, custom, given)
-    section.draw(runtime.shown(part, settings, sendable))
+    try:
+        shown = runtime.shown(part, settings, sendable)
+    except part.failures as problem:
+        st.error(escape_markdown(problem), icon=":material/error:")
+        return
+    for draw, (_, body) in zip(draws, holders, strict=True):
+        with body:
+            draw(shown)
+    steps.explain(section=section.name, values=_facts(section, shown))

@@ -9,10 +9,16 @@ from dataclasses import dataclass
 
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
+from ..figures import position_lesson as position_figures
+from ..figures import real_lesson as real_figures
+from ..training.pretrained import PretrainedModelError
+from ..views import position_lesson as positions
+from ..views import real_lesson as real
 from ..views import gradient_lesson as gradients
 from ..views.depth import DepthSettings, depth_view
 
-__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "POSITIONS", "POSITION_MODELS",
+           "POSITION_RELATIVE", "REAL", "REAL_REFERENT", "REAL_TABLES", "LessonSpec"]
 
 
 def no_figures(view) -> None:
@@ -29,6 +35,7 @@ class LessonSpec:
     view: Callable
     figures: Callable = no_figures
     section: str | None = None  # a section's own settings and view (a part of the page's lesson)
+    failures: tuple[type[Exception], ...] = ()  # what its view may raise for the user to read (a damaged file)
 
     @property
     def name(self) -> str:
@@ -44,4 +51,19 @@ GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, grad
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
-LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)
+POSITIONS = LessonSpec("positions", positions.PositionSettings, positions.position_view,
+                       position_figures.position_figures)
+POSITION_MODELS = LessonSpec("positions", positions.ModelSettings, positions.models_view,
+                             position_figures.model_figures, section="models", failures=(PretrainedModelError,))
+POSITION_RELATIVE = LessonSpec("positions", positions.RelativeSettings, positions.relative_view,
+                               position_figures.relative_figures, section="relative")
+
+REAL = LessonSpec("real", real.RealSettings, real.lesson_view, real_figures.real_figures,
+                  failures=(PretrainedModelError,))  # MiniLMError is one
+REAL_REFERENT = LessonSpec("real", real.ReferentSettings, real.referent_view, real_figures.referent_figures,
+                           section="referent", failures=(PretrainedModelError,))
+REAL_TABLES = LessonSpec("real", real.TableSettings, real.table_view, real_figures.table_figures, section="positions",
+                         failures=(PretrainedModelError,))
+
+LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, POSITIONS, POSITION_MODELS,
+                                   POSITION_RELATIVE, REAL, REAL_REFERENT, REAL_TABLES)

@@ -9,6 +9,11 @@ Each lesson page has its steps as data beside its prose (`<page>.md`), in `app_p
     reveal = "It picks the animal when the adjective describes an agent…"  # shown with the figure
     section = "forcing"  # optional: the page section whose figure the step is about (default: the key figure)
 
+A reveal may quote the figure it is about, `{name}` or `{name:format}` as in the lesson text
+(explorer.ui.prose): the page gives the values read from what that section shows (`explain(values=)`),
+so the number in the answer is the number in the figure.  Until they are given, such an answer is
+held back (a placeholder in the bar for the key figure's).
+
 The step is in the URL (`step=3`), so a step is a link.  Choosing a step sets the page's controls to
 its settings (a value the link itself sets wins, the first time a link is opened); then the page
 shows the question and hides its figures until "Reveal".  Step 0 is free exploration.  Next and Back
@@ -25,6 +30,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from .prose import fill_fields, quotes_values
 from .text import escape_markdown
 
 __all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps", "step_heading"]
@@ -76,6 +82,7 @@ class Lesson:
         self.page = page
         self.steps = load_steps(page)
         self.number = 0
+        self._answer = None  # the bar's place for an answer that quotes the key figure
         if not self.steps:
             return
         options = list(range(len(self.steps) + 1))
@@ -138,14 +145,26 @@ class Lesson:
         if not self.revealed:
             where.info(f"{heading} {step.predict}", icon=":material/psychology_alt:")
         elif not step.section:  # about the key figure: the answer takes the question's place, above it
-            where.success(f"{heading} {step.reveal}", icon=":material/visibility:")
+            self._answer = where.empty()
+            if not quotes_values(step.reveal):
+                self._answer.success(f"{heading} {step.reveal}", icon=":material/visibility:")
         else:
             where.markdown(heading)
 
-    def explain(self, where=st, section: str = "") -> None:
+    def explain(self, where=st, section: str = "", values=None) -> None:
         """What to see in a revealed section's figure (nothing outside a step).  A page with several
         sections calls it under each section's figure with the section's name; a step about a section
         shows its answer there.  A step about the key figure (no section) answers in the step bar,
-        where the question was, so the answer and the figure share the first screen."""
-        if self.step is not None and self.revealed and self.step.section and self.step.section == section:
-            where.success(self.step.reveal, icon=":material/visibility:")
+        where the question was, so the answer and the figure share the first screen.  `values`: what
+        the answer quotes from this section's figure (see the module)."""
+        step = self.step
+        if step is None or not self.revealed or step.section != section:
+            return
+        if quotes_values(step.reveal) and values is None:
+            return
+        answer = fill_fields(step.reveal, values or {})
+        if section:
+            where.success(answer, icon=":material/visibility:")
+        elif self._answer is not None and quotes_values(step.reveal):
+            self._answer.success(f"{step_heading(self.number, len(self.steps), step.title)} {answer}",
+                                 icon=":material/visibility:")

@@ -6,7 +6,11 @@
         width: int = setting(32, "Width d_model", url="width", options=(16, 32, 64))
 
 Each field says what its control is — a number within `bounds` (low, high, step), one of some
-`options`, a `flag`, or `text` of at most `max_chars` — its label and its name in the link.  The
+`options`, a `flag`, or `text` of at most `max_chars` — its label and its name in the link.
+A text may come with `presets` ({name: text}): the control is a picker of those names and "your own
+text…", which opens a box (`text_label`, in the link as `text_url`); the field holds the text.  A
+number may have an `advance` button (its label): one click moves it one step on, from the highest
+back to the lowest (a shuffle's seed).  The
 lesson runtime (explorer/serve) makes the widgets from them, in field order, and keys its one cache
 by the settings.  `check` refuses a value outside a field's control, so a view is never computed for
 settings no control could give.  No Streamlit here.
@@ -26,7 +30,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -52,11 +57,19 @@ class Control:
     enabled: Callable | None = None
     captions: tuple[str, ...] | None = None
     format: Callable | None = None  # how an option is shown
+    presets: Mapping[str, str] | None = None  # a text control: named examples, or the user's own text
+    text_url: str | None = None  # ... the own text's name in the link
+    text_label: str | None = None
+    advance: str | None = None  # a number control: the label of a button that moves it one step on
 
     def __post_init__(self):
         kinds = (self.bounds is not None) + (self.options is not None) + self.flag + (self.max_chars is not None)
         if kinds != 1:
             raise ValueError(f"{self.label}: a control has one of bounds, options, flag or max_chars")
+        if self.presets is not None and (self.max_chars is None or not self.text_url):
+            raise ValueError(f"{self.label}: presets are for a text control, with a text_url")
+        if self.advance is not None and self.bounds is None:
+            raise ValueError(f"{self.label}: an advance button moves a number control")
         if self.widget is not None and self.widget not in WIDGETS:
             raise ValueError(f"{self.label}: no widget {self.widget!r} (one of {WIDGETS})")
 
@@ -89,11 +102,14 @@ def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable
             options: Sequence | Callable | None = None, flag: bool = False, max_chars: int | None = None,
             help: str | None = None, widget: str | None = None, default_from: Callable | None = None,
             when: Callable | None = None, enabled: Callable | None = None, captions: Sequence[str] | None = None,
-            format: Callable | None = None):
+            format: Callable | None = None, presets: Mapping[str, str] | None = None, text_url: str | None = None,
+            text_label: str | None = None, advance: str | None = None):
     """A settings field with its control (see the module)."""
     control = Control(label, url, tuple(bounds) if isinstance(bounds, Sequence) else bounds,
                       tuple(options) if isinstance(options, Sequence) else options, help, widget, flag, max_chars,
-                      default_from, when, enabled, tuple(captions) if captions else None, format)
+                      default_from, when, enabled, tuple(captions) if captions else None, format,
+                      types.MappingProxyType(dict(presets)) if presets is not None else None, text_url, text_label,
+                      advance)
     if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})

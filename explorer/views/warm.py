@@ -12,14 +12,11 @@ import time
 
 from .attention import PRESETS, ModelChoice, default_shape, view_for
 from .pool import REQUESTER, Requester
-from .positions import SHIPPED_ENCODINGS, matrix_view, reversal_run, shuffle_demo
 
 __all__ = ["warm_default_views"]
 
 # The defaults of the lesson pages' controls (app_pages/*.py).
 ATTENTION_TASK = "reverse"
-POSITIONS_MATRIX = ("sinusoidal", 4, 4, 100.0, "dot")
-SHUFFLE_INPUT = ("A", "B", "C", "D", "E", "F", "G")
 
 
 def warm_default_views() -> dict[str, float]:
@@ -30,11 +27,6 @@ def warm_default_views() -> dict[str, float]:
     steps = {
         "attention": lambda: view_for(ModelChoice(ATTENTION_TASK, encoding, heads, layers, True), tokens, "causal",
                                       len(tokens)),
-        "positions": lambda: (
-            matrix_view(*POSITIONS_MATRIX),
-            [reversal_run(e, SHUFFLE_INPUT) for e in SHIPPED_ENCODINGS],
-            [shuffle_demo(e, SHUFFLE_INPUT, 0) for e in SHIPPED_ENCODINGS],
-        ),
     }
     seconds = {}
     # The heavy pieces go through the work pool as one more session, taking turns with the visitors.

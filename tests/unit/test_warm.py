@@ -3,15 +3,15 @@
 
 import pytest
 
-from explorer.views import attention, positions
+from explorer.views import attention
 from explorer.views.warm import warm_default_views
 from tests.support.apptest import run_page
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 # Lessons not yet on the runtime (explorer/serve warms those: tests/unit/test_serve.py).
-CACHED = [positions.matrix_view, positions.reversal_run, positions.shuffle_demo]
-PAGES = ["app_pages/attention.py", "app_pages/positions.py"]
+CACHED = []
+PAGES = ["app_pages/attention.py"]
 
 
 def test_warming_leaves_nothing_for_the_default_pages_to_compute():
@@ -19,7 +19,7 @@ def test_warming_leaves_nothing_for_the_default_pages_to_compute():
         function.cache_clear()
     attention.VIEW_CACHE.clear()
     seconds = warm_default_views()
-    assert set(seconds) == {"attention", "positions"}, "every lesson warmed without error"
+    assert set(seconds) == {"attention"}, "every lesson warmed without error"
     misses = {f.__name__: f.cache_info().misses for f in CACHED}
     views = len(attention.VIEW_CACHE)
     for page in PAGES:
