@@ -44,9 +44,10 @@ def matrix(shown) -> None:
     with matrix_col:
         plotly_chart(shown.figures.matrix, width="stretch", key="matrix")
         if plan.downsampled:
-            st.caption(f":material/photo_size_select_small: **Downsampled for drawing:** every {ordinal(plan.row_step)} "
-                       f"position and every {ordinal(plan.col_step)} dimension — {plan.shape[0]} × {plan.shape[1]} of "
-                       f"the {n_rows} × {n_cols} cells. Hover shows the true position and dimension.")
+            st.caption(f":material/photo_size_select_small: **Downsampled for drawing:** every "
+                       f"{ordinal(plan.row_step)} position and every {ordinal(plan.col_step)} dimension — "
+                       f"{plan.shape[0]} × {plan.shape[1]} of the {n_rows} × {n_cols} cells. Hover shows the true "
+                       "position and dimension.")
         names = column_names(n_cols, m.base)
         rows = list(view.row_labels or [str(p) for p in plan.rows])
         what = "full matrix" if not plan.downsampled else f"drawn sample ({plan.shape[0]} × {plan.shape[1]} cells)"
@@ -190,7 +191,8 @@ serve_lesson(
     "their geometry encodes, and what goes wrong without them.",
     sidebar="Encoding matrix",
     presets=[Preset("Lecture table: “I am a robot”", LECTURE, ":material/school:", "d = 4, base 100, positions 0–3"),
-             Preset("Classic picture: 100 × 512", CLASSIC, ":material/image:", "100 positions, 512 dimensions, base 10000")],
+             Preset("Classic picture: 100 × 512", CLASSIC, ":material/image:",
+                    "100 positions, 512 dimensions, base 10000")],
     sections=[
         Section("matrix", matrix, facts=facts.matrix_step_facts),
         Section("geometry", geometry),

@@ -25,8 +25,7 @@ GRID_CLAIMS = {"grid: previous token": lambda f: f.get("prev_weight", 0) >= 0.9,
 
 def sentence(shown) -> None:
     """The key figure: every head of every layer for the sentence, and the chosen head enlarged."""
-    view, settings = shown.view.text, shown.settings
-    layer, head = settings.layer, settings.head
+    view = shown.view.text
     if view.cut:
         st.warning(f"Cut to fit: the last {view.cut} word pieces were left out (at most {PAGE_MAX_TOKENS - 2} fit).",
                    icon=":material/content_cut:")
@@ -80,16 +79,16 @@ def position_tables(shown) -> None:
     for column, (name, figure) in zip(st.columns(2), (("learned", shown.figures.learned),
                                                        ("sinusoi", shown.figures.sinusoidal)), strict=True):
         plotly_chart(figure, where=column, key=f"pe_{name}")
-    st.caption(f"Drawn: every {facts['row_step']}th position and every {facts['col_step']}th dimension (hover shows the "
-               f"true indices). The learned table's colours stop at ±{facts['clip']:.3f}, where 99 % of its values "
+    st.caption(f"Drawn: every {facts['row_step']}th position and every {facts['col_step']}th dimension (hover shows "
+               f"the true indices). The learned table's colours stop at ±{facts['clip']:.3f}, where 99 % of its values "
                f"lie; a few dimensions reach {facts['largest']:.1f}.")
     st.markdown(text("positions", **facts))
 
 
 def model_card(shown) -> None:
     facts = shown.view.model
-    st.caption(f"all-MiniLM-L6-v2: {facts['parameters']:,} parameters ({facts['layers']} layers × {facts['heads']} heads, "
-               f"d = {facts['d_model']}, feed-forward {facts['d_ff']}, {facts['positions']} positions, "
+    st.caption(f"all-MiniLM-L6-v2: {facts['parameters']:,} parameters ({facts['layers']} layers × {facts['heads']} "
+               f"heads, d = {facts['d_model']}, feed-forward {facts['d_ff']}, {facts['positions']} positions, "
                f"{facts['vocabulary']:,} word pieces), read from pretrained/all-MiniLM-L6-v2 by this app's own "
                f"encoder code in {facts['load_seconds']:.1f} s when this server first needed it.")
 

@@ -15,7 +15,7 @@ from .common import SEQUENTIAL
 from .positions import line_chart, matrix_heatmap, panel_grid
 
 __all__ = ["ModelFigures", "PositionFigures", "RelativeFigures", "model_figures", "position_figures",
-           "relative_figures", "slope_text"]
+           "relative_figures"]
 
 
 @dataclass(frozen=True)

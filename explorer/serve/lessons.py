@@ -12,9 +12,9 @@ from ..figures import gradients as gradient_figures
 from ..figures import position_lesson as position_figures
 from ..figures import real_lesson as real_figures
 from ..training.pretrained import PretrainedModelError
+from ..views import gradient_lesson as gradients
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
-from ..views import gradient_lesson as gradients
 from ..views.depth import DepthSettings, depth_view
 
 __all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "POSITIONS", "POSITION_MODELS",

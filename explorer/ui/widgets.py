@@ -1,5 +1,6 @@
-"""Controls of the lesson runtime (explorer/serve/adapter.py) beyond one Streamlit widget per field: a text with named presets, a number with a button that moves it on, and preset
-buttons that set several fields at once.  See explorer.views.settings."""
+"""Controls of the lesson runtime (explorer/serve/adapter.py) beyond one Streamlit widget per field:
+a text with named presets, a number with a button that moves it on, and preset buttons that set
+several fields at once.  See explorer.views.settings."""
 
 from __future__ import annotations
 

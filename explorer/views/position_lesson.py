@@ -26,11 +26,10 @@ from .positions import (
     DrawPlan,
     MatrixView,
     PretrainedModelError,
-    ReversalRun,
     ShuffleResult,
     colour_bound,
-    encoding_matrix,
     draw_plan,
+    encoding_matrix,
     matrix_view,
     reversal_run,
     shuffle_demo,
@@ -213,10 +212,12 @@ class RelativeSettings:
     scheme: str = setting("RoPE", "Relative scheme", url="scheme", options=tuple(SCHEMES), widget="radio",
                           help=" · ".join(f"{name}: {what}" for name, what in SCHEMES.items()))
     rope_dim: int = setting(16, "Head dimension", url="rope_dim", options=(2, 4, 8, 16, 32, 64, 128),
-                            widget="select_slider", when=_scheme("RoPE"), help="The shipped models have 64 / 4 heads = 16.")
+                            widget="select_slider", when=_scheme("RoPE"),
+                            help="The shipped models have 64 / 4 heads = 16.")
     rope_positions: int = setting(64, "Positions", url="rope_positions", bounds=(2, MAX_POSITIONS, 1),
                                   when=_scheme("RoPE"))
-    rope_base: int = setting(10000, "Base", url="rope_base", options=BASES, widget="select_slider", when=_scheme("RoPE"))
+    rope_base: int = setting(10000, "Base", url="rope_base", options=BASES, widget="select_slider",
+                             when=_scheme("RoPE"))
     rope_vectors: str = setting("all ones", "q and k", url="rope_vectors", options=tuple(ROPE_VECTORS), widget="radio",
                                 when=_scheme("RoPE"), help="random: fixed normal vectors (seed 0)")
     alibi_heads: int = setting(4, "Heads", url="alibi_heads", bounds=(1, 16, 1), when=_scheme("ALiBi"),

@@ -15,12 +15,32 @@ import numpy as np
 
 from ..training.pretrained import load_model
 from .positions import draw_plan
-from .real import MAX_CHARS, PAGE_MAX_TOKENS, PRESETS, RealView, model_facts, pair_views, position_tables, \
-    real_view, referent_heads
+from .real import (
+    MAX_CHARS,
+    PAGE_MAX_TOKENS,
+    PRESETS,
+    RealView,
+    model_facts,
+    pair_views,
+    position_tables,
+    real_view,
+    referent_heads,
+)
 from .settings import setting
 
-__all__ = ["PositionTables", "ReferentSettings", "ReferentView", "RealLessonView", "RealSettings",
-           "TableSettings", "SPLITS", "lesson_view", "referent_view", "sentence_facts", "table_view"]
+__all__ = [
+    "SPLITS",
+    "PositionTables",
+    "RealLessonView",
+    "RealSettings",
+    "ReferentSettings",
+    "ReferentView",
+    "TableSettings",
+    "lesson_view",
+    "referent_view",
+    "sentence_facts",
+    "table_view",
+]
 
 SPLITS = {"all sentences": "overall", "“it” means the subject": "when_subject", "“it” means the object": "when_object"}
 TOY_MODEL = "coreference-sinusoidal-h4-l2"  # the self-attention page's model of the same task
@@ -150,7 +170,8 @@ def table_view(settings: TableSettings) -> PositionTables:
     facts = {"learned_1": _mean_cosine(learned, 1), "sinusoidal_1": _mean_cosine(sinusoidal, 1),
              "learned_10": _mean_cosine(learned, 10), "sinusoidal_10": _mean_cosine(sinusoidal, 10),
              "shortest": float(norms.min()), "longest": float(norms.max()), "d": d,
-             "sinusoidal_length": float(np.linalg.norm(sinusoidal, axis=1).max()), "largest": float(np.abs(learned).max()), "clip": clip,
+             "sinusoidal_length": float(np.linalg.norm(sinusoidal, axis=1).max()),
+             "largest": float(np.abs(learned).max()), "clip": clip,
              "rows": learned.shape[0], "row_step": plan.row_step, "col_step": plan.col_step}
     picked = [table[np.ix_(plan.rows, plan.cols)] for table in (learned, sinusoidal)]
     for array in picked:

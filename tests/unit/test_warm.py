@@ -10,19 +10,14 @@ from tests.support.apptest import run_page
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 # Lessons not yet on the runtime (explorer/serve warms those: tests/unit/test_serve.py).
-CACHED = []
 PAGES = ["app_pages/attention.py"]
 
 
 def test_warming_leaves_nothing_for_the_default_pages_to_compute():
-    for function in CACHED:
-        function.cache_clear()
     attention.VIEW_CACHE.clear()
     seconds = warm_default_views()
     assert set(seconds) == {"attention"}, "every lesson warmed without error"
-    misses = {f.__name__: f.cache_info().misses for f in CACHED}
     views = len(attention.VIEW_CACHE)
     for page in PAGES:
         run_page(page)
-    assert {f.__name__: f.cache_info().misses for f in CACHED} == misses
     assert len(attention.VIEW_CACHE) == views, "the attention page's default view was warmed"
