@@ -162,7 +162,12 @@ class Lesson:
             return
         if quotes_values(step.reveal) and values is None:
             return
-        answer = fill_fields(step.reveal, values or {})
+        try:
+            answer = fill_fields(step.reveal, values or {})
+        except KeyError:  # the figure at these settings does not show what the answer quotes
+            where.caption(":material/info: This step's answer is about the figure at the step's own settings, "
+                          "which were changed.")
+            return
         if section:
             where.success(answer, icon=":material/visibility:")
         elif self._answer is not None and quotes_values(step.reveal):
