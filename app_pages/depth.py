@@ -3,9 +3,9 @@
 import streamlit as st
 
 from explorer.figures.common import frame_csv
-from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import DEPTH
-from explorer.ui import altair_chart, download_csv, plotly_chart
+from explorer.ui import altair_chart, download_csv, lesson_text, plotly_chart
 
 
 def gradient_by_layer(shown) -> None:
@@ -47,25 +47,11 @@ def details(shown) -> None:
     """
         )
 
-    st.markdown(
-        """
-    **What to notice** (at the default settings). Without residuals *and* without LayerNorm (the
-    vermillion dashed line) the gradient shrinks by roughly a factor of ten per layer, and the first
-    layers of a deep stack get almost nothing — they would barely learn. Put the residual back
-    (vermillion, solid) and the line is flat. LayerNorm on its own rescues much of the signal (the
-    blue and green dashed lines): it rescales the activations, and its Jacobian rescales the gradient
-    with them, but the lines still slope — only the residual makes them flat. With residuals, post-norm
-    and pre-norm both deliver the gradient intact to a freshly initialised stack. The difference is
-    where the norm sits: in pre-norm the residual stream runs from the bottom of the stack to the top
-    without passing through any LayerNorm (until the final one), so the identity path is exact at any
-    depth; in post-norm every layer's norm sits on that path. That is one reason pre-norm became the
-    usual choice for very deep models.
-
-    **Try.** Raise the number of layers to 24 and compare the slopes; change the width or the sequence
-    length and see how little the per-layer factor moves: the loss compounds layer by layer, just as
-    it compounds step by step in the loop.
-    """
-    )
+    for name in ("notice_shallow", "notice_bare", "notice_norm"):
+        text = claimed(DEPTH, name, shown)
+        if text:
+            st.markdown(text)
+    st.markdown(lesson_text("depth", "wiring"))
 
 
 serve_lesson(

@@ -194,11 +194,11 @@ serve_lesson(
              Preset("Classic picture: 100 × 512", CLASSIC, ":material/image:",
                     "100 positions, 512 dimensions, base 10000")],
     sections=[
-        Section("matrix", matrix, facts=facts.matrix_step_facts),
+        Section("matrix", matrix),
         Section("geometry", geometry),
-        Section("models", (shuffle, attention), part=POSITION_MODELS, rows=(3, 3), facts=facts.model_step_facts,
+        Section("models", (shuffle, attention), part=POSITION_MODELS, rows=(3, 3),
                 title="3 · Without position, attention cannot see order"),
         Section("relative", (relative_intro, scheme_heading, relative), part=POSITION_RELATIVE, rows=(0, 1, 10),
-                facts=facts.relative_step_facts, title="5 · Relative schemes: position inside the attention score"),
+                title="5 · Relative schemes: position inside the attention score"),
     ],
 )

@@ -10,17 +10,14 @@ import functools
 import streamlit as st
 
 from explorer.figures.common import matrix_csv
-from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import REAL, REAL_REFERENT, REAL_TABLES
 from explorer.ui import download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.views.real import PAGE_MAX_TOKENS
 from explorer.views.real_lesson import sentence_facts
 
 text = functools.partial(lesson_text, "real")
-# Claims that hold for some sentences only: each is shown when its check on the view holds.
-GRID_CLAIMS = {"grid: previous token": lambda f: f.get("prev_weight", 0) >= 0.9,
-               "grid: next token": lambda f: f.get("next_weight", 0) >= 0.5,
-               "grid: CLS": lambda f: "cls_low" in f}
+GRID_CLAIMS = ("previous_token", "next_token", "cls_share")  # shown where each holds for the sentence
 
 
 def sentence(shown) -> None:
@@ -47,9 +44,11 @@ def enlarged(shown) -> None:
     with text_col:
         facts = sentence_facts(shown)
         st.markdown(text("reading the grid", **facts))
-        for claim, holds in GRID_CLAIMS.items():
-            if holds(facts):
-                st.markdown(text(claim, **facts))
+        for name in GRID_CLAIMS:
+            sentence = claimed(REAL, name, shown)
+            if sentence is not None:
+                st.markdown(sentence)
+        st.markdown(text("word pieces", **facts))
 
 
 def pair(shown) -> None:
@@ -59,9 +58,9 @@ def pair(shown) -> None:
     facts = sentence_facts(shown)
     st.markdown(text("pair numbers", **facts))
     st.markdown(text("pair"))
-    if facts["l4h2_wide_animal"] < facts["l4h2_tired_animal"] and facts["l4h2_tired_street"] < \
-            facts["l4h2_wide_street"] < facts["l4h2_wide_animal"]:  # it moves the right way and never picks the street
-        st.markdown(text("pair: layer 4 head 2", **facts))
+    sentence = claimed(REAL, "pair_l4h2", shown)  # it moves the right way and never picks the street
+    if sentence is not None:
+        st.markdown(sentence)
     st.markdown(text("pair: anecdote"))
 
 
@@ -103,12 +102,11 @@ serve_lesson(
     "heads at once; then see what they do with the lecture's “it”.",
     sidebar="Sentence",
     sections=[
-        Section("sentence", sentence, facts=sentence_facts),
+        Section("sentence", sentence),
         Section("enlarged", enlarged),
         Section("pair", pair),
-        Section("referent", referent, part=REAL_REFERENT, facts=lambda shown: shown.view.facts,
-                title="What the heads do with “it”, measured"),
-        Section("positions", position_tables, part=REAL_TABLES, facts=lambda shown: shown.view.facts,
+        Section("referent", referent, part=REAL_REFERENT, title="What the heads do with “it”, measured"),
+        Section("positions", position_tables, part=REAL_TABLES,
                 title="Its positions: a learned table beside the sinusoidal one"),
         Section("model", model_card),
     ],

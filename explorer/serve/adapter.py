@@ -39,14 +39,16 @@ import streamlit as st
 
 from ..figures.common import frozen
 from ..ui import escape_markdown, vega_lite_spec
+from ..ui.prose import lesson_sections
 from ..ui.widgets import Preset, advancing_slider, preset_buttons, preset_text, row_places
+from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
 from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
 from .page import lesson_page, next_lesson, serve_heavy_work
 
-__all__ = ["Preset", "Section", "sendable", "serve_lesson", "warm_lessons"]
+__all__ = ["Preset", "Section", "claimed", "sendable", "serve_lesson", "warm_lessons"]
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
@@ -57,15 +59,13 @@ _DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: the d
 class Section:
     """A named part of a lesson page: `draw(shown)` draws it from the view and figures (runtime.Shown).
     With a `part`, the section has its own settings, controls and view (see the module); `title` is
-    drawn above its controls.  `facts(shown)`: the values a lesson step's answer about this section
-    quotes ({name} in the answer, app_pages/lessons/<page>.toml), read from what it shows."""
+    drawn above its controls."""
 
     name: str
     draw: Callable[[runtime.Shown], None] | tuple[Callable[[runtime.Shown], None], ...]
     part: LessonSpec | None = None
     title: str | None = None
     rows: tuple[int, ...] | None = None  # a part drawn in stages: its controls above each draw
-    facts: Callable[[runtime.Shown], Mapping] | None = None  # what a lesson step's answer about it quotes
 
 
 def sendable(figures):
@@ -81,6 +81,12 @@ def sendable(figures):
         elif isinstance(value, go.Figure):
             changed[field.name] = frozen(value)
     return dataclasses.replace(figures, **changed)
+
+
+def claimed(lesson: LessonSpec, name: str, shown: runtime.Shown) -> str | None:
+    """The sentence of claim `name` (the section "claim: name" of the lesson's app_pages/lessons/<page>.md)
+    with its numbers read from what is shown; None where the claim does not hold for it."""
+    return say(lesson.claims, name, lesson_sections(lesson.page)[f"claim: {name}"], shown)
 
 
 def warm_lessons() -> dict[str, float]:
@@ -179,9 +185,10 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         except lesson.failures as problem:
             st.error(f"{unavailable}\n\n{escape_markdown(problem)}".strip(), icon=":material/error:")
     if shown is not None:
-        key, *rest = sections
-        key.draw(shown)
-        steps.explain(section="", values=_facts(key, shown))
+        if not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
+            steps.answer(lesson.claims, shown)
+        first, *rest = step_first(sections, steps.section)
+        _section(first, shown, steps, controls, custom, key=first is sections[0])
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
@@ -190,22 +197,23 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     next_lesson(lesson.page)
 
 
-def _facts(section: Section, shown: runtime.Shown) -> Mapping:
-    """The values a step's answer about this section quotes (`facts(shown)`), if it has any."""
-    return section.facts(shown) if section.facts is not None else NOTHING
+def step_first(sections: Sequence[Section], name: str) -> list[Section]:
+    """The sections in the order drawn: the one a revealed step is about first (its figure and the
+    answer above it share the first screen), then the others as declared."""
+    chosen = [s for s in sections if s.name == name]
+    return chosen + [s for s in sections if s.name != name] if chosen else list(sections)
 
 
-def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom) -> None:
+def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom, key: bool = False) -> None:
     if section.part is None:
-        if section.title:
+        if section.title and not key:
             st.subheader(section.title)
         section.draw(shown)
-        steps.explain(section=section.name, values=_facts(section, shown))
     else:
-        st.fragment(_part)(section, shown.settings, steps, controls, custom)
+        st.fragment(_part)(section, shown.settings, controls, custom, steps)
 
 
-def _part(section: Section, outer, steps, controls, custom: Custom) -> None:
+def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
     """A section with its own settings (a fragment: its controls redraw it alone), drawn in stages."""
     serve_heavy_work()
     part = section.part
@@ -215,7 +223,11 @@ def _part(section: Section, outer, steps, controls, custom: Custom) -> None:
              if "control" not in f.metadata and hasattr(outer, f.name)}
     draws = section.draw if isinstance(section.draw, tuple) else (section.draw,)
     n_controls = len(controls_of(part.settings))
-    holders = [(st.container(), st.container()) for _ in draws]
+    holders, answer = [], None
+    for _ in draws:
+        above = st.container()
+        answer = answer or st.container()  # a step about this section answers under its first controls
+        holders.append((above, st.container()))
     places = row_places(part.settings, section.rows or (n_controls,), [above for above, _ in holders])
     settings = make_settings(part.settings, controls, places, custom, given)
     try:
@@ -223,7 +235,8 @@ def _part(section: Section, outer, steps, controls, custom: Custom) -> None:
     except part.failures as problem:
         st.error(escape_markdown(problem), icon=":material/error:")
         return
+    if steps.section == section.name:
+        steps.answer(part.claims, shown, where=answer)
     for draw, (_, body) in zip(draws, holders, strict=True):
         with body:
             draw(shown)
-    steps.explain(section=section.name, values=_facts(section, shown))

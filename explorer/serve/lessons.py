@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
@@ -13,12 +14,17 @@ from ..figures import position_lesson as position_figures
 from ..figures import real_lesson as real_figures
 from ..training.pretrained import PretrainedModelError
 from ..views import gradient_lesson as gradients
+from ..views import position_facts
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
-from ..views.depth import DepthSettings, depth_view
+from ..views.claims import Claim
+from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 
 __all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "POSITIONS", "POSITION_MODELS",
            "POSITION_RELATIVE", "REAL", "REAL_REFERENT", "REAL_TABLES", "LessonSpec"]
+
+
+NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
 
 
 def no_figures(view) -> None:
@@ -35,6 +41,8 @@ class LessonSpec:
     view: Callable
     figures: Callable = no_figures
     section: str | None = None  # a section's own settings and view (a part of the page's lesson)
+    # what its sentences state, as predicates (explorer/views/claims.py); not part of its identity
+    claims: Mapping[str, Claim] = field(default_factory=lambda: NO_CLAIMS, compare=False)
     failures: tuple[type[Exception], ...] = ()  # what its view may raise for the user to read (a damaged file)
 
     @property
@@ -42,28 +50,32 @@ class LessonSpec:
         return self.page if self.section is None else f"{self.page}/{self.section}"
 
 
-DEPTH = LessonSpec("depth", DepthSettings, depth_view, depth_figures.depth_figures)
+DEPTH = LessonSpec("depth", DepthSettings, depth_view, depth_figures.depth_figures, claims=DEPTH_CLAIMS)
 
 GRADIENTS = LessonSpec("gradients", gradients.GradientSettings, gradients.gradient_view,
-                       functools.partial(gradient_figures.gradient_figures, labels=gradients.KIND_LABELS))
+                       functools.partial(gradient_figures.gradient_figures, labels=gradients.KIND_LABELS),
+                       claims=gradients.GRADIENT_CLAIMS)
 GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, gradients.dependency_view,
-                                 gradient_figures.dependency_figures, section="dependency")
+                                 gradient_figures.dependency_figures, section="dependency",
+                                 claims=gradients.DEPENDENCY_CLAIMS)
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
 POSITIONS = LessonSpec("positions", positions.PositionSettings, positions.position_view,
-                       position_figures.position_figures)
+                       position_figures.position_figures, claims=position_facts.POSITION_CLAIMS)
 POSITION_MODELS = LessonSpec("positions", positions.ModelSettings, positions.models_view,
-                             position_figures.model_figures, section="models", failures=(PretrainedModelError,))
+                             position_figures.model_figures, section="models", claims=position_facts.MODEL_CLAIMS,
+                             failures=(PretrainedModelError,))
 POSITION_RELATIVE = LessonSpec("positions", positions.RelativeSettings, positions.relative_view,
-                               position_figures.relative_figures, section="relative")
+                               position_figures.relative_figures, section="relative",
+                               claims=position_facts.RELATIVE_CLAIMS)
 
-REAL = LessonSpec("real", real.RealSettings, real.lesson_view, real_figures.real_figures,
+REAL = LessonSpec("real", real.RealSettings, real.lesson_view, real_figures.real_figures, claims=real.REAL_CLAIMS,
                   failures=(PretrainedModelError,))  # MiniLMError is one
 REAL_REFERENT = LessonSpec("real", real.ReferentSettings, real.referent_view, real_figures.referent_figures,
-                           section="referent", failures=(PretrainedModelError,))
+                           section="referent", claims=real.REFERENT_CLAIMS, failures=(PretrainedModelError,))
 REAL_TABLES = LessonSpec("real", real.TableSettings, real.table_view, real_figures.table_figures, section="positions",
-                         failures=(PretrainedModelError,))
+                         claims=real.TABLE_CLAIMS, failures=(PretrainedModelError,))
 
 LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, POSITIONS, POSITION_MODELS,
                                    POSITION_RELATIVE, REAL, REAL_REFERENT, REAL_TABLES)

@@ -13,11 +13,12 @@ import functools
 import re
 from pathlib import Path
 
-__all__ = ["LESSON_DIR", "fill_fields", "lesson_sections", "lesson_text", "quotes_values"]
+from ..views.claims import fill
+
+__all__ = ["LESSON_DIR", "lesson_sections", "lesson_text"]
 
 LESSON_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 _SECTION = re.compile(r"^<!-- (.+?) -->$", re.MULTILINE)
-_FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
 
 
 @functools.lru_cache(maxsize=16)
@@ -28,22 +29,6 @@ def lesson_sections(page: str) -> dict[str, str]:
     return {name: text.strip("\n") for name, text in zip(parts[1::2], parts[2::2], strict=True)}
 
 
-def fill_fields(text: str, values, where: str = "a lesson text") -> str:
-    """`text` with its `{field}` / `{field:format}` filled in from `values` (KeyError if one is missing)."""
-
-    def fill(field: re.Match) -> str:
-        if field[1] not in values:
-            raise KeyError(f"{where}: no value for {{{field[1]}}}")
-        return format(values[field[1]], field[2] or "")
-
-    return _FIELD.sub(fill, text)
-
-
-def quotes_values(text: str) -> bool:
-    """Does the text have fields to fill in?"""
-    return bool(_FIELD.search(text))
-
-
 def lesson_text(page: str, section: str, **values) -> str:
     """The section `section` of the page's lesson text with its fields filled in from `values`."""
-    return fill_fields(lesson_sections(page)[section], values, f"app_pages/lessons/{page}.md, section {section!r}")
+    return fill(lesson_sections(page)[section], values, where=f"app_pages/lessons/{page}.md, section {section!r}")

@@ -8,11 +8,11 @@ Each lesson page has its steps as data beside its prose (`<page>.md`), in `app_p
     predict = "Which noun will the word “it” attend to most?"  # asked before the figure shows
     reveal = "It picks the animal when the adjective describes an agent…"  # shown with the figure
     section = "forcing"  # optional: the page section whose figure the step is about (default: the key figure)
+    claim = "picks_noun"  # optional: the claim (explorer/views/claims.py) that makes the answer true
 
-A reveal may quote the figure it is about, `{name}` or `{name:format}` as in the lesson text
-(explorer.ui.prose): the page gives the values read from what that section shows (`explain(values=)`),
-so the number in the answer is the number in the figure.  Until they are given, such an answer is
-held back (a placeholder in the bar for the key figure's).
+A step about a section has that section drawn first, under the step bar, so the answer and the
+figure it is about share the first screen.  The answer stands where the question stood.  With a
+claim, the lesson runtime fills its numbers from the view and shows it only where the claim holds.
 
 The step is in the URL (`step=3`), so a step is a link.  Choosing a step sets the page's controls to
 its settings (a value the link itself sets wins, the first time a link is opened); then the page
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from .prose import fill_fields, quotes_values
+from ..views.claims import Claim, say
 from .text import escape_markdown
 
 __all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps", "step_heading"]
@@ -48,6 +48,7 @@ class Step:
     reveal: str
     settings: Mapping[str, object]
     section: str = ""  # which of the page's sections shows what to see ("" = the key figure)
+    claim: str = ""  # the claim that makes `reveal` true (its numbers are filled from the view)
 
 
 @functools.lru_cache(maxsize=32)
@@ -64,7 +65,8 @@ def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
         if missing or not isinstance(raw.get("settings", {}), dict):
             raise ValueError(f"{path.name}, step {number}: needs {', '.join(missing) or 'a settings table'}")
         steps.append(Step(raw["title"].strip(), raw["predict"].strip(), raw["reveal"].strip(),
-                          dict(raw.get("settings", {})), str(raw.get("section", "")).strip()))
+                          dict(raw.get("settings", {})), str(raw.get("section", "")).strip(),
+                          str(raw.get("claim", "")).strip()))
     return tuple(steps)
 
 
@@ -76,13 +78,12 @@ def step_heading(number: int, total: int, title: str) -> str:
 
 class Lesson:
     """The step bar of one page.  Create it before the page's controls (it may set their values),
-    then draw the figures only `if lesson.revealed`, and call `explain()` under the key figure."""
+    then draw the figures only `if lesson.revealed`, and call `answer()` once the view is known."""
 
     def __init__(self, page: str, controls, *, where=st):
         self.page = page
         self.steps = load_steps(page)
         self.number = 0
-        self._answer = None  # the bar's place for an answer that quotes the key figure
         if not self.steps:
             return
         options = list(range(len(self.steps) + 1))
@@ -144,32 +145,33 @@ class Lesson:
         heading = step_heading(self.number, len(self.steps), step.title)
         if not self.revealed:
             where.info(f"{heading} {step.predict}", icon=":material/psychology_alt:")
-        elif not step.section:  # about the key figure: the answer takes the question's place, above it
-            self._answer = where.empty()
-            if not quotes_values(step.reveal):
-                self._answer.success(f"{heading} {step.reveal}", icon=":material/visibility:")
-        else:
-            where.markdown(heading)
+            return
+        self._heading = heading
+        self._answer = where.empty()  # the answer takes the question's place, above the figure
+        if not step.claim:
+            self._answer.success(f"{heading} {step.reveal}", icon=":material/visibility:")
 
-    def explain(self, where=st, section: str = "", values=None) -> None:
-        """What to see in a revealed section's figure (nothing outside a step).  A page with several
-        sections calls it under each section's figure with the section's name; a step about a section
-        shows its answer there.  A step about the key figure (no section) answers in the step bar,
-        where the question was, so the answer and the figure share the first screen.  `values`: what
-        the answer quotes from this section's figure (see the module)."""
+    @property
+    def section(self) -> str:
+        """The section the revealed step is about ("" = the key figure, or no step)."""
+        return self.step.section if self.step is not None and self.revealed else ""
+
+    def answer(self, claims: Mapping[str, Claim], shown, where=None) -> None:
+        """The revealed step's answer, its numbers read from what is `shown` (runtime.Shown), in the
+        step bar (or `where`: a section with controls of its own answers inside itself); where its
+        claim does not hold there (the controls moved on since the step set them), the answer is not
+        shown and the step says so."""
         step = self.step
-        if step is None or not self.revealed or step.section != section:
+        if step is None or not self.revealed or not step.claim:
             return
-        if quotes_values(step.reveal) and values is None:
-            return
-        try:
-            answer = fill_fields(step.reveal, values or {})
-        except KeyError:  # the figure at these settings does not show what the answer quotes
-            where.caption(":material/info: This step's answer is about the figure at the step's own settings, "
-                          "which were changed.")
-            return
-        if section:
-            where.success(answer, icon=":material/visibility:")
-        elif self._answer is not None and quotes_values(step.reveal):
-            self._answer.success(f"{step_heading(self.number, len(self.steps), step.title)} {answer}",
-                                 icon=":material/visibility:")
+        where = self._answer if where is None else where
+        text = say(claims, step.claim, step.reveal, shown)
+        if text is None:
+            where.info(f"{self._heading} The controls have moved away from this step's settings, and its "
+                              "answer does not hold for the figure now shown. Choose the step again to return "
+                              "to them.", icon=":material/undo:")
+        else:
+            where.success(f"{self._heading} {text}", icon=":material/visibility:")
+
+    def explain(self, where=st, section: str = "") -> None:
+        """Kept for pages not yet on the lesson runtime: the answer now stands in the step bar."""

@@ -12,6 +12,7 @@ import numpy as np
 from ..model.rnn import RECURRENT_KINDS
 from ..training.pretrained import PretrainedModelError, load_model
 from ..training.tasks import RecallTask
+from .claims import Claim, power_of_ten
 from .gradients import (
     KIND_LABELS,
     RECALL_MODELS,
@@ -27,7 +28,8 @@ from .gradients import (
 )
 from .settings import setting
 
-__all__ = ["DEPENDENCY_WIDTH", "KIND_LABELS", "DependencySettings", "GradientSettings", "GradientView",
+__all__ = ["DEPENDENCY_CLAIMS", "DEPENDENCY_WIDTH", "GRADIENT_CLAIMS", "KIND_LABELS",
+           "DependencySettings", "GradientSettings", "GradientView",
            "RecallSettings", "RecallView", "dependency_view", "gradient_view", "recall_view"]
 
 DEPENDENCY_WIDTH = 16
@@ -135,3 +137,83 @@ def recall_view(settings: RecallSettings) -> RecallView:
     bands = {label: accuracy_bands(result) for label, result in results}
     return RecallView(RecallTask(), tuple(results), tuple(missing), tuple(sorted(steps)),
                       types.MappingProxyType(learning), types.MappingProxyType(binned), types.MappingProxyType(bands))
+
+
+# ---- What the lesson's sentences state about the views (explorer/views/claims.py) ----
+
+def _straight(mean: np.ndarray) -> tuple[float, float]:
+    """(orders of magnitude lost per step back, R² of a straight line) over the finite part of a curve."""
+    finite = np.isfinite(mean)
+    t, y = np.arange(len(mean))[finite], mean[finite]
+    if len(t) < 3 or y.var() == 0:
+        return 0.0, 0.0
+    slope, intercept = np.polyfit(t, y, 1)
+    return float(slope), float(1 - (y - (slope * t + intercept)).var() / y.var())
+
+
+def _gradient_numbers(shown) -> dict:
+    view, T = shown.view, shown.settings.T
+    numbers = {"T": T, "last": T - 1, "first": view.first}
+    for kind, change in view.change.items():
+        numbers[kind] = None if change is None else -change  # orders lost going back
+        numbers[f"{kind}_change"] = change
+    rnn_mean = view.curves.summary("rnn")[0]
+    numbers["per_step"], numbers["rnn_r2"] = _straight(rnn_mean)
+    numbers["factor"] = 10 ** -numbers["per_step"]
+    finite = np.flatnonzero(np.isfinite(rnn_mean))
+    numbers["cut"] = int(finite[0]) if len(finite) else T
+    if view.change["rnn"] is not None and view.change["rnn"] > 0:
+        numbers["rnn_power"] = power_of_ten(10 ** view.change["rnn"])
+    return numbers
+
+
+def _gradients_with(test):
+    return Claim(lambda s: bool(test(_gradient_numbers(s), s)), _gradient_numbers)
+
+
+def _lost(v, *kinds, above: float) -> bool:
+    return all(v[k] is not None and v[k] > above for k in kinds)
+
+
+def _dependency_numbers(shown) -> dict:
+    (_, loop), (_, causal), (_, unmasked) = shown.view
+    t = shown.settings.T - 1
+    row = loop[t, : t + 1]
+    s = np.arange(t + 1)
+    slope = np.polyfit(s[row > 0], np.log10(row[row > 0]), 1)[0] if (row > 0).sum() > 2 else 0.0
+    reads = causal[t, :t]  # the last output's dependence on every earlier input
+    numbers = {"T": t + 1, "per_step": float(slope), "diag": float(loop[t, t]), "att_lo": float(reads.min()),
+               "att_hi": float(reads.max()), "upper": float(unmasked[np.triu_indices(t + 1, 1)].min())}
+    for steps, name in ((10, "ten"), (30, "thirty")):
+        numbers[name] = power_of_ten(loop[t, t - steps]) if t >= steps and loop[t, t - steps] > 0 else None
+    return numbers
+
+
+GRADIENT_CLAIMS = types.MappingProxyType({
+    # the loop loses more than 4 orders (10,000×), each step the same factor; attention under one order
+    "loop_fades": _gradients_with(lambda v, s: _lost(v, "rnn", above=4) and v["rnn_r2"] > 0.98
+                                  and v["transformer"] is not None and abs(v["transformer"]) < 1),
+    "loop_fades_long": _gradients_with(lambda v, s: _lost(v, "rnn", "lstm", "gru", above=10) and v["rnn_r2"] > 0.98
+                                       and v["transformer"] is not None and abs(v["transformer"]) < 1),
+    # the tanh RNN explodes (the page's warning), the gated networks less; attention stays within an order
+    "explodes": _gradients_with(lambda v, s: v["rnn_change"] is not None and v["rnn_change"] > 1
+                                and all(v[f"{k}_change"] is not None and v[f"{k}_change"] < v["rnn_change"]
+                                        for k in ("lstm", "gru", "transformer"))
+                                and abs(v["transformer_change"]) < 1),
+    # truncation: every recurrent gradient exactly 0 before the window; attention uncut
+    "truncated": _gradients_with(lambda v, s: s.settings.window != "full"
+                                 and all(v[k] is None for k in ("rnn", "lstm", "gru"))
+                                 and v["cut"] == s.settings.T - int(s.settings.window)
+                                 and v["transformer"] is not None),
+    # the path from the loss to x₀: T steps through the loop, one through attention
+    "path_lengths": Claim(lambda s: int(s.view.paths["rnn"][0]) == s.settings.T
+                          and bool(np.all(np.asarray(s.view.paths["transformer"]) == 1)),
+                          lambda s: {"T": s.settings.T}),
+})
+
+DEPENDENCY_CLAIMS = types.MappingProxyType({
+    # the loop's dependence fades geometrically with distance; causal attention's stays within 100×
+    "loop_fades_attention_even": Claim(
+        lambda s: (lambda v: v["per_step"] > 0.1 and v["thirty"] is not None and v["att_hi"] < 100 * v["att_lo"]
+                   and v["upper"] > 0)(_dependency_numbers(s)), _dependency_numbers),
+})

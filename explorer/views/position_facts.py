@@ -1,7 +1,7 @@
 """The numbers the positional-encodings lesson's prose and step answers quote, read from the views they
 describe (explorer.views.position_lesson), never typed: {name: value} for the fields of
-app_pages/lessons/positions.md and positions.toml.  A value that a view does not have at its settings is
-left out, and a text that needs it is not shown."""
+app_pages/lessons/positions.md, and the claims (explorer.views.claims) its step answers name in
+positions.toml: when each holds for the view shown, and the numbers it quotes."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import numpy as np
 
 from ..model.positional import alibi_slopes
 from ..training.tasks import get_task
+from .claims import Claim
 from .position_lesson import slope_text
 from .positions import REVERSE_TASK
 
-__all__ = ["alibi_text_facts", "lecture_divisor", "matrix_step_facts", "model_step_facts", "neighbour_facts",
+__all__ = ["MODEL_CLAIMS", "POSITION_CLAIMS", "RELATIVE_CLAIMS", "alibi_text_facts", "lecture_divisor",
+           "matrix_step_facts", "model_step_facts", "neighbour_facts",
            "number", "relative_step_facts", "table_facts", "wavelength_facts"]
 
 
@@ -89,3 +91,61 @@ def relative_step_facts(shown) -> dict:
         return {"heads": len(slopes), "distance": back, "first_slope": view.alibi_labels[0],
                 "last_slope": view.alibi_labels[-1], "first_loss": -bias[0, back, 0], "last_loss": -bias[-1, back, 0]}
     return {}
+
+
+def _lecture(s) -> bool:
+    m = s.view.matrix
+    return s.view.lecture_table and m.table is not None and m.table.shape == (4, 4)
+
+
+def _toeplitz(s) -> bool:
+    return s.view.matrix.offset_share is not None and s.view.matrix.offset_share > 0.9995
+
+
+POSITION_CLAIMS = {
+    # The first pair turns faster than the second: "am" moves further in the first pair.
+    "lecture_cells": Claim(lambda s: _lecture(s) and abs(s.view.matrix.table[1, 0]) > abs(s.view.matrix.table[1, 2]),
+                           matrix_step_facts),
+    # Most pairs turn through less than one cycle over the rows shown.
+    "slow_pairs": Claim(lambda s: s.view.matrix.wavelengths is not None and 2 * matrix_step_facts(s)["slow_pairs"]
+                        > len(s.view.matrix.wavelengths), matrix_step_facts),
+    # Every diagonal of the similarity is constant (the offset explains it all), four positions.
+    "distance_only": Claim(lambda s: _toeplitz(s) and s.view.matrix.similarity.shape == (4, 4), matrix_step_facts),
+    # A learned table: the offset explains only part of its similarity.
+    "learned_partly": Claim(lambda s: s.view.matrix.kind == "learned" and s.view.matrix.offset_share is not None
+                            and not _toeplitz(s), matrix_step_facts),
+}
+
+
+def _reverses(s, encoding: str) -> bool:
+    return encoding in s.view.runs and s.view.runs[encoding].correct
+
+
+MODEL_CLAIMS = {
+    # No position: a shuffle only moves the outputs (rounding error), and that model does not reverse.
+    "order_invisible": Claim(lambda s: s.view.shuffle is not None and s.view.shuffle.max_abs_difference < 1e-9
+                             and "none" in s.view.runs and not _reverses(s, "none"), model_step_facts),
+    # With positions the outputs change, and the sinusoidal model reverses while "none" does not.
+    "order_visible": Claim(lambda s: s.view.shuffle is not None and s.view.shuffle.max_abs_difference > 1e-3
+                           and _reverses(s, "sinusoidal") and "none" in s.view.runs and not _reverses(s, "none"),
+                           model_step_facts),
+}
+
+
+def _rope_lines_up(s) -> bool:
+    v = s.view
+    return (v.rope_scores is not None and np.allclose(v.rope_scores[0], v.rope_scores[1], atol=1e-9)
+            and int(np.argmax(v.rope_scores[0])) == int(np.flatnonzero(v.rope_offsets == 0)[0]))
+
+
+def _alibi_ordered(s) -> bool:
+    v = s.view
+    return v.alibi_bias is not None and len(v.alibi_slopes) > 1 and v.alibi_slopes[-1] < v.alibi_slopes[0]
+
+
+RELATIVE_CLAIMS = {
+    # The two curves coincide and peak at offset 0.
+    "rope_offset_only": Claim(_rope_lines_up, relative_step_facts),
+    # The last head has the smallest slope: it loses least to a distant key.
+    "alibi_far": Claim(_alibi_ordered, relative_step_facts),
+}

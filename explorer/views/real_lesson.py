@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..training.pretrained import load_model
+from .claims import Claim
 from .positions import draw_plan
 from .real import (
     MAX_CHARS,
@@ -87,7 +88,9 @@ def sentence_facts(shown) -> dict:
     view, settings = shown.view, shown.settings
     weights, n = view.text.weights, len(view.text.tokens)
     values = {"vocabulary": view.model["vocabulary"], "layer": settings.layer, "head": settings.head,
-              "n_heads": view.model["layers"] * view.model["heads"]}
+              "n_heads": view.model["layers"] * view.model["heads"], "prev_layer": 1, "prev_head": 3,
+              "next_layer": 2, "next_head": 9, "cls_from": 2, "cls_to": 5}
+    values.update(_pieces(view.text.tokens))
     if n > 1:
         values["prev_weight"] = float(min(weights[0, 2, i, i - 1] for i in range(1, n)))
         values["next_weight"] = float(np.mean([weights[1, 8, i, i + 1] for i in range(n - 1)]))
@@ -101,6 +104,48 @@ def sentence_facts(shown) -> dict:
             row = _it_row(pair_view, layer, head)
             values.update({f"{at}{name}_{noun}": weight for noun, weight in row.items()})
     return values
+
+
+def _pieces(tokens: tuple[str, ...]) -> dict:
+    """How the example sentence's rare words and number were cut: "cr ##eme", "br ##ule ##e", "12 · . · 50"."""
+    found = {}
+    for name, first in (("creme", "cr"), ("brulee", "br")):
+        if first in tokens:
+            start = end = tokens.index(first)
+            while end + 1 < len(tokens) and tokens[end + 1].startswith("##"):
+                end += 1
+            found[name] = " ".join(tokens[start:end + 1])
+    if "for" in tokens and "euros" in tokens and tokens.index("for") + 1 < tokens.index("euros"):
+        found["number"] = " · ".join(tokens[tokens.index("for") + 1:tokens.index("euros")])
+    return found
+
+
+def _facts(name: str):
+    return lambda s: name in sentence_facts(s)
+
+
+REAL_CLAIMS = {
+    # Layer 1 head 3 reads the previous token, and [CLS] takes a large share in layers 2 to 5.
+    "not_meaning": Claim(lambda s: sentence_facts(s).get("prev_weight", 0) >= 0.9 and _facts("cls_low")(s),
+                         sentence_facts),
+    "previous_token": Claim(lambda s: sentence_facts(s).get("prev_weight", 0) >= 0.9, sentence_facts),
+    "next_token": Claim(lambda s: sentence_facts(s).get("next_weight", 0) >= 0.5, sentence_facts),
+    "cls_share": Claim(lambda s: sentence_facts(s).get("cls_low", 0) >= 0.25, sentence_facts),
+    # In the chosen head "it" reads the animal more than the street.
+    "it_reads_animal": Claim(lambda s: _facts("it_animal")(s)
+                             and sentence_facts(s)["it_animal"] > sentence_facts(s)["it_street"], sentence_facts),
+    # On the pair, in the chosen head: the animal falls, the street rises, the animal still wins.
+    "shift_not_switch": Claim(lambda s: _shifts(sentence_facts(s), ""), sentence_facts),
+    "pair_l4h2": Claim(lambda s: _shifts(sentence_facts(s), "l4h2_"), sentence_facts),
+    # The example sentence's emoji is [UNK] and its rare words and number come in pieces.
+    "word_pieces": Claim(lambda s: "[UNK]" in s.view.text.tokens
+                         and all(k in sentence_facts(s) for k in ("creme", "brulee", "number")), sentence_facts),
+}
+
+
+def _shifts(f: dict, at: str) -> bool:
+    return (f[f"{at}wide_animal"] < f[f"{at}tired_animal"]
+            and f[f"{at}tired_street"] < f[f"{at}wide_street"] < f[f"{at}wide_animal"])
 
 
 # --- what the heads do with "it", measured -------------------------------------------------------------------
@@ -136,6 +181,13 @@ def referent_view(settings: ReferentSettings) -> ReferentView:
              "n_heads": scores.overall.size, "toy": float(toy)}
     return ReferentView(settings, getattr(scores, SPLITS[settings.split]),
                         tuple((b["layer"] - 1, b["head"] - 1) for b in best[:3]), types.MappingProxyType(facts))
+
+
+REFERENT_CLAIMS = {
+    # No head resolves "it": the best is right well short of always, and prefers the subject.
+    "best_head": Claim(lambda s: s.view.facts["best"] < 0.75
+                       and s.view.facts["best_subject"] > s.view.facts["best_object"], lambda s: s.view.facts),
+}
 
 
 # --- the learned position table ------------------------------------------------------------------------------
@@ -177,3 +229,10 @@ def table_view(settings: TableSettings) -> PositionTables:
     for array in picked:
         array.setflags(write=False)
     return PositionTables(*picked, plan.rows, plan.cols, learned.shape, clip, types.MappingProxyType(facts))
+
+
+TABLE_CLAIMS = {
+    # Neighbouring rows are alike, and less so ten apart, in both tables.
+    "neighbours_alike": Claim(lambda s: s.view.facts["learned_10"] < s.view.facts["learned_1"]
+                              and s.view.facts["sinusoidal_10"] < s.view.facts["sinusoidal_1"], lambda s: s.view.facts),
+}

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-__all__ = ["Control", "check", "controls_of", "setting", "so_far"]
+__all__ = ["Control", "check", "controls_of", "from_link", "samples", "setting", "so_far"]
 
 WIDGETS = ("slider", "select_slider", "selectbox", "radio", "toggle", "text")
 
@@ -145,3 +146,60 @@ def _default(settings_type: type, name: str, control: Control, settings):
     if control.default_from is not None:
         return control.default_from(settings)
     return next(f.default for f in dataclasses.fields(settings_type) if f.name == name)
+
+
+def from_link(settings_type: type, values: Mapping[str, object], **given):
+    """The settings a link's (or a lesson step's) values give, keyed by the controls' URL names: the
+    others take their defaults (a dependent default follows the fields before it); `given` sets
+    fields by name (a section's settings that follow the page's)."""
+    controls = dict(controls_of(settings_type))
+    made = dict(given)
+    for field in dataclasses.fields(settings_type):
+        if field.name in made:
+            continue
+        control = controls.get(field.name)
+        if control is not None and control.url in values and control.applies(so_far(made)):
+            made[field.name] = values[control.url]
+            if control.presets is not None:  # a text with presets: the link names a preset or its own text
+                own = values.get(control.text_url, field.default)
+                made[field.name] = control.presets.get(values[control.url], own)
+        elif control is not None and control.default_from is not None:
+            made[field.name] = control.default_from(so_far(made))
+        else:
+            made[field.name] = field.default
+    return settings_type(**made)
+
+
+def samples(settings_type: type, n: int, seed: int = 0, **given) -> list:
+    """`n` settings at random within the controls, the first ones at the extremes (every control at its
+    lowest, then at its highest choice, the others at random): what a test of a lesson's claims
+    walks through.  Text controls keep their defaults."""
+    rng = random.Random(seed)
+    out = []
+    for index in range(n):
+        made = dict(given)
+        for field in dataclasses.fields(settings_type):
+            if field.name in made:
+                continue
+            control = field.metadata.get("control")
+            settings = so_far(made)
+            if control is None or not control.applies(settings) or control.max_chars is not None:
+                made[field.name] = _default(settings_type, field.name, control, settings) if control else field.default
+                continue
+            values = _values(control, settings)
+            pick = {0: 0, 1: -1}.get(index) if index < 2 else None
+            made[field.name] = values[pick] if pick is not None else rng.choice(values)
+        out.append(settings_type(**made))
+    return out
+
+
+def _values(control: Control, settings) -> list:
+    if control.flag:
+        return [False, True]
+    choices = control.choices(settings)
+    if choices is not None:
+        return list(choices)
+    low, high, step = control.limits(settings)
+    count = round((high - low) / step)
+    number = int if all(isinstance(v, int) for v in (low, high, step)) else float
+    return [number(round(low + i * step, 10)) for i in range(count + 1)]

@@ -13,6 +13,7 @@ from explorer.ui.catalog import LESSONS
 from explorer.ui.steps import load_steps
 from tests.browser.conftest import require_chromium
 from tests.browser.test_browser import assert_no_exception, open_page, runs_done, wait_until_settled
+from tests.support.claims import answer
 
 PROJECTOR = {"width": 1280, "height": 720}
 FOLD_PX = 520
@@ -63,28 +64,30 @@ def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, pro
 
 
 
-STEPPED = [lesson for lesson in LESSONS if load_steps(lesson.url_path) and not load_steps(lesson.url_path)[0].section]
+STEPS = [(lesson, n) for lesson in LESSONS for n in range(1, len(load_steps(lesson.url_path)) + 1)]
 
 
-@pytest.mark.parametrize("lesson", STEPPED, ids=[p.url_path for p in STEPPED])
-def test_a_revealed_step_shows_its_answer_and_its_figure_on_the_first_screen(lesson, projector_page, app_url,
-                                                                               screenshot_dir):
-    """A lecturer clicks Reveal on a projector: the answer and the figure it talks about both start
-    on the first screen."""
+@pytest.mark.parametrize(("lesson", "number"), STEPS, ids=[f"{p.url_path}-{n}" for p, n in STEPS])
+def test_a_revealed_step_shows_its_answer_and_its_figure_on_the_first_screen(lesson, number, projector_page,
+                                                                               app_url, screenshot_dir):
+    """A lecturer clicks Reveal on a projector: the answer and the figure it talks about (the step's
+    section is drawn first) both start on the first screen, for every step of every lesson."""
     require_chromium()
-    page = projector_page(f"{app_url}/{lesson.url_path}?present=1&step=1")
+    page = projector_page(f"{app_url}/{lesson.url_path}?present=1&step={number}")
     before = runs_done(page)
     page.get_by_role("button", name="Reveal").first.click()
-    wait_until_settled(page, before, "revealing step 1")
+    wait_until_settled(page, before, f"revealing step {number}")
     assert_no_exception(page, "revealing a step")
     page.wait_for_timeout(800)  # Vega charts draw after the run finishes
-    answer = load_steps(lesson.url_path)[0].reveal
-    box = page.locator('[data-testid="stAlert"]').filter(has_text=answer[:40].split("*")[0]).first.bounding_box()
+    text = answer(lesson.url_path, load_steps(lesson.url_path)[number - 1])
+    start = text.replace("*", "").replace("`", "")[:30]
+    box = page.locator('[data-testid="stAlert"]').filter(has_text=start).first.bounding_box()
     layout = page.evaluate(LAYOUT_JS)
-    page.screenshot(path=str(screenshot_dir / f"present-reveal-{lesson.url_path}.png"))
+    page.screenshot(path=str(screenshot_dir / f"present-reveal-{lesson.url_path}-{number}.png"))
     assert box is not None and box["y"] < PROJECTOR["height"] - 60, f"the answer starts at {box and box['y']:.0f} px"
     first = min(layout["tops"] or [0])
     assert layout["tops"] and first <= FOLD_PX, f"first chart starts at {first:.0f} px"
+
 
 def test_text_from_a_link_never_renders_as_bold_or_a_link(new_page, app_url):
     require_chromium()

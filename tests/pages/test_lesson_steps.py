@@ -2,23 +2,12 @@
 controls it names, hides the figures until Reveal, then shows them with its explanation; Next and
 Back move between steps."""
 
-import re
-
 import pytest
 
 from explorer.ui.catalog import LESSONS
 from explorer.ui.steps import STEP_DIR, load_steps
 from tests.support.apptest import assert_no_exception, page_test
-
-FIELD = re.compile(r"\{[A-Za-z_]\w*(?::[^{}]*)?\}")  # a value the answer quotes from its figure (explorer.ui.prose)
-
-
-def answer_pattern(reveal: str) -> re.Pattern:
-    """The answer as shown: its text, each field filled in with a value (never left as a field)."""
-    literals = FIELD.split(reveal)
-    return re.compile("[^{}]+?".join(re.escape(part) for part in literals) + "$" if len(literals) > 1
-                      else re.escape(reveal))
-
+from tests.support.claims import answer
 
 STEPPED = [p for p in LESSONS if (STEP_DIR / f"{p.url_path}.toml").exists()]
 CASES = [(p, n) for p in STEPPED for n in range(1, len(load_steps(p.url_path)) + 1)]
@@ -48,7 +37,8 @@ def test_a_step_link_sets_its_controls_and_reveals_on_request(page, number):
     at.button(key="lesson_next").click().run()  # Reveal
     assert_no_exception(at)
     assert charts(at) > 0
-    assert sum(bool(answer_pattern(step.reveal).search(el.value)) for el in at.success) == 1, "the answer is shown once"
+    shown = answer(page.url_path, step)  # with its numbers read from the view (claims are code)
+    assert sum(shown in el.value for el in at.success) == 1, "the answer is shown once"
     for key, value in step.settings.items():
         assert at.session_state[key] == value, f"after Reveal, {key} is still the step's {value!r}"
 

@@ -1,0 +1,81 @@
+"""Claims are code: a sentence on screen that states something about a figure names a claim, and
+the claim says when the sentence is true of what is shown (`holds`) and which numbers it quotes
+(`values`), read from the view.  The lesson runtime shows a sentence only where its claim holds,
+with its numbers filled in.  No Streamlit here.
+
+    DEPTH_CLAIMS = {
+        "bare_collapses": Claim(lambda s: lost(s, "none", False) > 2,
+                                lambda s: {"lost": lost(s, "none", False)}),
+    }
+
+`s` is what is shown: `s.settings` (the lesson's settings dataclass) and `s.view` (its view).  The
+sentences live with the lesson's prose: a lesson step names its claim (`claim = "bare_collapses"` in
+`app_pages/lessons/<page>.toml`, its `reveal` quoting `{lost:.1f}`), and a prose section of
+`<page>.md` named `<!-- claim: bare_collapses -->` is that claim's sentence.  A sentence quotes no
+number typed by hand: every number about the figure is a `{field}` its claim computes
+(tests/unit/test_claims_hold.py checks every claim over many settings, every step's claim at the
+step's own settings, and that no such sentence carries a typed number).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Claim", "fill", "power_of_ten", "say", "typed_numbers"]
+
+FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
+# A number written into a sentence by hand: digits, not part of a {field}, a subscript, a name
+# like x1 or d_model, nor "O(T²)"-like notation; a number that names a thing on the figure's axes
+# ("layer 0", "head 3", "t = 48") is a name, not a quantity.
+_NAMED = re.compile(r"\b(?:layer|head|step|section|position|t =|T =)\s*\d+")
+_NUMBER = re.compile(r"(?<![\w.{^_/])[−-]?\d+(?:[.,]\d+)?(?![\w}])")
+
+
+def _nothing(shown) -> Mapping[str, object]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """When a sentence is true of what is shown, and the numbers it quotes (see the module)."""
+
+    holds: Callable[[Any], bool]
+    values: Callable[[Any], Mapping[str, object]] = _nothing
+
+
+def fill(text: str, values: Mapping[str, object], where: str = "a sentence") -> str:
+    """`text` with every `{field}` / `{field:format}` filled from `values` (Python's format mini-
+    language); a field with no value is an error, other braces ($b^{2i/d}$) are left alone."""
+
+    def one(field: re.Match) -> str:
+        if field[1] not in values:
+            raise KeyError(f"{where}: no value for {{{field[1]}}}")
+        return format(values[field[1]], field[2] or "")
+
+    return FIELD.sub(one, text)
+
+
+def say(claims: Mapping[str, Claim], name: str, text: str, shown) -> str | None:
+    """The sentence `text` of claim `name`, its numbers filled from what is shown; None where the
+    claim does not hold there (the sentence would be false beside this figure)."""
+    claim = claims[name]
+    if not claim.holds(shown):
+        return None
+    return fill(text, claim.values(shown), where=f"claim {name!r}")
+
+
+def typed_numbers(text: str) -> list[str]:
+    """The numbers written into `text` by hand, outside its `{fields}` (see `_NUMBER`)."""
+    return _NUMBER.findall(_NAMED.sub("", FIELD.sub("", text)))
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(x: float) -> str:
+    """The power of ten nearest `x` (> 0), written 10⁻³: how a sentence quotes a size on a log axis."""
+    return "10" + str(round(math.log10(x))).translate(_SUPERSCRIPT)

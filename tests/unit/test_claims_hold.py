@@ -1,0 +1,68 @@
+"""Claims are code: every sentence a lesson on the runtime states about its figure holds for the view
+it stands beside, over every step and 30 settings per lesson (tests/support/claims.py), and a false
+claim planted in a lesson is caught."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from explorer.serve.lessons import (
+    DEPTH,
+    GRADIENT_DEPENDENCY,
+    GRADIENTS,
+    POSITION_MODELS,
+    POSITION_RELATIVE,
+    POSITIONS,
+    REAL,
+    REAL_REFERENT,
+    REAL_TABLES,
+)
+from explorer.ui.steps import load_steps
+from explorer.views.claims import Claim, fill, power_of_ten, typed_numbers
+from tests.support.claims import problems
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+CLAIMED = {  # lesson -> its sections with settings of their own
+    DEPTH: {},
+    GRADIENTS: {"dependency": GRADIENT_DEPENDENCY},
+    POSITIONS: {"models": POSITION_MODELS, "relative": POSITION_RELATIVE},
+    REAL: {"referent": REAL_REFERENT, "positions": REAL_TABLES},
+}
+
+
+@pytest.mark.parametrize("lesson", list(CLAIMED), ids=lambda lesson: lesson.page)
+def test_every_claim_holds_where_it_is_shown(lesson):
+    assert problems(lesson, CLAIMED[lesson]) == []
+
+
+def test_a_planted_false_claim_is_caught():
+    steps = load_steps("depth")
+    # The bare stack at two layers does not lose ten orders of magnitude: a claim that says so fails.
+    false = dataclasses.replace(DEPTH, claims={**DEPTH.claims, "two_layers": Claim(
+        lambda s: DEPTH.claims["bare_collapses"].holds(s), DEPTH.claims["two_layers"].values)})
+    found = problems(false, {}, n=2, steps=steps[:1])
+    assert found == ["depth step 1 (Two layers: does the wiring matter yet?): claim 'two_layers' does not hold "
+                     "at the step's settings"]
+    # A number typed into an answer instead of read from the view is caught too.
+    typed = dataclasses.replace(steps[1], reveal=steps[1].reveal.replace("{bare:.1f}", "14"))
+    assert any("typed numbers in the answer: ['14']" in p for p in problems(DEPTH, {}, n=2, steps=[typed]))
+    # So is an answer with no claim, and a claim that names a number its view does not give.
+    assert any("no claim" in p for p in problems(DEPTH, {}, n=2, steps=[dataclasses.replace(steps[0], claim="")]))
+    broken = dataclasses.replace(steps[0], reveal=steps[0].reveal + " {nothing}")
+    assert any("does not fill" in p for p in problems(DEPTH, {}, n=2, steps=[broken]))
+
+
+def test_typed_numbers_are_the_digits_outside_fields():
+    assert typed_numbers("loses {bare:.1f} orders, about 14 in all; x₁₅ at T = {T}") == ["14"]
+    assert typed_numbers("More than 10,000×, −0.5 and 3.2") == ["10,000", "−0.5", "3.2"]
+    assert typed_numbers("layer_2 d_model x1 O(T²) $b^{2i/d}$ layer 0, head 3, t = 48") == []
+
+
+def test_fill_and_power_of_ten():
+    assert fill("{a:.1f} and {b}", {"a": 1.25, "b": "x"}) == "1.2 and x"
+    with pytest.raises(KeyError, match=r"no value for \{c\}"):
+        fill("{c}", {})
+    assert power_of_ten(1e-10) == "10⁻¹⁰" and power_of_ten(2e8) == "10⁸" and power_of_ten(1.0) == "10⁰"
