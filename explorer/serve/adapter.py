@@ -48,7 +48,7 @@ from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
 from .page import lesson_page, next_lesson, serve_heavy_work
 
-__all__ = ["Preset", "Section", "claimed", "sendable", "serve_lesson", "warm_lessons"]
+__all__ = ["Preset", "Section", "claimed", "measured_box", "sendable", "serve_lesson", "warm_lessons"]
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
@@ -87,6 +87,15 @@ def claimed(lesson: LessonSpec, name: str, shown: runtime.Shown) -> str | None:
     """The sentence of claim `name` (the section "claim: name" of the lesson's app_pages/lessons/<page>.md)
     with its numbers read from what is shown; None where the claim does not hold for it."""
     return say(lesson.claims, name, lesson_sections(lesson.page)[f"claim: {name}"], shown)
+
+
+def measured_box(box) -> None:
+    """A "Claims, measured" box (explorer/views/measured.py): folded, titled with its question; inside,
+    what the notes say, the measurement as a table and the finding read from it."""
+    with st.expander(f":material/science: Claims, measured: {box.title}"):
+        st.markdown(f"**The notes:** {box.notes_say}")
+        st.dataframe(dict(zip(box.columns, zip(*box.rows, strict=True), strict=True)), hide_index=True)
+        st.markdown(f"**Measured here:** {box.finding}")
 
 
 def warm_lessons() -> dict[str, float]:

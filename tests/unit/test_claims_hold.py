@@ -5,6 +5,7 @@ claim planted in a lesson is caught."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -63,6 +64,6 @@ def test_typed_numbers_are_the_digits_outside_fields():
 
 def test_fill_and_power_of_ten():
     assert fill("{a:.1f} and {b}", {"a": 1.25, "b": "x"}) == "1.2 and x"
-    with pytest.raises(KeyError, match=r"no value for \{c\}"):
+    with pytest.raises(KeyError, match=re.escape("no value for {c}")):
         fill("{c}", {})
     assert power_of_ten(1e-10) == "10⁻¹⁰" and power_of_ten(2e8) == "10⁸" and power_of_ten(1.0) == "10⁰"

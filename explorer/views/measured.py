@@ -1,0 +1,140 @@
+"""Claims, measured: where the lecture notes slip, the app measures the statement on the real modules
+beside the lesson's figure.  Each box is what the notes say, a table measured now, and the finding,
+its words chosen and its numbers read from that table (claims are code).  Pure numpy/torch; the
+lesson runtime draws a box with `serve.adapter.measured_box`.
+
+    attention_parameters(d_model)      self-attention's parameters do not grow with T or with heads
+    convolution_parallel(T, kernel)    a convolution computes every position in one step; its limit is the path
+    sinusoidal_bounds(n, d, base)      every sinusoidal value lies in [−1, 1]
+    added_not_concatenated(d_model)    the position vector is added: the width stays d
+    self_match(keys)                   q = k_j wins the lookup for every j only when the keys have equal length
+    published_lengths()                the maximum lengths, as the papers give them
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.claims import (
+    PUBLISHED_LENGTHS,
+    added_or_concatenated,
+    attention_parameters_by_heads,
+    attention_parameters_by_length,
+    convolution_steps,
+    self_match_wins,
+    sinusoidal_range,
+)
+
+__all__ = ["Measured", "added_not_concatenated", "attention_parameters", "convolution_parallel",
+           "published_lengths", "self_match", "sinusoidal_bounds"]
+
+LENGTHS = (8, 64, 512, 2048)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One box: the notes' statement, what was measured (columns and rows), and the finding."""
+
+    title: str
+    notes_say: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    finding: str
+
+
+@functools.lru_cache(maxsize=8)
+def attention_parameters(d_model: int) -> Measured:
+    heads = tuple(h for h in (1, 2, 4, 8) if d_model % h == 0)
+    by_length = attention_parameters_by_length(d_model, heads[-1], LENGTHS)
+    by_heads = attention_parameters_by_heads(d_model, heads)
+    rows = tuple(("sequence length T", T, n) for T, n in by_length.items())
+    rows += tuple(("heads", h, n) for h, n in by_heads.items())
+    counts = set(by_length.values()) | set(by_heads.values())
+    if len(counts) == 1:
+        (count,) = counts
+        finding = (f"The same module takes every length: {count:,} parameters at T = {LENGTHS[0]} and at T = "
+                   f"{LENGTHS[-1]}, and at every number of heads, 4·(d² + d) for d = {d_model}. Self-attention's "
+                   "parameters are O(d²); what grows with T is the work, O(T²·d), not the weights.")
+    else:
+        finding = f"The counts differ: {sorted(counts)}."
+    return Measured("Self-attention's parameters against T and heads",
+                    "Parameters of self-attention are sometimes written O(T·d²), as if every position had its own "
+                    "weights.", ("what changes", "value", "parameters (counted on the built module)"), rows, finding)
+
+
+@functools.lru_cache(maxsize=16)
+def convolution_parallel(T: int, kernel: int) -> Measured:
+    steps = convolution_steps(T, kernel)
+    rows = (("steps within one layer that wait for another", steps.sequential_steps),
+            ("layers before the last output depends on the first input", steps.layers_to_connect),
+            ("the RNN's steps, for comparison", T))
+    finding = (f"One call of torch's Conv1d gives all {T} outputs at once: no output waits for another "
+               f"({steps.sequential_steps} step per layer). What a convolution pays for is the path: "
+               f"{steps.layers_to_connect} stacked layers of width {kernel} before the last output can see the "
+               f"first input, against 1 for self-attention.")
+    return Measured("Do convolutions run in parallel?",
+                    "The notes' table gives a convolution O(T) sequential steps, saying overlapping kernels "
+                    "cannot be parallelised.", ("measured", "count"), rows, finding)
+
+
+@functools.lru_cache(maxsize=16)
+def sinusoidal_bounds(n_positions: int, d_model: int, base: float) -> Measured:
+    low, high = sinusoidal_range(n_positions, d_model, base)
+    inside = low >= -1.0 and high <= 1.0
+    finding = (f"Over all {n_positions} × {d_model} values the smallest is {low:.4f} and the largest {high:.4f}: "
+               + ("every entry is a sine or a cosine, so the table stays within [−1, 1] at any position."
+                  if inside else "outside [−1, 1]."))
+    return Measured("How large do sinusoidal encodings get?",
+                    "A position's encoding might seem to grow with the position, as a raw index does.",
+                    ("table", "smallest", "largest"), ((f"{n_positions} × {d_model}, base {base:g}", low, high),),
+                    finding)
+
+
+@functools.lru_cache(maxsize=8)
+def added_not_concatenated(d_model: int) -> Measured:
+    combined = added_or_concatenated(d_model)
+    rows = tuple((way, c.width, c.query_parameters) for way, c in combined.items())
+    added, joined = combined["added"], combined["concatenated"]
+    finding = (f"The transformer adds: each position's vector stays {added.width} wide and the query projection "
+               f"has {added.query_parameters:,} parameters. Concatenating would make it {joined.width} wide and "
+               f"every projection after it larger ({joined.query_parameters:,} for the query alone).")
+    return Measured("Is the position vector added or concatenated?",
+                    "The notes say the “+” in the diagram concatenates the embedding and the encoding.",
+                    ("way", "width of each position's vector", "parameters of the query projection"), rows, finding)
+
+
+def self_match(keys) -> Measured:
+    keys = np.asarray(keys, dtype=np.float64)
+    wins = self_match_wins(keys)
+    lengths = np.linalg.norm(keys, axis=1)
+    rows = tuple((f"k{j + 1}", float(n), "yes" if w else "no")
+                 for j, (n, w) in enumerate(zip(lengths, wins, strict=True)))
+    equal = bool(np.allclose(lengths, lengths[0]))
+    losers = [f"k{j + 1}" for j in np.flatnonzero(~wins)]
+    if not losers:
+        finding = ("Here every key wins when it is the query" + (", as it must when all keys have the same length "
+                   "(q·k_j = |q|² is then the largest dot product)." if equal else
+                   ": these keys differ in length, but not enough to let a longer one outscore a key on itself."))
+    else:
+        finding = (f"Here {', '.join(losers)} {'loses' if len(losers) == 1 else 'lose'}: with q = k_j another, longer "
+                   "key in a similar direction scores higher. A query finds the key equal to it only when the keys "
+                   "have equal length (or are scaled to it).")
+    return Measured("Does q = k_j always pick key j?",
+                    "The notes look up the value of key k₄ with the query q = k₄.",
+                    ("key", "length |k|", "wins when it is the query"), rows, finding)
+
+
+def published_lengths() -> Measured:
+    rows = tuple((p.model, "none built in" if p.positions is None else p.positions, p.what, p.source)
+                 for p in PUBLISHED_LENGTHS)
+    fixed = [p for p in PUBLISHED_LENGTHS if p.positions is not None]
+    finding = ("A maximum length comes from how positions are encoded or from the length trained on: "
+               + "; ".join(f"{p.model}: {p.positions}" for p in fixed)
+               + ". The original transformer's sinusoids have no built-in maximum.")
+    return Measured("The maximum lengths, as published",
+                    "The notes say the original transformer's maximum was 512 tokens and GPT-3's 2048, and that a "
+                    "transformer's fixed number of parallel units limits the length.",
+                    ("model", "maximum positions", "why", "source"), rows, finding)
