@@ -16,7 +16,7 @@ from explorer.serve.adapter import Preset, Section, serve_lesson
 from explorer.serve.lessons import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.ui import altair_chart, escape_markdown, lesson_text, plotly_chart
 from explorer.views import position_facts as facts
-from explorer.views.position_lesson import CLASSIC, LECTURE, SCHEMES
+from explorer.views.position_lesson import CLASSIC, LECTURE
 from explorer.views.positions import LEARNED_MODEL, column_names
 
 text = functools.partial(lesson_text, "positions")  # text("section name", field=value, …)
@@ -148,18 +148,15 @@ def attention(shown) -> None:
         st.caption(text("attention by encoding"))
 
 
-def relative_intro(shown) -> None:
+def relative(shown) -> None:
+    """5 · The chosen scheme's figures (its controls, in one row above them, take the first screen
+    with the figure when a lesson step is about it), then what relative schemes are."""
+    view, figures, settings = shown.view, shown.figures, shown.settings
+    relative_scheme(view, figures, settings)
     st.markdown(text("relative schemes"))
 
 
-def scheme_heading(shown) -> None:
-    scheme = shown.settings.scheme
-    st.markdown(f"#### {scheme}: {SCHEMES[scheme]}")
-
-
-def relative(shown) -> None:
-    """5 · The chosen scheme's figures."""
-    view, figures, settings = shown.view, shown.figures, shown.settings
+def relative_scheme(view, figures, settings) -> None:
     if settings.scheme == "T5" and view.t5_max_distance != settings.t5_max_distance:
         st.info(f"**Max distance**: with {settings.t5_buckets} buckets the first {view.t5_exact} offsets each get "
                 f"their own bucket, so the maximum distance must be larger; {view.t5_max_distance} is used instead "
@@ -198,7 +195,7 @@ serve_lesson(
         Section("geometry", geometry),
         Section("models", (shuffle, attention), part=POSITION_MODELS, rows=(3, 3),
                 title="3 · Without position, attention cannot see order"),
-        Section("relative", (relative_intro, scheme_heading, relative), part=POSITION_RELATIVE, rows=(0, 1, 10),
+        Section("relative", relative, part=POSITION_RELATIVE, columns=5,
                 title="5 · Relative schemes: position inside the attention score"),
     ],
 )

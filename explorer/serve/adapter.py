@@ -66,6 +66,7 @@ class Section:
     part: LessonSpec | None = None
     title: str | None = None
     rows: tuple[int, ...] | None = None  # a part drawn in stages: its controls above each draw
+    columns: int | None = None  # a part's controls: columns per row (default: as many as apply)
 
 
 def sendable(figures):
@@ -237,7 +238,8 @@ def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
         above = st.container()
         answer = answer or st.container()  # a step about this section answers under its first controls
         holders.append((above, st.container()))
-    places = row_places(part.settings, section.rows or (n_controls,), [above for above, _ in holders])
+    places = row_places(part.settings, section.rows or (n_controls,), [above for above, _ in holders],
+                        section.columns)
     settings = make_settings(part.settings, controls, places, custom, given)
     try:
         shown = runtime.shown(part, settings, sendable)

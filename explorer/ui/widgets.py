@@ -67,10 +67,11 @@ def preset_buttons(settings_type: type, presets, where) -> None:
         where.button(preset.label, on_click=apply, args=(preset.values,), icon=preset.icon, help=preset.help)
 
 
-def row_places(settings_type: type, rows: tuple[int, ...], holders: list):
+def row_places(settings_type: type, rows: tuple[int, ...], holders: list, columns: int | None = None):
     """Where each control of a part goes when its controls come in rows (a section drawn in stages):
     `rows[r]` fields (with controls, in order) go in a row of columns in `holders[r]`, made when the
-    row's first control is; a row has as many columns as its controls that apply then."""
+    row's first control is; a row has `columns` columns, filled from the left (by default as many as
+    its controls that apply then)."""
     fields = controls_of(settings_type)
     row_of, start = {}, 0
     for r, count in enumerate(rows):
@@ -84,8 +85,9 @@ def row_places(settings_type: type, rows: tuple[int, ...], holders: list):
         r = row_of[name]
         if r not in made:
             applying = [n for n, control in fields if row_of[n] == r and _applies(control, settings)]
+            count = columns or len(applying)
             with holders[r]:
-                made[r] = list(st.columns([2] * len(applying) + [1], gap="large"))[:len(applying)]
+                made[r] = list(st.columns([2] * count + [1], gap="large"))[:count]
         return made[r].pop(0) if made[r] else holders[r]
 
     return place

@@ -209,7 +209,7 @@ def _scheme(name: str):
 
 @dataclass(frozen=True)
 class RelativeSettings:
-    scheme: str = setting("RoPE", "Relative scheme", url="scheme", options=tuple(SCHEMES), widget="radio",
+    scheme: str = setting("RoPE", "Relative scheme", url="scheme", options=tuple(SCHEMES), widget="selectbox",
                           help=" · ".join(f"{name}: {what}" for name, what in SCHEMES.items()))
     rope_dim: int = setting(16, "Head dimension", url="rope_dim", options=(2, 4, 8, 16, 32, 64, 128),
                             widget="select_slider", when=_scheme("RoPE"),
@@ -218,7 +218,8 @@ class RelativeSettings:
                                   when=_scheme("RoPE"))
     rope_base: int = setting(10000, "Base", url="rope_base", options=BASES, widget="select_slider",
                              when=_scheme("RoPE"))
-    rope_vectors: str = setting("all ones", "q and k", url="rope_vectors", options=tuple(ROPE_VECTORS), widget="radio",
+    rope_vectors: str = setting("all ones", "q and k", url="rope_vectors", options=tuple(ROPE_VECTORS),
+                                widget="selectbox",
                                 when=_scheme("RoPE"), help="random: fixed normal vectors (seed 0)")
     alibi_heads: int = setting(4, "Heads", url="alibi_heads", bounds=(1, 16, 1), when=_scheme("ALiBi"),
                                help="The shipped ALiBi model has 4 heads.")

@@ -281,7 +281,7 @@ def test_only_the_chosen_relative_scheme_is_drawn():
     at = run_page(PAGE)
     keys = [el.proto.id.rsplit("-", 1)[-1] for el in at.get("plotly_chart")]
     assert "rope_angles" in keys and "alibi_bias" not in keys and "t5_buckets_matrix" not in keys
-    at.radio(key="scheme").set_value("T5").run()
+    at.selectbox(key="scheme").set_value("T5").run()  # a compact control: the row fits above the figure
     keys = [el.proto.id.rsplit("-", 1)[-1] for el in at.get("plotly_chart")]
     assert "t5_buckets_matrix" in keys and "rope_angles" not in keys
 
@@ -301,7 +301,7 @@ def test_rope_angles_and_scores():
     expected = 2 * np.cos(offsets[:, None] * theta[None, :]).sum(-1)  # q = k = all ones
     for curve in curves:
         np.testing.assert_allclose(curve["score q·k"].to_numpy(), expected, atol=1e-9)
-    at.radio(key="rope_vectors").set_value("random").run()
+    at.selectbox(key="rope_vectors").set_value("random").run()
     random_curves = [g["score q·k"].to_numpy() for _, g in line_data(at, "score q·k").groupby("query at")]
     np.testing.assert_allclose(random_curves[0], random_curves[1], atol=1e-9)
     assert not np.allclose(random_curves[0], expected)
