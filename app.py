@@ -1,7 +1,6 @@
 """Attention Explorer — entry point.  Run with:  streamlit run app.py"""
 
 import gc
-import importlib
 import os
 import threading
 from pathlib import Path
@@ -28,18 +27,11 @@ def _import_in_background() -> threading.Thread:
         import torch
 
         torch.set_num_threads(1)
-        for module in ("explorer.views.attention", "explorer.views.gradients", "explorer.views.depth",
-                       "explorer.views.positions", "explorer.views.cost", "explorer.figures.attention",
-                       "explorer.figures.gradients", "explorer.figures.unrolled", "explorer.figures.depth",
-                       "explorer.figures.cost"):
-            importlib.import_module(module)
+        from explorer.serve.adapter import warm_lessons  # every lesson's views and figures, through LESSONS
+
         # Then every lesson's default view, so a lecturer's first click finds it computed.
         if os.environ.get("EXPLORER_WARM", "1") != "0":
-            from explorer.serve.adapter import warm_lessons
-            from explorer.views.warm import warm_default_views
-
-            warm_lessons()  # the lessons on the runtime: view(Settings()) for each, as their pages ask for it
-            warm_default_views()  # the others (moving onto the runtime)
+            warm_lessons()  # every lesson's view(Settings()), as its page asks for it
         if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
             gc.collect()
             gc.freeze()

@@ -1,8 +1,9 @@
 """Lesson: positional encodings — the matrices, their geometry, and why attention needs them.
 
-Five sections, each a function, run in order at the end: 1 and 2 (the matrices and their geometry)
-are below, 3 and 4 (the shipped models) in positions_models.py, 5 (relative schemes) in
-positions_relative.py.  The lesson's prose is in lessons/positions.md."""
+Sections 1 and 2 (the matrix and its geometry) draw the page's view; 3 and 4 (the shipped reversal
+models) and 5 (the relative schemes) have controls of their own.  The lesson is declared in
+explorer.views.position_lesson; its prose is in lessons/positions.md, its numbers read from the views
+(explorer.views.position_facts)."""
 
 import functools
 
@@ -10,157 +11,82 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.positions_models import reversal_section, shuffle_section
-from app_pages.positions_relative import relative_section
 from explorer.figures.common import matrix_csv
-from explorer.figures.positions import line_chart, matrix_heatmap
-from explorer.serve.later import below_the_fold
-from explorer.serve.page import lesson_page, next_lesson
-from explorer.ui import altair_chart, lesson_text, plotly_chart
-from explorer.views.positions import (
-    LEARNED_MODEL,
-    LECTURE_WORDS,
-    MATRIX_KINDS,
-    MAX_DIMS,
-    MAX_POSITIONS,
-    MatrixView,
-    PretrainedModelError,
-    colour_bound,
-    column_names,
-    matrix_view,
-)
+from explorer.serve.adapter import Button, Preset, Section, serve_lesson
+from explorer.serve.lessons import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
+from explorer.ui import altair_chart, escape_markdown, lesson_text, plotly_chart
+from explorer.views import position_facts as facts
+from explorer.views.position_lesson import CLASSIC, LECTURE
+from explorer.views.positions import LEARNED_MODEL, column_names
 
-BASES = [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000]
-LECTURE = {"kind": "sinusoidal", "positions": 4, "d_model": 4, "base": 100}
-CLASSIC = {"kind": "sinusoidal", "positions": 100, "d_model": 512, "base": 10000}
-MEASURES = {"dot product": "dot", "cosine": "cosine"}
-# Controls of sections 3–5, made beside them (not while a lesson step hides the figures).
-LATER_KEYS = ("shuffle_input", "shuffle_text", "shuffle_encoding", "seed", "att_block", "att_layer", "att_head",
-              "scheme", "rope_dim", "rope_positions", "rope_base", "rope_vectors", "alibi_heads", "alibi_length",
-              "t5_length", "t5_buckets", "t5_max_distance", "t5_bidirectional")
 text = functools.partial(lesson_text, "positions")  # text("section name", field=value, …)
-
-
-def preset(settings: dict) -> None:
-    """Button callback: move the matrix controls to a preset."""
-    st.session_state.update(settings)
+RIGHT, WRONG = ":green[:material/check_circle: right]", ":red[:material/cancel: wrong]"
 
 
 def ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def number(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
-
-
-def matrix_controls(side) -> tuple[str, int, int, int, str]:
-    """The sidebar: encoding, sizes, base, the two presets and the similarity measure."""
-    side.header("Encoding matrix")
-    kind = controls.radio("Encoding", MATRIX_KINDS, 0, "kind", where=side, horizontal=True,
-                          help="learned: the table the shipped model "
-                               f"`{LEARNED_MODEL}` learned; MiniLM: the table of a real model, "
-                               "all-MiniLM-L6-v2 (512 × 384). Their sizes are fixed.")
-    fixed = kind in ("learned", "MiniLM")
-    n_positions = controls.slider("Positions", 1, MAX_POSITIONS, LECTURE["positions"], 1, "positions", where=side,
-                                  disabled=fixed, help="Rows of the matrix: positions 0 … n − 1.")
-    d_model = controls.slider("Dimensions (d_model)", 1, MAX_DIMS, LECTURE["d_model"], 1, "d_model", where=side,
-                              disabled=fixed, help="Columns of the matrix.")
-    base = controls.select_slider("Base", BASES, LECTURE["base"], "base", where=side, disabled=kind != "sinusoidal",
-                                  help="Sinusoidal only: dimension pair i turns at frequency 1 / base^(2i/d). "
-                                       "The paper uses 10000; the lecture's small table uses 100.")
-    side.button("Lecture table: “I am a robot”", on_click=preset, args=(LECTURE,), icon=":material/school:",
-                help="d = 4, base 100, positions 0–3")
-    side.button("Classic picture: 100 × 512", on_click=preset, args=(CLASSIC,), icon=":material/image:",
-                help="100 positions, 512 dimensions, base 10000")
-    measure_label = controls.radio("Similarity", list(MEASURES), 0, "similarity", where=side, horizontal=True,
-                                   help="How two positions' vectors are compared in section 2.")
-    return kind, n_positions, d_model, base, measure_label
-
-
-# --- 1 · the matrix ---------------------------------------------------------------------------------------
-
-
-def matrix_section(view: MatrixView, kind: str, row_labels: list[str] | None, lecture_table: bool) -> None:
-    n_rows, n_cols = view.shape
-    plan, drawn = view.plan, view.drawn
+def matrix(shown) -> None:
+    """1 · The key figure: the encoding matrix, the numbers of a small one, and what it is."""
+    view, m = shown.view, shown.view.matrix
+    n_rows, n_cols = m.shape
+    plan, kind = m.plan, m.kind
     st.subheader("1 · The encoding matrix: one row per position")
-    if view.table is None and n_cols > 32:  # a wide matrix gets the full width, the text goes below it
+    if view.problem:
+        st.error(escape_markdown(view.problem), icon=":material/error:")
+    if m.table is None and n_cols > 32:  # a wide matrix gets the full width, the text goes below it
         matrix_col = st.container()
         formula_col, text_col = st.columns(2, gap="large") if kind == "sinusoidal" else (st.container(),) * 2
     else:
         matrix_col, text_col = st.columns([3, 2], gap="large")
         formula_col = matrix_col
     with matrix_col:
-        bound = colour_bound(kind)
-        plotly_chart(
-            matrix_heatmap(drawn, row_values=plan.rows, col_values=plan.cols, row_labels=row_labels,
-                           x_title="dimension", y_title="position", value_name="PE value",
-                           title=f"{kind}: {n_rows} positions × {n_cols} dimensions",
-                           zmin=-bound if bound else None, zmax=bound, number_format=".3f",
-                           height=None if n_rows <= 24 else 620),
-            width="stretch", key="matrix",
-        )
+        plotly_chart(shown.figures.matrix, width="stretch", key="matrix")
         if plan.downsampled:
-            st.caption(
-                f":material/photo_size_select_small: **Downsampled for drawing:** every {ordinal(plan.row_step)} "
-                f"position and every {ordinal(plan.col_step)} dimension — {plan.shape[0]} × {plan.shape[1]} of "
-                f"the {n_rows} × {n_cols} cells. Hover shows the true position and dimension."
-            )
-        col_names = column_names(n_cols, view.base)
+            st.caption(f":material/photo_size_select_small: **Downsampled for drawing:** every "
+                       f"{ordinal(plan.row_step)} position and every {ordinal(plan.col_step)} dimension — "
+                       f"{plan.shape[0]} × {plan.shape[1]} of the {n_rows} × {n_cols} cells. Hover shows the true "
+                       "position and dimension.")
+        names = column_names(n_cols, m.base)
+        rows = list(view.row_labels or [str(p) for p in plan.rows])
         what = "full matrix" if not plan.downsampled else f"drawn sample ({plan.shape[0]} × {plan.shape[1]} cells)"
-        csv_rows, csv_cols = row_labels or [str(p) for p in plan.rows], [col_names[j] for j in plan.cols]
-        # Up to 65 536 cells, ~1 MB of text: built only when the button is clicked (deferred data).
         st.download_button(f"Download the {what} (CSV)", icon=":material/download:", mime="text/csv",
                            file_name=f"positional_{kind}_{n_rows}x{n_cols}.csv", on_click="ignore",
-                           data=lambda: matrix_csv(np.round(drawn, 8), csv_rows, csv_cols, corner="position").encode())
+                           data=lambda: matrix_csv(np.round(m.drawn, 8), rows, [names[j] for j in plan.cols],
+                                                   corner="position").encode())
     if kind == "sinusoidal":
         formula_col.markdown(text("matrix: sinusoidal formula"))
     with text_col:
-        if view.table is not None:
-            st.dataframe(
-                pd.DataFrame(np.round(view.table, 2), index=row_labels or [str(p) for p in range(n_rows)],
-                             columns=col_names),
-                column_config={name: st.column_config.NumberColumn(format="%.2f") for name in col_names},
-            )
+        if m.table is not None:
+            st.dataframe(pd.DataFrame(np.round(m.table, 2), index=rows, columns=names),
+                         column_config={name: st.column_config.NumberColumn(format="%.2f") for name in names})
             st.caption("The same numbers, rounded to two decimals. Column headers give the function of p.")
         if kind == "sinusoidal":
             st.markdown(text("matrix: why sines and cosines"))
-            if lecture_table:
-                st.markdown(text("matrix: lecture table"))
+            if view.lecture_table:
+                st.markdown(text("matrix: lecture table", **facts.lecture_divisor(view)))
         else:
-            st.markdown(text(f"matrix: {kind}", n_rows=n_rows, n_cols=n_cols, model=LEARNED_MODEL))
+            st.markdown(text(f"matrix: {kind}", n_rows=n_rows, n_cols=n_cols, model=LEARNED_MODEL,
+                             **facts.table_facts(view)))
         scaled = "are added unscaled (as in BERT)" if kind == "MiniLM" else "are multiplied by √d"
-        st.caption(f"Source: {view.source}. Token embeddings {scaled} before the position is added.")
+        st.caption(f"Source: {m.source}. Token embeddings {scaled} before the position is added.")
 
 
-# --- 2 · geometry ----------------------------------------------------------------------------------------
-
-
-def geometry_section(view: MatrixView, kind: str, measure_label: str, sim_labels: list[str] | None) -> None:
-    st.divider()
+def geometry(shown) -> None:
+    """2 · The similarity of every two positions, by offset, and the wavelengths of the pairs."""
+    view, m, figures = shown.view, shown.view.matrix, shown.figures
+    n_rows, share, kind = m.shape[0], m.offset_share, m.kind
     st.subheader("2 · Geometry: what comparing two positions reveals")
-    n_rows, measure = view.shape[0], MEASURES[measure_label]
-    sim_rows, sim, share = view.sim_rows, view.similarity, view.offset_share
     sim_col, offset_col = st.columns(2, gap="large")
     with sim_col:
-        plotly_chart(
-            matrix_heatmap(sim, row_values=sim_rows, col_values=sim_rows, row_labels=sim_labels,
-                           col_labels=sim_labels, x_title="position", y_title="position", value_name=measure_label,
-                           title=f"PE·PEᵀ ({measure_label})", zmin=-1.0 if measure == "cosine" else None,
-                           zmax=1.0 if measure == "cosine" else None, annotate=len(sim_rows) <= 8,
-                           number_format=".2f", height=520 if len(sim_rows) > 8 else None),
-            width="stretch", key="similarity_matrix",
-        )
-        if len(sim_rows) < n_rows:
-            st.caption(f":material/photo_size_select_small: Drawn for every {ordinal(int(sim_rows[1]))} position "
-                       f"({len(sim_rows)} × {len(sim_rows)} of {n_rows} × {n_rows}).")
+        plotly_chart(figures.similarity, width="stretch", key="similarity_matrix")
+        if len(m.sim_rows) < n_rows:
+            st.caption(f":material/photo_size_select_small: Drawn for every {ordinal(int(m.sim_rows[1]))} position "
+                       f"({len(m.sim_rows)} × {len(m.sim_rows)} of {n_rows} × {n_rows}).")
     with offset_col:
-        frame = pd.concat([pd.DataFrame({"offset k": np.arange(len(v)), measure_label: v,
-                                         "from position": f"p = {p}"}) for p, v in view.curves.items()])
-        if n_rows > 1:
-            altair_chart(line_chart, frame, x="offset k", y=measure_label, color="from position",
-                         title="Similarity of position p with p + k", height=420, key="offset_curves")
+        if figures.offsets is not None:
+            altair_chart(figures.offsets, key="offset_curves")
         if share is None:
             verdict = ("every pair of positions compares the same, so the similarity carries no position at all"
                        if kind not in ("learned", "MiniLM") else "the similarity is constant")
@@ -168,63 +94,110 @@ def geometry_section(view: MatrixView, kind: str, measure_label: str, sim_labels
         else:
             st.markdown(f"**The offset between two positions explains {share:.1%} of this matrix's variation** "
                         "(share of the variance left after replacing every diagonal by its mean).")
-    st.markdown(text(f"geometry: {kind}"))
-    if kind == "sinusoidal":
-        wavelength_section(view.wavelengths, n_rows)
+    st.markdown(text(f"geometry: {kind}", **facts.neighbour_facts(view)))
+    if figures.wavelengths is not None:
+        wave_col, wave_text = st.columns([3, 2], gap="large")
+        altair_chart(figures.wavelengths, where=wave_col, key="wavelengths")
+        wave_text.markdown(text("wavelengths", **facts.wavelength_facts(view)))
 
 
-def wavelength_section(waves: np.ndarray, n_rows: int) -> None:
-    wave_col, wave_text = st.columns([3, 2], gap="large")
-    pairs = np.arange(len(waves))
-    wave_frame = pd.concat([
-        pd.DataFrame({"dimension pair i": pairs, "wavelength (positions)": waves, "line": "wavelength of pair i"}),
-        pd.DataFrame({"dimension pair i": pairs[[0, -1]], "wavelength (positions)": float(n_rows),
-                      "line": f"{n_rows} positions shown"}),
-    ])
-    with wave_col:
-        altair_chart(line_chart, wave_frame, x="dimension pair i", y="wavelength (positions)", color="line",
-                     log_y=True, title="Wavelength of each sin/cos pair (log scale)", height=400,
-                     key="wavelengths")
-    wave_text.markdown(text("wavelengths", first=waves[0], last=number(waves[-1]), beyond=int(np.sum(waves > n_rows)),
-                            pairs=len(waves), n_rows=n_rows))
+def shuffle(shown) -> None:
+    """3 · The same letters shuffled, through the encoder chosen; then 4's table of every model."""
+    view, figures = shown.view, shown.figures
+    if view.problems:  # they quote what the user typed: shown as literal text
+        st.warning("\n".join(f"- {escape_markdown(problem)}." for problem in view.problems), icon=":material/warning:")
+    for message in view.failed:
+        st.error(escape_markdown(message), icon=":material/error:")
+    result = view.shuffle
+    if result is not None:
+        plotly_chart(figures.shuffle, width="stretch", key="shuffle_outputs")
+        largest = result.max_abs_difference
+        st.markdown(
+            f"Shuffled input: `{' '.join(result.shuffled_tokens)}`. The encoder of `reverse-{result.encoding}-h4-l2` "
+            f"(float64) gives each token an output vector of {result.before.shape[1]} numbers. **Largest difference "
+            f"between a token's output before and after the shuffle: {largest:.1e}**"
+            + (" — zero up to rounding: every row just moved with its token." if largest < 1e-9 else
+               " — the outputs changed, because the encoder knows where each token stands."))
+    st.markdown(text("shuffle"))
+    st.subheader("4 · Reversing letters with and without position")
+    table_col, story_col = st.columns([3, 2], gap="large")
+    with table_col:
+        st.markdown(f"Input `{' '.join(view.tokens)}` → expected `{' '.join(reversed(view.tokens))} </s>`")
+        st.dataframe(figures.summary, hide_index=True, column_config={
+            "held-out accuracy": st.column_config.ProgressColumn(
+                format="percent", min_value=0.0, max_value=1.0,
+                help="Whole sequences right on 1000 held-out inputs (from the model card)."),
+            "shuffle difference": st.column_config.NumberColumn(
+                format="%.1e", help="Largest change of any token's encoder output under the shuffle above."),
+        })
+    with story_col:
+        runs = view.runs
+        if "none" in runs and "sinusoidal" in runs:
+            story = {f"{name}_{what}": value for name in ("none", "sinusoidal") for what, value in (
+                ("answer", " ".join(runs[name].answer)), ("verdict", RIGHT if runs[name].correct else WRONG),
+                ("accuracy", runs[name].heldout_accuracy))}
+            st.markdown(text("reversal: none against sinusoidal", n_models=len(runs), **story))
+        st.markdown(text("reversal: the other encodings"))
+    st.markdown("**The same input through each model: attention side by side.**")
 
 
-def model_sections(controls) -> None:
-    """Sections 3–5: word order without positions, the shipped models, the relative schemes."""
-    tokens, seed = shuffle_section(controls)
-    runs = reversal_section(controls, tokens, seed)
-    relative_section(controls, runs, BASES)
+def attention(shown) -> None:
+    """4 · The attention chosen above, of every model."""
+    if shown.figures.attention is not None:
+        plotly_chart(shown.figures.attention, width="stretch", key="attention_by_encoding")
+        st.caption(text("attention by encoding"))
 
 
-# --- the page ---------------------------------------------------------------------------------------------
+def relative(shown) -> None:
+    """5 · The chosen scheme's figures (its controls, in one row above them, take the first screen
+    with the figure when a lesson step is about it), then what relative schemes are."""
+    view, figures, settings = shown.view, shown.figures, shown.settings
+    relative_scheme(view, figures, settings)
+    st.markdown(text("relative schemes"))
 
-controls, lesson = lesson_page(
-    "positions",
-    "Positional encodings",
-    "Attention compares every token with every other token, and that comparison has no notion of "
+
+def relative_scheme(view, figures, settings) -> None:
+    if settings.scheme == "T5" and view.t5_max_distance != settings.t5_max_distance:
+        st.info(f"**Max distance**: with {settings.t5_buckets} buckets the first {view.t5_exact} offsets each get "
+                f"their own bucket, so the maximum distance must be larger; {view.t5_max_distance} is used instead "
+                f"of {settings.t5_max_distance}.", icon=":material/info:")
+    if figures.right is None:  # ALiBi: the heads' biases side by side
+        plotly_chart(figures.left, width="stretch", key="alibi_bias")
+        st.markdown(text("ALiBi", **facts.alibi_text_facts()))
+        return
+    name = {"RoPE": ("rope_angles", "rope_scores"), "T5": ("t5_buckets_matrix", "t5_steps")}[settings.scheme]
+    left, right = st.columns(2, gap="large")
+    plotly_chart(figures.left, where=left, key=name[0])
+    altair_chart(figures.right, where=right, key=name[1])
+    if settings.scheme == "RoPE":
+        accuracy = ("" if view.rope_accuracy is None else
+                    f" The shipped RoPE model reverses {view.rope_accuracy:.0%} of held-out inputs.")
+        st.markdown(text("RoPE", first_query=view.rope_queries[0], second_query=view.rope_queries[1],
+                         rope_dim=settings.rope_dim, rope_accuracy=accuracy))
+    else:
+        st.markdown(text("T5"))
+
+
+serve_lesson(
+    POSITIONS,
+    title="Positional encodings",
+    lead="Attention compares every token with every other token, and that comparison has no notion of "
     "*where* the tokens are: hand it the same words in another order and it sees the same set. "
     "A positional encoding gives each position its own vector (or changes the scores by how far "
     "apart two tokens are), so that order reaches the model. This page shows the matrices, what "
     "their geometry encodes, and what goes wrong without them.",
+    sidebar="Encoding matrix",
+    presets=lambda settings: [
+        Preset(Button("Lecture table: “I am a robot”", "preset_lecture", "d = 4, base 100, positions 0–3",
+                      ":material/school:"), LECTURE),
+        Preset(Button("Classic picture: 100 × 512", "preset_classic", "100 positions, 512 dimensions, base 10000",
+                      ":material/image:"), CLASSIC)],
+    sections=[
+        Section("matrix", matrix),
+        Section("geometry", geometry),
+        Section("models", (shuffle, attention), part=POSITION_MODELS, rows=(3, 3),
+                title="3 · Without position, attention cannot see order"),
+        Section("relative", relative, part=POSITION_RELATIVE, columns=5,
+                title="5 · Relative schemes: position inside the attention score"),
+    ],
 )
-notes = st.container()
-kind, n_positions, d_model, base, measure_label = matrix_controls(st.sidebar)
-if not lesson.revealed:  # a lesson step asks its question first
-    with notes:
-        controls.report(later=LATER_KEYS)
-    st.stop()
-try:
-    view = matrix_view(kind, n_positions, d_model, float(base), MEASURES[measure_label])
-except PretrainedModelError as problem:  # the learned table lives in a shipped model's weights
-    st.error(f"{problem}\n\nShowing the sinusoidal matrix instead.", icon=":material/error:")
-    kind = "sinusoidal"
-    view = matrix_view(kind, n_positions, d_model, float(base), MEASURES[measure_label])
-lecture_rows = kind not in ("learned", "MiniLM") and view.shape[0] == len(LECTURE_WORDS)
-row_labels = [f"{p} · {w}" for p, w in enumerate(LECTURE_WORDS)] if lecture_rows else None
-matrix_section(view, kind, row_labels, lecture_table=lecture_rows and d_model == 4 and base == 100)
-lesson.explain()
-below_the_fold(geometry_section, view, kind, measure_label, row_labels)
-below_the_fold(model_sections, controls, controls=controls, keys=LATER_KEYS)
-with notes:
-    controls.report()
-next_lesson("positions")

@@ -18,6 +18,14 @@ lesson step about it says, under the key figure, that its figure is further down
 A control marked `main` (explorer.views.settings) is drawn in a row above the key figure instead
 of the sidebar.  A control drawn by the page itself (a preset picker
 with a text box) is passed in `custom`: {field name: make(controls, where, settings_so_far)}.
+A part drawn in stages gives `draw` as a tuple of functions and `rows`, how many of its
+controls (in field order) stand above each: `Section("models", (shuffle, reversal), part=MODELS,
+rows=(3, 3))` draws three controls, the shuffle, three more controls, the reversal.  `presets`
+(explorer.ui.widgets.Preset) are buttons under the sidebar's controls that set several at once.
+
+A view may fail for a reason the user should read (a damaged model file): the exceptions its
+LessonSpec lists in `failures` are shown as an error — a part's in its section's place; the main
+view's with `unavailable` above it, and the page ends there.
 
 What a page may add, each a function of the settings or the view (no Streamlit in them):
     presets(settings)  rows of `Preset` buttons under the controls, each setting some of them
@@ -40,9 +48,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..figures.common import frozen
-from ..ui import vega_lite_spec
+from ..ui import escape_markdown, vega_lite_spec
 from ..ui.prose import lesson_sections
-from ..ui.text import escape_markdown
+from ..ui.widgets import advancing_slider, preset_text, row_places
 from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
@@ -86,12 +94,14 @@ class Section:
     drawn above its controls."""
 
     name: str
-    draw: Callable[[runtime.Shown], None]
+    draw: Callable[[runtime.Shown], None] | tuple[Callable[[runtime.Shown], None], ...]
     part: LessonSpec | None = None
     title: str | None = None
     working: Callable[[object], str] | None = None  # a part's spinner text, from its settings
     ask: Callable[[object], tuple[str, Button] | None] | None = None
     again: Button | None = None
+    rows: tuple[int, ...] | None = None  # a part drawn in stages: its controls above each draw
+    columns: int | None = None  # a part's controls: columns per row (default: as many as apply)
 
 
 def sendable(figures):
@@ -142,6 +152,8 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
         common["format_func"] = control.format
     if control.flag:
         return controls.toggle(control.label, default, control.url, **common)
+    if control.presets is not None:
+        return preset_text(control, default, controls, where, common)
     if control.max_chars is not None:
         lines = str(default).count("\n") + 1  # a box as tall as its default text (Streamlit's least: 68 px)
         return controls.text_area(control.label, default, control.url, control.max_chars,
@@ -149,6 +161,9 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
     if choices is None:
         low, high, step = control.limits(settings)
         number = int if all(isinstance(v, int) for v in (low, high, step, default)) else float
+        if control.advance is not None:
+            return advancing_slider(control, number(default), controls, where, common, number(low), number(high),
+                                    number(step))
         return controls.slider(control.label, number(low), number(high), number(default), number(step),
                                control.url, **common)
     if kind == "radio":
@@ -162,8 +177,8 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
 
 def make_settings(settings_type: type, controls, places, custom: Custom = NOTHING, given: Mapping = NOTHING):
     """The settings from their controls, in field order (see explorer.views.settings): `places` is
-    where each control goes (one container for all, a list of one per control, or a mapping of
-    field names to containers with None for the rest)."""
+    where each control goes (one container for all, a list of one per control, a mapping of field
+    names to containers with None for the rest, or a function of the field's name and the settings so far)."""
     values, made, heading = dict(given), 0, None
     remembered = st.session_state.setdefault(_DEFAULTS_KEY, {})
     for field in dataclasses.fields(settings_type):
@@ -183,7 +198,10 @@ def make_settings(settings_type: type, controls, places, custom: Custom = NOTHIN
             continue
         if control.url in st.session_state and not control.allows(st.session_state[control.url], settings):
             st.session_state[control.url] = default  # another page's value, or out of a range that shrank
-        where = places[made] if isinstance(places, list) else places
+        if callable(places):
+            where = places(field.name, settings)
+        else:
+            where = places[made] if isinstance(places, list) else places
         if isinstance(where, Mapping):  # {field name: container}, None: every other field's
             where = where.get(field.name, where[None])
         if control.heading and control.heading != heading:  # the first control made of its group
@@ -198,13 +216,14 @@ def make_settings(settings_type: type, controls, places, custom: Custom = NOTHIN
 
 def part_keys(sections: Sequence[Section]) -> tuple[str, ...]:
     """The URL keys of the sections' own controls."""
-    return tuple(control.url for s in sections if s.part for _, control in controls_of(s.part.settings))
+    return tuple(url for s in sections if s.part for _, control in controls_of(s.part.settings)
+                 for url in (control.url, control.text_url) if url)
 
 
 def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sections: Sequence[Section],
                  working: Callable[[object], str] | None = None, custom: Custom = NOTHING,
                  presets: Callable[[object], Sequence[Preset]] | None = None,
-                 notes: Callable[[object], Iterable[tuple[str, str]]] | None = None) -> None:
+                 notes: Callable[[object], Iterable[tuple[str, str]]] | None = None, unavailable: str = "") -> None:
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
@@ -221,9 +240,14 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     for about, message in notes(settings) if notes is not None else ():  # plain text, maybe the user's
         controls.note(escape_markdown(message), about=about)
     notes_place = st.container()  # the link's notes, written last: the sections' own controls come further down
+    shown = None
     if steps.revealed:
-        with st.spinner(working(settings) if working else "Computing…"):
-            shown = runtime.shown(lesson, settings, sendable)
+        try:
+            with st.spinner(working(settings) if working else "Computing…"):
+                shown = runtime.shown(lesson, settings, sendable)
+        except lesson.failures as problem:
+            st.error(f"{unavailable}\n\n{escape_markdown(problem)}".strip(), icon=":material/error:")
+    if shown is not None:
         if not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
             steps.answer(lesson.claims, shown)
         first, *rest = step_first(sections, steps.section)
@@ -232,7 +256,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
     with notes_place:
-        controls.report(later=() if steps.revealed else part_keys(sections))
+        controls.report(later=() if shown is not None else part_keys(sections))
     next_lesson(lesson.page)
 
 
@@ -271,7 +295,7 @@ def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Cu
 
 
 def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
-    """A section with its own settings (a fragment: its controls redraw it alone)."""
+    """A section with its own settings (a fragment: its controls redraw it alone), drawn in stages."""
     serve_heavy_work()
     part = section.part
     if section.title:
@@ -280,8 +304,15 @@ def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
              if "control" not in f.metadata and hasattr(outer, f.name)}
     if section.again is not None:
         given[ATTEMPT] = st.session_state.get(section.again.key + "_count", 0)
+    draws = section.draw if isinstance(section.draw, tuple) else (section.draw,)
     n_controls = len(controls_of(part.settings))
-    places = list(st.columns([2] * n_controls + [1], gap="large"))[:n_controls] if n_controls else []
+    holders, answer = [], None
+    for _ in draws:
+        above = st.container()
+        answer = answer or st.container()  # a step about this section answers under its first controls
+        holders.append((above, st.container()))
+    places = row_places(part.settings, section.rows or (n_controls,), [above for above, _ in holders],
+                        section.columns)
     settings = make_settings(part.settings, controls, places, custom, given)
     request = section.ask(settings) if section.ask is not None else None
     asked = st.session_state.setdefault(_ASKED_KEY, set())
@@ -291,11 +322,17 @@ def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
         st.button(button.label, key=button.key, help=button.help, icon=button.icon, type="primary",
                   on_click=asked.add, args=((part.name, settings),))
         return
-    with st.spinner(section.working(settings) if section.working else "Computing…"):
-        shown = runtime.shown(part, settings, sendable)
+    try:
+        with st.spinner(section.working(settings) if section.working else "Computing…"):
+            shown = runtime.shown(part, settings, sendable)
+    except part.failures as problem:
+        st.error(escape_markdown(problem), icon=":material/error:")
+        return
     if steps.section == section.name:
-        steps.answer(part.claims, shown, where=st.container())
-    section.draw(shown)
+        steps.answer(part.claims, shown, where=answer)
+    for draw, (_, body) in zip(draws, holders, strict=True):
+        with body:
+            draw(shown)
     if section.again is not None:
         button, count = section.again, section.again.key + "_count"
         st.button(button.label, key=button.key, help=button.help, icon=button.icon,

@@ -14,18 +14,25 @@ from ..figures import cost as cost_figures
 from ..figures import decoder_lesson as decoder_figures
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
+from ..figures import position_lesson as position_figures
+from ..figures import real_lesson as real_figures
 from ..figures.lookup import lookup_figures
+from ..training.pretrained import PretrainedModelError
 from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
 from ..views import gradient_lesson as gradients
+from ..views import position_facts
+from ..views import position_lesson as positions
+from ..views import real_lesson as real
 from ..views.claims import Claim
 from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
 
 __all__ = ["ATTENTION", "ATTENTION_COMPARE", "COST", "COST_CROSSOVER", "COST_STOPWATCH", "DECODER",
            "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL",
-           "LESSONS", "LOOKUP", "LessonSpec"]
+           "LESSONS", "LOOKUP", "POSITIONS", "POSITION_MODELS", "POSITION_RELATIVE", "REAL", "REAL_REFERENT",
+           "REAL_TABLES", "LessonSpec"]
 
 
 NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
@@ -47,6 +54,7 @@ class LessonSpec:
     section: str | None = None  # a section's own settings and view (a part of the page's lesson)
     # what its sentences state, as predicates (explorer/views/claims.py); not part of its identity
     claims: Mapping[str, Claim] = field(default_factory=lambda: NO_CLAIMS, compare=False)
+    failures: tuple[type[Exception], ...] = ()  # what its view may raise for the user to read (a damaged file)
 
     @property
     def name(self) -> str:
@@ -82,6 +90,24 @@ COST_CROSSOVER = LessonSpec("cost", cost.CrossoverSettings, cost.crossover_view,
 COST_STOPWATCH = LessonSpec("cost", cost.StopwatchSettings, cost.stopwatch_view,
                             functools.partial(cost_figures.stopwatch_figures, labels=TIMED_LAYERS), section="stopwatch")
 
-LESSONS: tuple[LessonSpec, ...] = (LOOKUP, ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES,
-                                   DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, COST, COST_CROSSOVER,
-                                   COST_STOPWATCH)
+POSITIONS = LessonSpec("positions", positions.PositionSettings, positions.position_view,
+                       position_figures.position_figures, claims=position_facts.POSITION_CLAIMS)
+POSITION_MODELS = LessonSpec("positions", positions.ModelSettings, positions.models_view,
+                             position_figures.model_figures, section="models", claims=position_facts.MODEL_CLAIMS,
+                             failures=(PretrainedModelError,))
+POSITION_RELATIVE = LessonSpec("positions", positions.RelativeSettings, positions.relative_view,
+                               position_figures.relative_figures, section="relative",
+                               claims=position_facts.RELATIVE_CLAIMS)
+
+REAL = LessonSpec("real", real.RealSettings, real.lesson_view, real_figures.real_figures, claims=real.REAL_CLAIMS,
+                  failures=(PretrainedModelError,))  # MiniLMError is one
+REAL_REFERENT = LessonSpec("real", real.ReferentSettings, real.referent_view, real_figures.referent_figures,
+                           section="referent", claims=real.REFERENT_CLAIMS, failures=(PretrainedModelError,))
+REAL_TABLES = LessonSpec("real", real.TableSettings, real.table_view, real_figures.table_figures, section="positions",
+                         claims=real.TABLE_CLAIMS, failures=(PretrainedModelError,))
+
+LESSONS: tuple[LessonSpec, ...] = (
+    LOOKUP, ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES, POSITIONS, POSITION_MODELS,
+    POSITION_RELATIVE, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, DEPTH, COST, COST_CROSSOVER, COST_STOPWATCH,
+    REAL, REAL_REFERENT, REAL_TABLES,
+)

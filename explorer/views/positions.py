@@ -278,9 +278,8 @@ class MatrixView:
     wavelengths: np.ndarray | None  # sinusoidal only
 
 
-@bounded_cache(32, max_bytes=16_000_000)
 def matrix_view(kind: str, n_positions: int, d_model: int, base: float, measure: str) -> MatrixView:
-    """The encoding matrix, what of it is drawn, and its geometry (cached per process)."""
+    """The encoding matrix, what of it is drawn, and its geometry (the lesson runtime caches it)."""
     matrix = encoding_matrix(kind, n_positions, d_model, base)
     pe = matrix.values
     plan = draw_plan(*pe.shape)

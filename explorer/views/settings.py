@@ -6,7 +6,11 @@
         width: int = setting(32, "Width d_model", url="width", options=(16, 32, 64))
 
 Each field says what its control is — a number within `bounds` (low, high, step), one of some
-`options`, a `flag`, or `text` of at most `max_chars` — its label and its name in the link.  The
+`options`, a `flag`, or `text` of at most `max_chars` — its label and its name in the link.
+A text may come with `presets` ({name: text}): the control is a picker of those names and "your own
+text…", which opens a box (`text_label`, in the link as `text_url`); the field holds the text.  A
+number may have an `advance` button (its label): one click moves it one step on, from the highest
+back to the lowest (a shuffle's seed).  The
 lesson runtime (explorer/serve) makes the widgets from them, in field order, and keys its one cache
 by the settings.  `check` refuses a value outside a field's control, so a view is never computed for
 settings no control could give.  No Streamlit here.
@@ -33,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -63,11 +68,19 @@ class Control:
     note: Callable | None = None
     heading: str | None = None
     main: bool = False  # drawn above the key figure, not in the sidebar
+    presets: Mapping[str, str] | None = None  # a text control: named examples, or the user's own text
+    text_url: str | None = None  # ... the own text's name in the link
+    text_label: str | None = None
+    advance: str | None = None  # a number control: the label of a button that moves it one step on
 
     def __post_init__(self):
         kinds = (self.bounds is not None) + (self.options is not None) + self.flag + (self.max_chars is not None)
         if kinds != 1:
             raise ValueError(f"{self.label}: a control has one of bounds, options, flag or max_chars")
+        if self.presets is not None and (self.max_chars is None or not self.text_url):
+            raise ValueError(f"{self.label}: presets are for a text control, with a text_url")
+        if self.advance is not None and self.bounds is None:
+            raise ValueError(f"{self.label}: an advance button moves a number control")
         if self.widget is not None and self.widget not in WIDGETS:
             raise ValueError(f"{self.label}: no widget {self.widget!r} (one of {WIDGETS})")
 
@@ -111,12 +124,14 @@ def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable
             help: str | None = None, widget: str | None = None, default_from: Callable | None = None,
             when: Callable | None = None, enabled: Callable | None = None, captions: Sequence[str] | None = None,
             format: Callable | None = None, resets_with: Callable | None = None, note: Callable | None = None,
-            heading: str | None = None, main: bool = False):
+            heading: str | None = None, main: bool = False, presets: Mapping[str, str] | None = None,
+            text_url: str | None = None, text_label: str | None = None, advance: str | None = None):
     """A settings field with its control (see the module)."""
     control = Control(label, url, tuple(bounds) if isinstance(bounds, Sequence) else bounds,
                       tuple(options) if isinstance(options, Sequence) else options, help, widget, flag, max_chars,
                       default_from, when, enabled, tuple(captions) if captions else None, format, resets_with, note,
-                      heading, main)
+                      heading, main, types.MappingProxyType(dict(presets)) if presets is not None else None, text_url,
+                      text_label, advance)
     if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})
@@ -166,6 +181,9 @@ def from_link(settings_type: type, values: Mapping[str, object], **given):
         control = controls.get(field.name)
         if control is not None and control.url in values and control.applies(so_far(made)):
             made[field.name] = values[control.url]
+            if control.presets is not None:  # a text with presets: the link names a preset or its own text
+                own = values.get(control.text_url, field.default)
+                made[field.name] = control.presets.get(values[control.url], own)
         elif control is not None and control.default_from is not None:
             made[field.name] = control.default_from(so_far(made))
         else:

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -9,7 +10,9 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from explorer.model.positional import alibi_slopes
 from explorer.training.pretrained import load_model
-from tests.support.apptest import info_text, plotly_array, run_page
+from explorer.ui.prose import lesson_sections
+from explorer.ui.steps import load_steps
+from tests.support.apptest import info_text, page_test, plotly_array, run_page
 
 PAGE = "app_pages/positions.py"
 LECTURE_TABLE = [[0.00, 1.00, 0.00, 1.00], [0.84, 0.54, 0.10, 1.00], [0.91, -0.42, 0.20, 0.98],
@@ -278,7 +281,7 @@ def test_only_the_chosen_relative_scheme_is_drawn():
     at = run_page(PAGE)
     keys = [el.proto.id.rsplit("-", 1)[-1] for el in at.get("plotly_chart")]
     assert "rope_angles" in keys and "alibi_bias" not in keys and "t5_buckets_matrix" not in keys
-    at.radio(key="scheme").set_value("T5").run()
+    at.selectbox(key="scheme").set_value("T5").run()  # a compact control: the row fits above the figure
     keys = [el.proto.id.rsplit("-", 1)[-1] for el in at.get("plotly_chart")]
     assert "t5_buckets_matrix" in keys and "rope_angles" not in keys
 
@@ -298,7 +301,7 @@ def test_rope_angles_and_scores():
     expected = 2 * np.cos(offsets[:, None] * theta[None, :]).sum(-1)  # q = k = all ones
     for curve in curves:
         np.testing.assert_allclose(curve["score q·k"].to_numpy(), expected, atol=1e-9)
-    at.radio(key="rope_vectors").set_value("random").run()
+    at.selectbox(key="rope_vectors").set_value("random").run()
     random_curves = [g["score q·k"].to_numpy() for _, g in line_data(at, "score q·k").groupby("query at")]
     np.testing.assert_allclose(random_curves[0], random_curves[1], atol=1e-9)
     assert not np.allclose(random_curves[0], expected)
@@ -364,3 +367,40 @@ def test_a_link_reopens_the_same_view():
     assert z.shape == (30, 20)
     assert at.slider(key="seed").value == 5 and at.radio(key="att_head").value == "3"
     assert len(chart(at, "alibi_bias")["data"]) == 8
+
+
+# --- the numbers the lesson quotes ---------------------------------------------------------------------------
+
+FIELD = re.compile(r"\{[A-Za-z_]\w*(?::[^{}]*)?\}")
+TYPED = re.compile(r"\d+\.\d+|\d+ ?%")
+
+
+def revealed(number: int) -> str:
+    at = page_test(PAGE, {"step": str(number)}).run()
+    at.button(key="lesson_next").click().run()  # Reveal
+    return " ".join(box.value for box in at.success)
+
+
+def test_step_answers_quote_the_figures_they_are_about():
+    """Each number is computed here independently (closed forms) and found in the answer shown."""
+    table = sinusoid(range(4), range(4), 4, 100.0)
+    cells = (table[1, 0], table[1, 1], table[1, 2], table[1, 3], table[3, 1], table[3, 2], table[3, 3])
+    assert all(f"{v:.2f}" in revealed(1) for v in cells)
+    similarity = table @ table.T
+    assert all(f"{similarity[0, k]:.2f}" in revealed(3) for k in range(4)) and "100.0 %" in revealed(3)
+    wavelengths = [2 * math.pi * 10000 ** (2 * i / 512) for i in range(256)]
+    slow = sum(w > 100 for w in wavelengths)
+    answer = revealed(2)
+    assert f"{wavelengths[0]:.2f}" in answer and f"{wavelengths[-1]:,.0f}" in answer and f"{slow} of the 256" in answer
+    answer = revealed(8)  # ALiBi, 4 heads, length 8: a key 7 back
+    slopes = alibi_slopes(4)
+    assert f"{7 * slopes[-1]:.3f}" in answer and f"{7 * slopes[0]:.2f}" in answer and "1/256" in answer
+
+
+def test_no_number_about_a_figure_is_typed_into_the_texts():
+    """Every decimal or percentage in the lesson text and the step answers is a field filled from a view;
+    the only typed one is a definition (the colours of MiniLM's table stop where 99 % of its values lie)."""
+    for text in [s.reveal for s in load_steps("positions")] + list(lesson_sections("positions").values()):
+        assert set(TYPED.findall(FIELD.sub("", text))) <= {"99 %"}, text
+    planted = "the offset explains only 46.5 % ({share:.1f} %)"
+    assert TYPED.findall(FIELD.sub("", planted)) == ["46.5"], "a planted number is caught"

@@ -9,7 +9,19 @@ import re
 
 import pytest
 
-from explorer.serve.lessons import COST, DEPTH, GRADIENT_DEPENDENCY, GRADIENTS, LOOKUP
+from explorer.serve.lessons import (
+    COST,
+    DEPTH,
+    GRADIENT_DEPENDENCY,
+    GRADIENTS,
+    LOOKUP,
+    POSITION_MODELS,
+    POSITION_RELATIVE,
+    POSITIONS,
+    REAL,
+    REAL_REFERENT,
+    REAL_TABLES,
+)
 from explorer.ui.steps import load_steps
 from explorer.views.claims import Claim, fill, power_of_ten, typed_numbers
 from tests.support.claims import problems
@@ -21,6 +33,8 @@ CLAIMED = {  # lesson -> its sections with settings of their own
     GRADIENTS: {"dependency": GRADIENT_DEPENDENCY},
     LOOKUP: {},
     COST: {},
+    POSITIONS: {"models": POSITION_MODELS, "relative": POSITION_RELATIVE},
+    REAL: {"referent": REAL_REFERENT, "positions": REAL_TABLES},
 }
 
 

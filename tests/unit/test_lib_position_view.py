@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.serve import runtime
+from explorer.serve.lessons import POSITIONS
 from explorer.training.pretrained import load_model
 from explorer.training.tasks import get_task
+from explorer.views.position_lesson import PositionSettings
 from explorer.views.positions import (
     DRAW_BUDGET,
     LEARNED_MODEL,
@@ -230,7 +233,12 @@ def test_matrix_view_small_and_large():
     np.testing.assert_allclose(large.drawn, sinusoid(1024, 1024, 10000.0)[::4, ::5], atol=1e-12)
     np.testing.assert_allclose(np.diag(large.similarity), 1.0, atol=1e-12)
     assert set(large.curves) == {0, 341, 682}
-    assert matrix_view("sinusoidal", 1024, 1024, 10000.0, "cosine") is large, "cached"
+    # Cached once, by the lesson runtime, keyed by the lesson's settings (matrix_view itself keeps nothing).
+    settings = PositionSettings(n_positions=1024, d_model=1024, base=10000, measure="cosine")
+    shown = runtime.shown(POSITIONS, settings)
+    np.testing.assert_array_equal(shown.view.matrix.drawn, large.drawn)
+    assert runtime.shown(POSITIONS, PositionSettings(n_positions=1024, d_model=1024, base=10000, measure="cosine")) \
+        is shown, "cached"
     with pytest.raises(ValueError):
         large.drawn[0, 0] = 2.0
     assert matrix_view("learned", 1, 1, 10.0, "dot").wavelengths is None
