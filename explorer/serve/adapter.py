@@ -16,6 +16,10 @@ is cached by those settings.  Fields of the part's settings that have no control
 the main settings' field of the same name.  A control drawn by the page itself (a preset picker
 with a text box) is passed in `custom`: {field name: make(controls, where, settings_so_far)}.
 
+A lesson that trains on the server (`LessonSpec.live`) has its key section drawn by
+explorer/serve/live.py: the start and Stop buttons, then the section at the moment of the session's
+run (step 0 before any).
+
 The page script holds no cache and no performance trick: only its sections and its prose.
 """
 
@@ -35,6 +39,7 @@ from ..views.settings import controls_of, so_far
 from . import runtime
 from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
+from .live import serve_live
 from .page import lesson_page, next_lesson, serve_heavy_work
 
 __all__ = ["Section", "sendable", "serve_lesson", "warm_lessons"]
@@ -98,7 +103,7 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
                                control.url, **common)
     if kind == "radio":
         return controls.radio(control.label, choices, choices.index(default), control.url, horizontal=True,
-                              captions=control.captions, **common)
+                              captions=control.captions_at(settings), **common)
     numeric = all(isinstance(o, (int, float)) and not isinstance(o, bool) for o in choices)
     if kind == "select_slider" or (kind is None and numeric):
         return controls.select_slider(control.label, choices, default, control.url, **common)
@@ -151,7 +156,10 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         with st.spinner(working(settings) if working else "Computing…"):
             shown = runtime.shown(lesson, settings, sendable)
         key, *rest = sections
-        key.draw(shown)
+        if lesson.live is None:
+            key.draw(shown)
+        else:
+            serve_live(lesson, shown, key.draw, sendable)
         steps.explain(section="")
         for section in rest:
             keys = part_keys([section])

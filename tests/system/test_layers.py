@@ -31,7 +31,7 @@ ALLOWED = {
     "ui": {"model", "training", "analysis", "views", "figures"},
     "serve": {"model", "training", "analysis", "views", "figures", "ui"},
 }
-STREAMLIT_ALLOWED = {"ui", "serve/adapter.py", "serve/page.py", "serve/later.py"}
+STREAMLIT_ALLOWED = {"ui", "serve/adapter.py", "serve/page.py", "serve/later.py", "serve/live.py"}
 PRIVATE_STREAMLIT_ALLOWED = ROOT / "explorer" / "ui" / "internals.py"
 PLOTTING = ("plotly", "altair")
 PLOTTING_ALLOWED = {"figures", "ui", "serve/adapter.py"}
