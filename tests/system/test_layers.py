@@ -4,7 +4,8 @@
     figures                                  handed data: imports no other layer
     ui                                       Streamlit helpers; may use every layer but serve
     serve                                    the lesson runtime: may use every layer; its adapter
-                                             (serve/adapter.py) is the only Streamlit code outside ui
+                                             (serve/adapter.py, page.py, later.py, live.py) is the
+                                             only Streamlit code outside ui
 
 Pages (app_pages/) and app.py may import anything; only they and explorer/ui import streamlit.
 Streamlit's non-public modules (anything but `streamlit` itself) are imported by one file alone,
