@@ -23,10 +23,10 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 # 32 settings: every task, encoding, head count and layer count, with several seeds and both modes.
 SAMPLE = [TrainSettings(task=task, encoding=encoding, n_heads=heads, n_layers=layers, seed=seed,
                         mode="race" if race and task in RACE_TASKS else "train")
-          for (task, encoding), (heads, layers), (seed, race) in zip(
+          for (task, encoding), (heads, layers), (seed, race) in itertools.islice(zip(
               itertools.cycle(itertools.product(LIVE_TASKS, ("sinusoidal", "none", "rope", "learned"))),
               itertools.cycle(itertools.product((1, 2, 4), (1, 2, 3))),
-              itertools.cycle(itertools.product((0, 7, 20), (False, True))), strict=False)][:32]
+              itertools.cycle(itertools.product((0, 7, 20), (False, True))), strict=False), 32)]
 SENTENCE = re.compile(r"loss, (\d+\.\d{3}), is (above|below|ln \d+ = \d+\.\d{3} to within 0\.005)"
                       r"(?: ln (\d+) = (\d+\.\d{3}))?")
 
@@ -105,5 +105,5 @@ def test_the_first_steps_reveal_holds_for_its_settings():
     names = {"heads": "n_heads", "layers": "n_layers"}
     view = train_view(TrainSettings(**{names.get(k, k): v for k, v in step.settings.items()}))
     weights = view.snapshot.attention
-    assert 0.05 < np.min(weights) and np.max(weights) < 0.5 and len(view.keys) == 6 and view.start.vocab == 19
+    assert np.min(weights) > 0.05 and np.max(weights) < 0.5 and len(view.keys) == 6 and view.start.vocab == 19
     assert "1/6" in step.reveal and "ln 19" in step.reveal and "19 output tokens" in step.reveal
