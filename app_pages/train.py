@@ -1,64 +1,97 @@
 """Lesson: train it live — watch attention form, and race a recurrent network.
 
-The controls and the frame are here; what is drawn while a run trains (a fragment that polls the
-server's training manager) and after it (the scrubber) is in train_live.py.  The prose is in
-lessons/train.md."""
+The lesson runtime trains the run on the server and shows the session's moment of it
+(explorer/serve/live.py); this page draws that moment.  The prose is in lessons/train.md."""
 
 import functools
+import math
 
+import numpy as np
 import streamlit as st
 
-from app_pages.train_live import TrainPanel
-from explorer.model.positional import ENCODINGS
-from explorer.serve.page import lesson_page, next_lesson
-from explorer.training.live import LIVE_TASKS, LiveSettings
-from explorer.training.runs import LiveJob
-from explorer.ui import escape_markdown, lesson_text
+from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.lessons import TRAIN
+from explorer.training.runs import default_manager
+from explorer.ui import lesson_text, plotly_chart
+from explorer.views.train import RACE_TASKS
 
 text = functools.partial(lesson_text, "train")
-MODES = {"train": "the transformer alone", "race": "against a GRU, for the same seconds"}
-RACE_TASKS = ("reverse", "sort")
 
-controls, lesson = lesson_page("train", "Train it live", text("lead"))
-side = st.sidebar
-side.header("Model and task")
-task = controls.selectbox("Task", LIVE_TASKS, 0, "task", where=side,
-                          help="Reverse or sort up to 6 letters (encoder–decoder: the grid is cross-attention), "
-                               "continue a repeated sequence (induction) or resolve “it” (coreference): the grid "
-                               "is then self-attention.")
-encoding = controls.selectbox("Positional encoding", ENCODINGS, 0, "encoding", where=side,
-                              help="How the model learns where each token is; “none” gives it no positions at all.")
-heads = controls.select_slider("Heads per layer", [1, 2, 4], 2, "heads", where=side)
-layers = controls.slider("Layers", 1, 3, 2, 1, "layers", where=side)
-seed = controls.slider("Seed", 0, 20, 0, 1, "seed", where=side,
-                       help="Draws the initial weights and the training batches: the same seed, the same run.")
-mode = controls.radio("Mode", list(MODES), 0, "mode", where=side, captions=list(MODES.values()),
-                      help="A race trains a GRU encoder–decoder with about as many parameters on the same "
-                           "batches, taking turns with the transformer, each for the same seconds of training.")
-race_seconds, steps = None, 800
-if mode == "train":
-    steps = controls.select_slider("Training steps", [200, 400, 800, 1200, 1600], 800, "steps", where=side,
-                                   help="Batches of 64 examples; the learning rate warms up, then decays to zero.")
-else:
-    race_seconds = controls.select_slider("Seconds of training each", [5, 10, 15, 20], 10, "race_seconds",
-                                          where=side)
-    if task not in RACE_TASKS:
-        controls.note(f"the recurrent baseline is an encoder–decoder, so it races on reverse or sort only; "
-                      f"{escape_markdown(task)} trains the transformer alone.", about="Mode")
-        race_seconds = None
-controls.report()
 
-settings = LiveSettings(task=task, encoding=encoding, n_heads=heads, n_layers=layers, seed=seed, steps=steps)
-job = LiveJob.single(settings) if race_seconds is None else LiveJob.race(settings, race_seconds)
-if not lesson.revealed:
-    st.stop()
+def status(view) -> None:
+    """The progress bar of a run being watched."""
+    if view.state == "queued":
+        st.progress(0.0, text=text("queued", position=view.position, slots=default_manager().slots))
+        return
+    latest = [shown[-1] for shown in view.snapshots]
+    if max(s.step for s in latest) == 0:
+        st.progress(0.0, text=text("starting"))
+    elif view.job.race_seconds is not None:
+        st.progress(view.fraction(), text=text("racing", seconds=min(s.training_seconds for s in latest),
+                                               total=view.job.race_seconds))
+    else:
+        st.progress(view.fraction(), text=text("training", step=latest[0].step, steps=view.job.runners[0].steps,
+                                               seconds=latest[0].seconds))
 
-panel = TrainPanel(job, lesson)
-panel.show()
 
-st.markdown(text("what", architecture="cross-attention of the decoder (output letters, rows) over the encoder "
-                 "(input letters, columns)" if task in RACE_TASKS else "self-attention of the sequence over itself"))
-with st.expander("How a run is shared and bounded on this server"):
-    st.markdown(text("server", slots=panel.manager.slots, queue=panel.manager.max_queue,
-                     abandon=panel.manager.abandon_after))
-next_lesson("train")
+def moment(view) -> str:
+    """The line above the grid: the step, held-out accuracy and loss (against the rival's in a race)."""
+    snapshot = view.snapshot
+    if view.job.race_seconds is None:
+        return (text("moment", step=snapshot.step, accuracy=100 * snapshot.accuracy, loss=snapshot.loss)
+                + (text("moment seconds", seconds=snapshot.seconds) if snapshot.step else ""))
+    # The recurrent runner at the same seconds of training as the transformer's snapshot.
+    rival = [s for s in view.snapshots[1] if s.training_seconds <= snapshot.training_seconds] or view.snapshots[1][:1]
+    return text("moment race", seconds=snapshot.training_seconds, step=snapshot.step, accuracy=100 * snapshot.accuracy,
+                rival=view.job.runners[1].model.upper(), rival_step=rival[-1].step,
+                rival_accuracy=100 * rival[-1].accuracy)
+
+
+def at_step_zero(view) -> str:
+    """What the untrained model's numbers say: its loss against an even guess, and (for cross-attention
+    over the input letters) how evenly its attention is spread."""
+    start = view.start
+    lines = [text(f"start loss: {start.direction}", loss=start.loss, vocab=start.vocab, even=start.even,
+                  answers=start.answers, even_answers=math.log(start.answers))]
+    if view.job.runners[0].task in RACE_TASKS:
+        weights = view.snapshot.attention
+        lines.append(text("start spread", low=float(np.min(weights)), high=float(np.max(weights)),
+                          keys=len(view.keys), even=1 / len(view.keys)))
+    return "\n\n".join(lines)
+
+
+def run(shown) -> None:
+    """The key section, at the moment of the session's run: progress, the probe's attention, the curves."""
+    view, figures, settings = shown.view, shown.figures, shown.settings
+    if view.live:
+        status(view)
+    elif view.state == "untrained":
+        st.caption(text("untrained race" if settings.race else "untrained"))
+    if view.state in ("cancelled", "failed") or view.message:
+        st.info(text("ended", message=view.message or view.state), icon=":material/info:")
+    st.markdown(moment(view))
+    plotly_chart(figures.grid, key="train_grid")
+    if view.snapshot.step == 0:
+        st.markdown(at_step_zero(view))
+    plotly_chart(figures.race if settings.race else figures.curves, key="train_race" if settings.race else
+                 "train_curves")
+
+
+def what(shown) -> None:
+    """How to read it, and how the server shares runs."""
+    st.markdown(text("what", architecture="cross-attention of the decoder (output letters, rows) over the encoder "
+                     "(input letters, columns)" if shown.settings.task in RACE_TASKS
+                     else "self-attention of the sequence over itself"))
+    manager = default_manager()
+    with st.expander("How a run is shared and bounded on this server"):
+        st.markdown(text("server", slots=manager.slots, queue=manager.max_queue, abandon=manager.abandon_after))
+
+
+serve_lesson(
+    TRAIN,
+    title="Train it live",
+    lead=text("lead"),
+    sidebar="Model and task",
+    sections=[Section("run", run), Section("what", what)],
+    working=lambda s: "Building the untrained model…",
+)

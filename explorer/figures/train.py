@@ -26,7 +26,8 @@ from .common import (
     token_axis,
 )
 
-__all__ = ["RUNNER_COLOURS", "Curve", "attention_panels", "race_figure", "training_curves"]
+__all__ = ["RUNNER_COLOURS", "Curve", "TrainFigures", "attention_panels", "race_figure", "train_figures",
+           "training_curves"]
 
 RUNNER_COLOURS = {"transformer": OKABE_ITO["blue"], "gru": OKABE_ITO["vermillion"], "lstm": OKABE_ITO["orange"]}
 RUNNER_NAMES = {"gru": "GRU", "lstm": "LSTM"}
@@ -169,3 +170,35 @@ def race_figure(curves: Sequence[Curve], seconds: float, *, stacked: bool = Fals
         "margin": {"l": 10, "r": 10, "t": 70, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
     }
     return figure_from_spec({"data": traces, "layout": layout})
+
+
+@dataclass(frozen=True)
+class TrainFigures:
+    """What the live-training lesson draws at one moment: the probe's attention grid, and the
+    transformer's curves (`curves`) or the race (`race`)."""
+
+    grid: go.Figure
+    curves: go.Figure | None
+    race: go.Figure | None
+
+
+def _curve(name: str, snapshots) -> Curve:
+    return Curve(name, np.array([s.step for s in snapshots], dtype=np.int64),
+                 np.array([s.loss for s in snapshots], dtype=float),
+                 np.array([s.accuracy for s in snapshots], dtype=float),
+                 np.array([s.training_seconds for s in snapshots], dtype=float))
+
+
+def train_figures(view) -> TrainFigures:
+    """The figures of the lesson's view at a moment (explorer.views.train.TrainView: its job, the
+    snapshots shown per runner, the probe's tokens, the snapshot chosen)."""
+    snapshot, runners = view.snapshot, view.job.runners
+    grid = attention_panels(snapshot.attention, view.queries, view.keys, cell_hover=not view.live)
+    if view.job.race_seconds is not None:
+        race = race_figure([_curve(runner.model, shown) for runner, shown in zip(runners, view.snapshots, strict=True)],
+                           view.job.race_seconds)
+        return TrainFigures(grid, None, race)
+    transformer = view.snapshots[0]
+    curves = training_curves(_curve("transformer", transformer), runners[0].steps, marker=snapshot.step,
+                             loss_top=max(s.loss for s in transformer) * 1.05)
+    return TrainFigures(grid, curves, None)

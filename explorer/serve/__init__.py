@@ -5,6 +5,8 @@ once per setting, the warm-up of every lesson's default view, and the adapter to
     lessons.py   every lesson's declaration (`LessonSpec`) and the catalogue of them (`LESSONS`)
     runtime.py   the one cache and the warm-up (no Streamlit)
     adapter.py   `serve_lesson`: a page script declares its sections; this draws them
+    live.py      a lesson that trains on the server (`LessonSpec.live`): its buttons, the session's
+                 run in the training manager, the polling fragment and the replay
 
-Lessons move onto it one at a time (issue "One lesson runtime"): depth first.
+Lessons move onto it one at a time (issue "One lesson runtime"): depth first, then gradients and train.
 """

@@ -34,6 +34,10 @@ A part's section may be asked for (`ask(settings)` gives a message and a `Button
 computed once the visitor presses it — a measurement that holds the server's CPU) and taken
 `again` (a `Button`): its settings' field `attempt` is this session's count of presses.
 
+A lesson that trains on the server (`LessonSpec.live`) has its key section drawn by
+explorer/serve/live.py: the start and Stop buttons, then the section at the moment of the session's
+run (step 0 before any).
+
 The page script holds no cache and no performance trick: only its sections and its prose.
 """
 
@@ -56,6 +60,7 @@ from ..views.settings import controls_of, so_far
 from . import runtime
 from .later import below_the_fold
 from .lessons import LESSONS, LessonSpec
+from .live import serve_live
 from .page import lesson_page, next_lesson, serve_heavy_work
 
 __all__ = ["ATTEMPT", "Button", "Preset", "Section", "claimed", "measured_box", "sendable", "serve_lesson",
@@ -168,7 +173,7 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
                                control.url, **common)
     if kind == "radio":
         return controls.radio(control.label, choices, choices.index(default), control.url, horizontal=True,
-                              captions=control.captions, **common)
+                              captions=control.captions_at(settings), **common)
     numeric = all(isinstance(o, (int, float)) and not isinstance(o, bool) for o in choices)
     if kind == "select_slider" or (kind is None and numeric):
         return controls.select_slider(control.label, choices, default, control.url, **common)
@@ -251,7 +256,10 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         if not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
             steps.answer(lesson.claims, shown)
         first, *rest = step_first(sections, steps.section)
-        _section(first, shown, steps, controls, custom, key=first is sections[0])
+        if lesson.live is not None and first is sections[0]:  # a run on the server: its moment shown live
+            serve_live(lesson, shown, first.draw, sendable)
+        else:
+            _section(first, shown, steps, controls, custom, key=first is sections[0])
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)

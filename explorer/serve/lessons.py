@@ -1,5 +1,6 @@
 """Every lesson on the runtime, declared: its page, its settings dataclass (the controls), its view
-(settings → arrays) and its figures (view → figures, made once per setting and shared)."""
+(settings → arrays) and its figures (view → figures, made once per setting and shared).  A lesson
+that trains on the server declares its job too (`LiveSpec`, served by explorer/serve/live.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
 from ..figures import position_lesson as position_figures
 from ..figures import real_lesson as real_figures
+from ..figures import train as train_figures
 from ..figures.lookup import lookup_figures
 from ..training.pretrained import PretrainedModelError
 from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
 from ..views import gradient_lesson as gradients
-from ..views import position_facts
+from ..views import position_facts, train
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
 from ..views.claims import Claim
@@ -32,7 +34,7 @@ from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
 __all__ = ["ATTENTION", "ATTENTION_COMPARE", "COST", "COST_CROSSOVER", "COST_STOPWATCH", "DECODER",
            "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL",
            "LESSONS", "LOOKUP", "POSITIONS", "POSITION_MODELS", "POSITION_RELATIVE", "REAL", "REAL_REFERENT",
-           "REAL_TABLES", "LessonSpec"]
+           "REAL_TABLES", "TRAIN", "LessonSpec", "LiveSpec"]
 
 
 NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
@@ -40,6 +42,24 @@ NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
 
 def no_figures(view) -> None:
     """A lesson whose sections draw straight from its view."""
+
+
+def train_button(settings) -> str:
+    return "Train"
+
+
+@dataclass(frozen=True)
+class LiveSpec:
+    """A lesson that trains on the server's training manager (explorer.training.runs): `job(settings)`
+    is what its start button asks for (a LiveJob: equal jobs share one run), `at(view, run, index)`
+    the lesson's view at a moment of that run (run: a RunView holding the snapshots the session has
+    reached, or None before any run; index: the snapshot chosen to replay, None for the latest).
+    `start(settings)` is the start button's label.  The runtime's notes ("queue full", "client busy",
+    "gone") are sections of the lesson's prose, app_pages/lessons/<page>.md."""
+
+    job: Callable
+    at: Callable
+    start: Callable[[object], str] = train_button
 
 
 @dataclass(frozen=True)
@@ -55,6 +75,7 @@ class LessonSpec:
     # what its sentences state, as predicates (explorer/views/claims.py); not part of its identity
     claims: Mapping[str, Claim] = field(default_factory=lambda: NO_CLAIMS, compare=False)
     failures: tuple[type[Exception], ...] = ()  # what its view may raise for the user to read (a damaged file)
+    live: LiveSpec | None = None  # a lesson that trains on the server: its key section shows the run
 
     @property
     def name(self) -> str:
@@ -106,8 +127,11 @@ REAL_REFERENT = LessonSpec("real", real.ReferentSettings, real.referent_view, re
 REAL_TABLES = LessonSpec("real", real.TableSettings, real.table_view, real_figures.table_figures, section="positions",
                          claims=real.TABLE_CLAIMS, failures=(PretrainedModelError,))
 
+TRAIN = LessonSpec("train", train.TrainSettings, train.train_view, train_figures.train_figures,
+                   live=LiveSpec(lambda s: s.job, train.at_moment, start=lambda s: "Race" if s.race else "Train"))
+
 LESSONS: tuple[LessonSpec, ...] = (
     LOOKUP, ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES, POSITIONS, POSITION_MODELS,
     POSITION_RELATIVE, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, DEPTH, COST, COST_CROSSOVER, COST_STOPWATCH,
-    REAL, REAL_REFERENT, REAL_TABLES,
+    TRAIN, REAL, REAL_REFERENT, REAL_TABLES,
 )

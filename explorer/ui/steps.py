@@ -172,6 +172,3 @@ class Lesson:
                               "to them.", icon=":material/undo:")
         else:
             where.success(f"{self._heading} {text}", icon=":material/visibility:")
-
-    def explain(self, where=st, section: str = "") -> None:
-        """Kept for pages not yet on the lesson runtime: the answer now stands in the step bar."""

@@ -17,7 +17,8 @@ settings no control could give.  No Streamlit here.
 
 A control may depend on the fields before it, each given as a function of those settings so far
 (an object with them as attributes):
-    options / bounds   a function: a head slider runs up to the chosen number of heads
+    options / bounds   a function: a head slider runs up to the chosen number of heads (a radio's
+                       captions, one per option, may be a function too)
     default_from       the default follows them (a task's own model shape); when they change, the
                        control goes back to its new default
     when               the control exists only then; otherwise the field holds its default
@@ -62,7 +63,7 @@ class Control:
     default_from: Callable | None = None
     when: Callable | None = None
     enabled: Callable | None = None
-    captions: tuple[str, ...] | None = None
+    captions: tuple[str, ...] | Callable | None = None  # a radio's, one per option (a function: as options)
     format: Callable | None = None  # how an option is shown
     resets_with: Callable | None = None
     note: Callable | None = None
@@ -87,6 +88,10 @@ class Control:
     def choices(self, settings) -> tuple | None:
         """The options at these settings (so far), or None for a number, flag or text."""
         return tuple(self.options(settings)) if callable(self.options) else self.options
+
+    def captions_at(self, settings) -> tuple[str, ...] | None:
+        """A radio's captions at these settings (so far), one per option."""
+        return tuple(self.captions(settings)) if callable(self.captions) else self.captions
 
     def limits(self, settings) -> tuple[float, float, float] | None:
         return tuple(self.bounds(settings)) if callable(self.bounds) else self.bounds
@@ -122,16 +127,18 @@ class Control:
 def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable | None = None,
             options: Sequence | Callable | None = None, flag: bool = False, max_chars: int | None = None,
             help: str | None = None, widget: str | None = None, default_from: Callable | None = None,
-            when: Callable | None = None, enabled: Callable | None = None, captions: Sequence[str] | None = None,
-            format: Callable | None = None, resets_with: Callable | None = None, note: Callable | None = None,
-            heading: str | None = None, main: bool = False, presets: Mapping[str, str] | None = None,
-            text_url: str | None = None, text_label: str | None = None, advance: str | None = None):
+            when: Callable | None = None, enabled: Callable | None = None,
+            captions: Sequence[str] | Callable | None = None, format: Callable | None = None,
+            resets_with: Callable | None = None, note: Callable | None = None, heading: str | None = None,
+            main: bool = False, presets: Mapping[str, str] | None = None, text_url: str | None = None,
+            text_label: str | None = None, advance: str | None = None):
     """A settings field with its control (see the module)."""
     control = Control(label, url, tuple(bounds) if isinstance(bounds, Sequence) else bounds,
                       tuple(options) if isinstance(options, Sequence) else options, help, widget, flag, max_chars,
-                      default_from, when, enabled, tuple(captions) if captions else None, format, resets_with, note,
-                      heading, main, types.MappingProxyType(dict(presets)) if presets is not None else None, text_url,
-                      text_label, advance)
+                      default_from, when, enabled,
+                      captions if callable(captions) else tuple(captions) if captions else None, format, resets_with,
+                      note, heading, main, types.MappingProxyType(dict(presets)) if presets is not None else None,
+                      text_url, text_label, advance)
     if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})

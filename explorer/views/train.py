@@ -1,100 +1,160 @@
-"""What the live-training page shows: the untrained model before anyone presses Train, the probe's
-tokens, and the part of a run a session has reached (a finished run is replayed at its own pace)."""
+"""What the live-training lesson shows: its settings (the controls), the untrained model a run
+starts from (step 0, before anyone presses Train) and the lesson's view at any moment of a run.
+No Streamlit: the lesson runtime (explorer/serve) caches the view, trains the job in the server's
+training manager and hands back the part of the run a session has reached (`at_moment`).
+
+    view = train_view(TrainSettings(task="sort"))    # step 0 of every runner, the probe's tokens
+    view = at_moment(view, run, index=3)             # a run's snapshots up to now, the 4th chosen
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
-import numpy as np
+import torch
 
-from ..analysis.caching import bounded_cache
-from ..training.live import LiveSettings, Snapshot, live_task, probe, run_settings
+from ..model.positional import ENCODINGS
+from ..training.live import HELD_OUT, LIVE_TASKS, LiveSettings, Snapshot, live_task, probe, run_settings
 from ..training.runs import LiveJob, RunView
+from .settings import setting
 
-__all__ = ["Progress", "columns", "first_snapshots", "probe_tokens", "progress", "repace", "step_zero", "untrained"]
+__all__ = ["MODES", "RACE_TASKS", "LossAtStart", "TrainSettings", "TrainView", "at_moment", "first_snapshots",
+           "loss_at_start", "train_view"]
 
-
-def first_snapshots(job: LiveJob) -> tuple[tuple[Snapshot], ...]:
-    """Step 0 of every runner of the job, one tuple per runner: what the run will start from (the
-    same numbers, as the run is a function of its settings)."""
-    return tuple((step_zero(untrained(settings)),) for settings in job.runners)
-
-
-_DEFAULTS = LiveSettings()
+RACE_TASKS = ("reverse", "sort")  # the recurrent baseline is an encoder–decoder
+MODES = {"train": "the transformer alone", "race": "against a GRU, for the same seconds"}
 
 
-def untrained(settings: LiveSettings) -> LiveSettings:
-    """The settings with everything that only shapes the training (its length, pace, batches and
-    snapshots) at the defaults: step 0 is the same for all of them, so they share one cached step 0
-    (a change of steps, of race length or from one run to a race computes nothing new)."""
-    return replace(settings, steps=_DEFAULTS.steps, snapshot_every=None, batch_size=_DEFAULTS.batch_size,
-                   learning_rate=_DEFAULTS.learning_rate, schedule=_DEFAULTS.schedule,
-                   max_seconds=_DEFAULTS.max_seconds)
-
-
-@bounded_cache(48, max_bytes=16_000_000)
-def step_zero(settings: LiveSettings) -> Snapshot:
-    """Step 0 of a run of `settings`: the fresh model's held-out loss and accuracy and the probe's attention."""
-    return next(run_settings(settings))
-
-
-@bounded_cache(16, max_bytes=1_000_000)
-def probe_tokens(task: str, letters: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(query tokens, key tokens) of the probe whose attention a run shows."""
-    _, queries, keys = probe(live_task(task, letters))
-    return tuple(queries), tuple(keys)
-
-
-def columns(snapshots) -> dict[str, np.ndarray]:
-    """step, loss, accuracy and seconds (of training) of a runner's snapshots, as arrays."""
-    return {
-        "steps": np.array([s.step for s in snapshots], dtype=np.int64),
-        "loss": np.array([s.loss for s in snapshots], dtype=float),
-        "accuracy": np.array([s.accuracy for s in snapshots], dtype=float),
-        "seconds": np.array([s.training_seconds for s in snapshots], dtype=float),
-    }
+def _modes(settings) -> tuple[str, ...]:
+    return tuple(MODES) if settings.task in RACE_TASKS else ("train",)
 
 
 @dataclass(frozen=True)
-class Progress:
-    """The part of a run a session has reached: per runner, the snapshots shown so far; `complete`
-    once every snapshot of a finished run is shown."""
+class TrainSettings:
+    """The live-training lesson's controls (their URL names are the page's since it began)."""
 
+    task: str = setting("reverse", "Task", url="task", options=LIVE_TASKS, widget="selectbox",
+                        help="Reverse or sort up to 6 letters (encoder–decoder: the grid is cross-attention), "
+                             "continue a repeated sequence (induction) or resolve “it” (coreference): the grid "
+                             "is then self-attention.")
+    encoding: str = setting(ENCODINGS[0], "Positional encoding", url="encoding", options=ENCODINGS,
+                            widget="selectbox",
+                            help="How the model learns where each token is; “none” gives it no positions at all.")
+    n_heads: int = setting(2, "Heads per layer", url="heads", options=(1, 2, 4))
+    n_layers: int = setting(2, "Layers", url="layers", bounds=(1, 3, 1))
+    seed: int = setting(0, "Seed", url="seed", bounds=(0, 20, 1),
+                        help="Draws the initial weights and the training batches: the same seed, the same run.")
+    mode: str = setting("train", "Mode", url="mode", options=_modes, widget="radio",
+                        captions=lambda s: tuple(MODES[m] for m in _modes(s)),
+                        help="A race trains a GRU encoder–decoder with about as many parameters on the same "
+                             "batches, taking turns with the transformer, each for the same seconds of training. "
+                             "The GRU is an encoder–decoder, so only reverse and sort can race.")
+    steps: int = setting(800, "Training steps", url="steps", options=(200, 400, 800, 1200, 1600),
+                         when=lambda s: s.mode == "train",
+                         help="Batches of 64 examples; the learning rate warms up, then decays to zero.")
+    race_seconds: int = setting(10, "Seconds of training each", url="race_seconds", options=(5, 10, 15, 20),
+                                when=lambda s: s.mode == "race")
+
+    @property
+    def race(self) -> bool:
+        return self.mode == "race"
+
+    @property
+    def job(self) -> LiveJob:
+        """What Train asks the server for: one run, or the race."""
+        settings = LiveSettings(task=self.task, encoding=self.encoding, n_heads=self.n_heads, n_layers=self.n_layers,
+                                seed=self.seed, steps=self.steps)
+        return LiveJob.race(settings, self.race_seconds) if self.race else LiveJob.single(settings)
+
+
+@dataclass(frozen=True)
+class LossAtStart:
+    """The untrained model's held-out loss against the cost of an even guess: `vocab` tokens the model
+    chooses among (an even guess costs ln vocab per token), of which `answers` ever are an answer."""
+
+    loss: float
+    vocab: int
+    answers: int
+
+    @property
+    def even(self) -> float:
+        return math.log(self.vocab)
+
+    @property
+    def direction(self) -> str:
+        """"above", "below" or "at" ln vocab (within 0.005)."""
+        gap = self.loss - self.even
+        return "at" if abs(gap) < 0.005 else "above" if gap > 0 else "below"
+
+
+def loss_at_start(task_name: str, letters: int, loss: float) -> LossAtStart:
+    """The facts a sentence about the step-0 loss needs (see LossAtStart), read from the task and its
+    held-out set, the one a run measures its loss on."""
+    task = live_task(task_name, letters)
+    targets = task.batch(HELD_OUT, torch.Generator().manual_seed(task.eval_seed)).targets
+    answers = int(torch.unique(targets[targets != -100]).numel())
+    return LossAtStart(float(loss), task.vocab_size, answers)
+
+
+@dataclass(frozen=True)
+class TrainView:
+    """The lesson at one moment.  snapshots: per runner of the job, the snapshots shown (step 0 at
+    least); index: the transformer's snapshot the grid shows (None: the latest).  state: untrained
+    (no run watched), or the run's (queued, running, done, cancelled, failed), with its queue
+    position and message."""
+
+    job: LiveJob
     snapshots: tuple[tuple[Snapshot, ...], ...]
-    complete: bool
+    queries: tuple[str, ...]
+    keys: tuple[str, ...]
+    start: LossAtStart
+    index: int | None = None
+    state: str = "untrained"
+    position: int = 0
+    message: str = ""
 
-    def fraction(self, settings: tuple[LiveSettings, ...], race_seconds: float | None) -> float:
+    @property
+    def live(self) -> bool:
+        """A run being watched as it trains (or replayed at its pace): no snapshot chosen yet."""
+        return self.state != "untrained" and self.index is None
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The transformer's snapshot the grid shows."""
+        return self.snapshots[0][-1 if self.index is None else self.index]
+
+    def fraction(self) -> float:
         """How far along the run is, 0–1: steps of the planned steps, or seconds of the race's."""
-        if self.complete:
-            return 1.0
-        done = []
-        for runner, shown in zip(settings, self.snapshots, strict=True):
-            if not shown:
-                done.append(0.0)
-            elif race_seconds is None:
+        done, race_seconds = [], self.job.race_seconds
+        for runner, shown in zip(self.job.runners, self.snapshots, strict=True):
+            if race_seconds is None:
                 done.append(shown[-1].step / runner.steps)
             else:
                 done.append(shown[-1].training_seconds / race_seconds)
         return float(min(1.0, max(0.0, min(done, default=0.0))))
 
 
-def progress(view: RunView, watched_for: float) -> Progress:
-    """The snapshots a session that has watched `view`'s run for `watched_for` seconds is shown:
-    those that arrived by then (so a run that finished before the session asked is replayed at the
-    pace it was computed, and every session sees it form from step 0)."""
-    shown = tuple(
-        tuple(s for s, arrived in zip(snapshots, times, strict=True) if arrived <= watched_for)
-        for snapshots, times in zip(view.snapshots, view.arrived, strict=True)
-    )
-    finished = not view.active
-    complete = finished and all(len(a) == len(b) for a, b in zip(shown, view.snapshots, strict=True))
-    return Progress(shown, complete)
+def first_snapshots(job: LiveJob) -> tuple[tuple[Snapshot], ...]:
+    """Step 0 of every runner of the job, one tuple per runner: what the run will start from (the
+    same numbers, as the run is a function of its settings)."""
+    return tuple((next(run_settings(settings)),) for settings in job.runners)
 
 
-def repace(interval: float, wanted: float) -> bool:
-    """Whether a page polling every `interval` seconds should rerun to poll every `wanted` seconds
-    instead (a fragment's pace is set by a whole-page run, dearer than a poll): when a class has
-    joined and the pace should slow by half again or more (the polls saved pay for the page run in a
-    few seconds).  Never to speed up: a session keeps the slower pace to the end of its run (a few
-    seconds between frames, still a live view), and no page reruns when a class leaves at once."""
-    return wanted >= 1.5 * interval
+def train_view(settings: TrainSettings) -> TrainView:
+    """Step 0 of the settings' job (no run yet), with the probe's tokens and the step-0 loss's facts."""
+    job = settings.job
+    first = first_snapshots(job)
+    live = job.runners[0]
+    _, queries, keys = probe(live_task(live.task, live.letters))
+    return TrainView(job, first, tuple(queries), tuple(keys), loss_at_start(live.task, live.letters, first[0][0].loss))
+
+
+def at_moment(view: TrainView, run: RunView | None, index: int | None = None) -> TrainView:
+    """The lesson's view at a moment of the run: `run` holds the snapshots a session has reached
+    (None: no run watched, step 0); a runner with none yet shows its step 0 (the same numbers)."""
+    if run is None:
+        return replace(view, index=index)
+    snapshots = tuple(shown or first for shown, first in zip(run.snapshots, view.snapshots, strict=True))
+    return replace(view, snapshots=snapshots, index=index, state=run.state, position=run.position,
+                   message=run.message)

@@ -71,10 +71,17 @@ def test_train_polls_to_the_end_replays_and_is_shared_with_the_next_session():
     scrubber(at).set_value(steps[3]).run()
     np.testing.assert_allclose(grid(at), expected[3].attention.reshape(4, 7, 6), atol=1e-6)
 
-    # Another session with the same settings gets the finished run at once, trained once.
+    # A new visitor opens on its own step 0, not on the run someone else finished (issue 29).  Its
+    # Train shares that run, trained once: nothing is queued or trained again, and it is replayed
+    # from step 0 to the same last snapshot.
     other = run_page(PAGE, link)
-    assert "trained this exact setting already" in other.caption[0].value
-    assert scrubber(other) is not None and scrubber(other).value == 200
+    assert scrubber(other) is None and "Step 0" in other.caption[0].value
+    np.testing.assert_allclose(grid(other), expected[0].attention.reshape(4, 7, 6), atol=1e-6)
+    other.button(key="train_start").click().run()
+    stats = default_manager().stats()
+    assert stats["queued"] == 0 and stats["running"] == 0, stats
+    poll_to_the_end(other)
+    assert scrubber(other).value == 200
     np.testing.assert_allclose(grid(other), expected[-1].attention.reshape(4, 7, 6), atol=1e-6)
 
 

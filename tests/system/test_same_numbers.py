@@ -25,13 +25,12 @@ import torch
 from explorer.analysis import depth as depth_analysis
 from explorer.analysis.timing import TIMED_LAYERS, build_timed_layer
 from explorer.model.transformer import Transformer, TransformerConfig
-from explorer.training.live import LiveSettings, build, live_task
+from explorer.training.live import LiveSettings, build, live_task, run_settings
 from explorer.training.minilm import MiniLM, minilm_dir
 from explorer.training.pretrained import load_model_uncached
 from explorer.views import attention as attention_view
 from explorer.views import gradients as gradient_view
 from explorer.views.depth import depth_curves
-from explorer.views.train import step_zero
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -94,7 +93,7 @@ def _dependency(kind: str, init: str, gain: float) -> list[np.ndarray]:
 
 
 def _live(settings: LiveSettings) -> list[np.ndarray]:
-    snapshot = step_zero.__wrapped__(settings)
+    snapshot = next(run_settings(settings))
     return [*_model_numbers(build(settings, live_task(settings.task, settings.letters))),
             *arrays((snapshot.loss, snapshot.accuracy)), *arrays(snapshot.attention)]
 

@@ -15,10 +15,10 @@ import time
 
 import pytest
 
+from explorer.serve.live import reached, repace
 from explorer.training import runs
 from explorer.training.live import MAX_STEPS, LiveSettings, run_settings
 from explorer.training.runs import LiveJob, QueueFull, TrainingManager
-from explorer.views.train import repace
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
@@ -289,6 +289,17 @@ def test_a_page_reruns_for_a_new_pace_only_to_slow_down_by_half_again():
     assert repace(1.5, 5.0) and repace(1.5, 2.25)
     assert not repace(1.5, 2.0)  # a few more watchers: not worth a whole-page run
     assert not repace(5.0, 1.5)  # the class left: keep the slower pace to the end of the run
+
+
+def test_a_session_is_shown_the_snapshots_that_arrived_while_it_watched():
+    """A run that finished before the session asked is replayed at the pace it was computed."""
+    snapshots = tuple(next(run_settings(LiveSettings(steps=2, seed=s))) for s in range(3))
+    run = runs.RunView(LiveJob.single(LiveSettings(steps=2)), "done", 0, (snapshots,), ((0.0, 1.0, 2.0),))
+    early, complete = reached(run, 1.5)
+    assert early.snapshots == (snapshots[:2],) and early.arrived == ((0.0, 1.0),) and not complete
+    assert reached(run, 2.0) == (run, True)
+    training, complete = reached(runs.RunView(run.job, "running", 0, (snapshots,), ((0.0, 1.0, 2.0),)), 5.0)
+    assert len(training.snapshots[0]) == 3 and not complete  # all arrived, but more may come
 
 
 def test_a_client_may_have_its_share_of_runs_queued_or_training_and_no_more(make):

@@ -1,18 +1,23 @@
-"""explorer.views.train: the page's step 0 is the run's step 0, shared by settings that differ only
-in how the run trains (length, pace, batches), and computed once for them."""
+"""explorer.views.train: the page's step 0 is the run's step 0 — the same numbers whatever the run's
+length or pace, and for each runner of a race — and what the model is made of changes it."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
+from explorer.serve import runtime
+from explorer.serve.lessons import TRAIN
 from explorer.training.live import LiveSettings, run_settings
 from explorer.training.runs import LiveJob
-from explorer.views.train import first_snapshots, step_zero, untrained
+from explorer.views.train import TrainSettings, first_snapshots, train_view
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 SETTINGS = LiveSettings(task="sort", n_heads=1, n_layers=1, d_model=16, seed=3)
+LESSON = TrainSettings(task="sort", n_heads=1, n_layers=1, seed=3)
 
 
 def same_snapshot(a, b) -> None:
@@ -21,28 +26,39 @@ def same_snapshot(a, b) -> None:
 
 
 def test_step_zero_is_the_first_snapshot_of_the_run_itself():
-    step_zero.cache_clear()
     for settings in (SETTINGS, LiveSettings(task="reverse", model="gru", seed=1)):
         (shown,), = first_snapshots(LiveJob.single(settings))
         same_snapshot(shown, next(run_settings(settings)))
 
 
-def test_settings_that_only_change_the_training_share_one_step_zero():
-    step_zero.cache_clear()
-    first_snapshots(LiveJob.single(SETTINGS))
-    misses = step_zero.cache_info().misses
+def test_settings_that_only_change_the_training_show_the_same_step_zero():
     for other in (LiveSettings(task="sort", n_heads=1, n_layers=1, d_model=16, seed=3, steps=200, learning_rate=1e-3,
                                schedule="constant", batch_size=16, snapshot_every=10),
                   *LiveJob.race(SETTINGS, 15).runners[:1]):
-        assert untrained(other) == untrained(SETTINGS)
         (shown,), = first_snapshots(LiveJob.single(other))
-        same_snapshot(shown, next(run_settings(other)))  # the run's own step 0, whatever it trains like
-    assert step_zero.cache_info().misses == misses, "nothing computed again"
-    first_snapshots(LiveJob.race(SETTINGS, 10))
-    assert step_zero.cache_info().misses == misses + 1, "a race adds only its recurrent runner"
+        same_snapshot(shown, next(run_settings(SETTINGS)))  # the run's own step 0, whatever it trains like
+    # The lesson's view: its length (steps, a race's seconds) leaves step 0 alone; a race adds the GRU's.
+    single = train_view(LESSON)
+    for steps in (200, 1600):
+        same_snapshot(train_view(dataclasses.replace(LESSON, steps=steps)).snapshots[0][0], single.snapshots[0][0])
+    for seconds in (5, 20):
+        race = train_view(dataclasses.replace(LESSON, mode="race", race_seconds=seconds))
+        same_snapshot(race.snapshots[0][0], single.snapshots[0][0])
+        same_snapshot(race.snapshots[1][0], next(run_settings(race.job.runners[1])))
+        assert race.snapshots[1][0].attention is None  # the GRU has none
+
+
+def test_the_runtime_computes_a_setting_once_for_every_session():
+    runtime._shown.cache_clear()
+    first = runtime.shown(TRAIN, LESSON)
+    misses = runtime._shown.cache_info().misses
+    assert runtime.shown(TRAIN, TrainSettings(task="sort", n_heads=1, n_layers=1, seed=3)) is first
+    assert runtime._shown.cache_info().misses == misses
 
 
 def test_what_the_model_is_made_of_still_changes_step_zero():
-    for change in ({"seed": 4}, {"encoding": "rope"}, {"n_layers": 2}, {"task": "reverse"}, {"model": "lstm"}):
-        other = LiveSettings(**{**SETTINGS.__dict__, **change})
-        assert untrained(other) != untrained(SETTINGS), change
+    base = train_view(LESSON).snapshots[0][0]
+    for change in ({"seed": 4}, {"encoding": "rope"}, {"n_layers": 2}, {"task": "reverse"}, {"n_heads": 2}):
+        other = train_view(dataclasses.replace(LESSON, **change)).snapshots[0][0]
+        assert other.loss != base.loss or other.attention.shape != base.attention.shape or not np.array_equal(
+            other.attention, base.attention), change

@@ -1,0 +1,165 @@
+"""Live training, served: the key section of a lesson that trains on the server (`LessonSpec.live`).
+
+A page never trains.  Its start button asks the server's training manager (explorer.training.runs)
+for the lesson's job — equal jobs share one run, a client has its share, more wait in the queue —
+and the runtime shows the session's run:
+
+    no run watched    step 0 of the session's own settings (the lesson's view, `view(settings)`)
+    queued, training  a fragment (`st.fragment(run_every=...)`, public API) polls the manager at its
+    or replayed       pace and draws the key section at the moment reached: snapshots appear at the
+                      pace they were computed, so a run that finished before the session asked is
+                      replayed from step 0, and every session sees it form
+    finished          a scrubber replays any snapshot
+
+At every moment the lesson's own `at(view, run, index)` gives its view and the section draws it;
+the figures of a moment are made once for every session at the same point of the same run
+(runtime.shown_at).  The notes (queue full, client busy, the run gone) are sections of the lesson's
+prose, app_pages/lessons/<page>.md.  Session state: `_<page>_watch` (the job watched and when the
+session pressed start), `_<page>_scrub` (the scrubber), `_<page>_note` (a note for the next run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+import streamlit as st
+
+from ..training.runs import ClientBusy, QueueFull, RunView, default_manager
+from ..ui import lesson_text
+from ..ui.client import client_address
+from . import runtime
+from .page import session_key
+
+__all__ = ["ENDED", "reached", "repace", "serve_live"]
+
+ENDED = ("cancelled", "failed")
+
+
+def reached(run: RunView, watched_for: float) -> tuple[RunView, bool]:
+    """The part of `run` a session that has watched it for `watched_for` seconds is shown: the
+    snapshots that arrived by then (so a run that finished before the session asked is replayed at
+    the pace it was computed), and whether that is all of a finished run."""
+    shown = tuple(tuple(s for s, arrived in zip(snapshots, times, strict=True) if arrived <= watched_for)
+                  for snapshots, times in zip(run.snapshots, run.arrived, strict=True))
+    arrived = tuple(times[: len(s)] for s, times in zip(shown, run.arrived, strict=True))
+    complete = not run.active and all(len(a) == len(b) for a, b in zip(shown, run.snapshots, strict=True))
+    return dataclasses.replace(run, snapshots=shown, arrived=arrived), complete
+
+
+def repace(interval: float, wanted: float) -> bool:
+    """Whether a page polling every `interval` seconds should rerun to poll every `wanted` seconds
+    instead (a fragment's pace is set by a whole-page run, dearer than a poll): when a class has
+    joined and the pace should slow by half again or more (the polls saved pay for the page run in a
+    few seconds).  Never to speed up: a session keeps the slower pace to the end of its run (a few
+    seconds between frames, still a live view), and no page reruns when a class leaves at once."""
+    return wanted >= 1.5 * interval
+
+
+class _Live:
+    """One page run's view of the session's live job (see the module)."""
+
+    def __init__(self, lesson, shown: runtime.Shown, draw: Callable, prepare: Callable):
+        self.lesson, self.shown, self.draw, self.prepare = lesson, shown, draw, prepare
+        self.job = lesson.live.job(shown.settings)
+        self.manager, self.session = default_manager(), session_key()
+        page = lesson.page
+        self.watch, self.scrub, self.note = f"_{page}_watch", f"_{page}_scrub", f"_{page}_note"
+        watched = st.session_state.get(self.watch)
+        if watched is not None and watched[0] != self.job:  # the settings changed: let the old run go
+            self.manager.release(self.session)
+            st.session_state.pop(self.watch)
+
+    def text(self, name: str, **fields) -> str:
+        return lesson_text(self.lesson.page, name, **fields)
+
+    def start(self) -> None:
+        try:
+            self.manager.request(self.session, self.job, client_address())
+            st.session_state[self.watch] = (self.job, time.monotonic())
+        except QueueFull:
+            st.session_state[self.note] = self.text("queue full", queue=self.manager.max_queue)
+        except ClientBusy:
+            st.session_state[self.note] = self.text("client busy", runs=self.manager.per_client)
+        except ValueError as problem:  # beyond the server's caps (the controls do not allow it)
+            st.session_state[self.note] = str(problem)
+
+    def stop(self) -> None:
+        self.manager.release(self.session)
+        st.session_state.pop(self.watch, None)
+
+    def buttons(self, watching: bool) -> None:
+        page = self.lesson.page
+        start, stop, note = st.columns([2, 2, 7], vertical_alignment="center")
+        start.button(self.lesson.live.start(self.shown.settings), icon=":material/play_arrow:", type="primary",
+                     on_click=self.start, key=f"{page}_start", disabled=watching, width="stretch")
+        stop.button("Stop", icon=":material/stop:", on_click=self.stop, key=f"{page}_stop", disabled=not watching,
+                    width="stretch")
+        if message := st.session_state.pop(self.note, None):
+            note.warning(message, icon=":material/hourglass_top:")
+
+    def at(self, run: RunView | None, index: int | None) -> None:
+        """Draw the key section at this moment of the run (None: no run, step 0)."""
+        if run is None and index is None:
+            self.draw(self.shown)
+            return
+        view = self.lesson.live.at(self.shown.view, run, index)
+        key = (self.job, None if run is None else (run.state, tuple(map(len, run.snapshots)),
+                                                    tuple(times[-1] if times else None for times in run.arrived)),
+               index)
+        self.draw(runtime.shown_at(self.lesson, self.shown.settings, key, view, self.prepare))
+
+    def serve(self) -> None:
+        watched = st.session_state.get(self.watch)
+        run = self.manager.poll(self.session, self.job) if watched is not None else None
+        if watched is not None and run is None:
+            st.session_state.pop(self.watch)
+            st.session_state[self.note] = self.text("gone")
+        if run is None:
+            self.buttons(watching=False)
+            self.at(None, None)
+            return
+        shown, complete = reached(run, time.monotonic() - watched[1])
+        if not complete and run.state not in ENDED:
+            self.buttons(watching=True)
+            self.poll(watched[1])
+            return
+        self.buttons(watching=False)
+        self.finished(shown)
+
+    def poll(self, since: float) -> None:
+        interval = self.manager.poll_interval()
+
+        @st.fragment(run_every=interval)
+        def poll() -> None:
+            run = self.manager.poll(self.session, self.job)
+            if run is None:
+                st.rerun()  # the run is gone: the page says so
+            shown, complete = reached(run, time.monotonic() - since)
+            if complete or run.state in ENDED:
+                st.rerun()  # into the finished view
+            if repace(interval, self.manager.poll_interval()):
+                st.rerun()  # a class has joined: poll at the new pace (a page rerun, so rarely)
+            self.at(shown, None)
+
+        poll()
+
+    def finished(self, run: RunView) -> None:
+        """A run that has ended (or every snapshot of it shown): the scrubber replays any snapshot."""
+        steps = [s.step for s in run.snapshots[0]]
+        index = 0
+        if len(steps) > 1:
+            if st.session_state.get(self.scrub) not in steps:
+                st.session_state[self.scrub] = steps[-1]
+            chosen = st.select_slider("Replay the run: step", steps, key=self.scrub,
+                                      help="Every snapshot of the run, from the untrained model to the last step.")
+            index = steps.index(chosen)
+        self.at(run, index)
+
+
+def serve_live(lesson, shown: runtime.Shown, draw: Callable[[runtime.Shown], None], prepare: Callable) -> None:
+    """Draw the key section of a live lesson (see the module): the buttons, then `draw(shown)` at the
+    moment of the session's run that the session has reached (`prepare`: the runtime's conversion
+    of figures to what is sent)."""
+    _Live(lesson, shown, draw, prepare).serve()
