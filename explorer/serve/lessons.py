@@ -8,11 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..figures import depth as depth_figures
+from ..figures import encoders as encoder_figures
 from ..figures import gradients as gradient_figures
+from ..views import encoders
 from ..views import gradient_lesson as gradients
 from ..views.depth import DepthSettings, depth_view
 
-__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+__all__ = ["DEPTH", "ENCODERS", "ENCODER_BIRNN", "ENCODER_SEARCH", "ENCODER_SIMILARITY", "ENCODER_SINKS", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
 
 
 def no_figures(view) -> None:
@@ -44,4 +46,15 @@ GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, grad
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
-LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)
+ENCODERS = LessonSpec("encoders", encoders.EncoderSettings, encoders.encoder_view, encoder_figures.encoder_figures)
+ENCODER_SIMILARITY = LessonSpec("encoders", encoders.SimilaritySettings, encoders.similarity_view,
+                                encoder_figures.similarity_figures, section="similarity")
+ENCODER_SEARCH = LessonSpec("encoders", encoders.SearchSettings, encoders.search_view, encoder_figures.search_figures,
+                            section="search")
+ENCODER_SINKS = LessonSpec("encoders", encoders.SinkSettings, encoders.sink_view, encoder_figures.sink_figures,
+                           section="sinks")
+ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_view, encoder_figures.birnn_figures,
+                           section="birnn")
+
+LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, ENCODERS, ENCODER_SIMILARITY,
+                                   ENCODER_SEARCH, ENCODER_SINKS, ENCODER_BIRNN)
