@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.figures.common import frame_csv, matrix_csv
-from explorer.figures.encoders import PAIR_KINDS, vectors_frame
+from explorer.figures.encoders import vectors_frame
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import ENCODER_BIRNN, ENCODER_SEARCH, ENCODER_SIMILARITY, ENCODER_SINKS, ENCODERS
 from explorer.ui import download_csv, escape_markdown, lesson_text, plotly_chart

@@ -10,12 +10,25 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import DIVERGING, FONT_SIZE, OKABE_ITO, bar_chart, figure_from_spec, heatmap, plotly_text
+from .common import DIVERGING, FONT_SIZE, OKABE_ITO, bar_chart, figure_from_spec, heatmap
 from .gradients import dependency_figure, dependency_frame
 
-__all__ = ["BiRNNFigures", "EncoderFigures", "PAIR_KINDS", "SearchFigures", "SimilarityFigures", "SinkFigures",
-           "birnn_figures", "encoder_figures", "pooling_chart", "pooling_frame", "search_figures",
-           "similarity_figures", "sink_figures", "vectors_frame"]
+__all__ = [
+    "PAIR_KINDS",
+    "BiRNNFigures",
+    "EncoderFigures",
+    "SearchFigures",
+    "SimilarityFigures",
+    "SinkFigures",
+    "birnn_figures",
+    "encoder_figures",
+    "pooling_chart",
+    "pooling_frame",
+    "search_figures",
+    "similarity_figures",
+    "sink_figures",
+    "vectors_frame",
+]
 
 PAIR_KINDS = {"paraphrase": "paraphrase pairs", "order": "same words, other order", "unrelated": "unrelated pairs"}
 POOLING_NAMES = {"mean": "mean pooling", "cls": "[CLS]"}
@@ -60,7 +73,8 @@ def pooling_frame(report) -> pd.DataFrame:
     """One row per pooling: mean cosines of each sort of pair, separation and nearest-neighbour rate."""
     rows = []
     for pooling, scores in report.items():
-        rows.append({"sentence vector": POOLING_NAMES[pooling], **{PAIR_KINDS[k]: getattr(scores, k) for k in PAIR_KINDS},
+        means = {PAIR_KINDS[k]: getattr(scores, k) for k in PAIR_KINDS}
+        rows.append({"sentence vector": POOLING_NAMES[pooling], **means,
                      "gap (paraphrase − unrelated)": scores.paraphrase - scores.unrelated,
                      "P(paraphrase pair > unrelated pair)": scores.separation,
                      "nearest neighbour is a paraphrase": scores.nearest_is_paraphrase})

@@ -14,7 +14,8 @@ from ..views import encoders
 from ..views import gradient_lesson as gradients
 from ..views.depth import DepthSettings, depth_view
 
-__all__ = ["DEPTH", "ENCODERS", "ENCODER_BIRNN", "ENCODER_SEARCH", "ENCODER_SIMILARITY", "ENCODER_SINKS", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+__all__ = ["DEPTH", "ENCODERS", "ENCODER_BIRNN", "ENCODER_SEARCH", "ENCODER_SIMILARITY", "ENCODER_SINKS", "GRADIENTS",
+           "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
 
 
 def no_figures(view) -> None:

@@ -28,10 +28,28 @@ from ..training.sentences import cosine_matrix, load_corpus, word_overlap_search
 from .gradients import dependency_views
 from .settings import setting
 
-__all__ = ["BIRNN_WIDTH", "MAX_SENTENCES", "POOLING_LABELS", "PRESETS", "BiRNNSettings", "BiRNNView",
-           "EncoderSettings", "EncoderView", "SearchSettings", "SearchView", "SimilaritySettings",
-           "SimilarityView", "SinkSettings", "SinkView", "birnn_view", "encoder_view", "search_view",
-           "sink_view", "similarity_view", "unreadable"]
+__all__ = [
+    "BIRNN_WIDTH",
+    "MAX_SENTENCES",
+    "POOLING_LABELS",
+    "PRESETS",
+    "BiRNNSettings",
+    "BiRNNView",
+    "EncoderSettings",
+    "EncoderView",
+    "SearchSettings",
+    "SearchView",
+    "SimilaritySettings",
+    "SimilarityView",
+    "SinkSettings",
+    "SinkView",
+    "birnn_view",
+    "encoder_view",
+    "search_view",
+    "similarity_view",
+    "sink_view",
+    "unreadable",
+]
 
 DEFAULT_TEXT = "The puppy fell asleep on the sofa."
 DEFAULT_QUERY = "My dog is sleeping on the couch."

@@ -69,7 +69,8 @@ def test_default_view_token_vectors_pooled_as_the_model_computes_them():
     report = pooling_report()
     shown = table(at, "paraphrase pairs")
     for pooling, row in zip(("mean", "cls"), shown.itertuples(index=False), strict=True):
-        assert row[1] == pytest.approx(report[pooling].paraphrase) and row[3] == pytest.approx(report[pooling].unrelated)
+        assert row[1] == pytest.approx(report[pooling].paraphrase)
+        assert row[3] == pytest.approx(report[pooling].unrelated)
     text = markdown(at)
     assert f"**{report['mean'].unrelated:.2f}**" in text and f"already {report['cls'].unrelated:.2f}" in text
     assert "[CLS] is the poorer sentence vector" in text
