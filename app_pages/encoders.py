@@ -34,10 +34,11 @@ def vectors(shown) -> None:
     st.subheader("1 · From token vectors to one sentence vector")
     if problem_shown(view):
         return
-    chart_col, text_col = st.columns([3, 1], gap="large")
+    chart_col, bars_col = st.columns([3, 2], gap="large")
     plotly_chart(shown.figures.vectors, where=chart_col, key="vectors")
+    plotly_chart(shown.figures.to_mean, where=bars_col, key="to_mean")
     low, high = int(np.argmin(view.to_mean)), int(np.argmax(view.to_mean))
-    text_col.markdown(text("vectors", n=len(view.tokens), d=view.hidden.shape[1],
+    st.markdown(text("vectors", n=len(view.tokens), d=view.hidden.shape[1],
                            low=view.to_mean[low], low_token=escape_markdown(view.tokens[low]),
                            high=view.to_mean[high], high_token=escape_markdown(view.tokens[high]),
                            cls_mean=view.cls_mean))
@@ -51,20 +52,21 @@ def pooling(shown) -> None:
     download_csv("token_vectors.csv", "Download the token vectors and their mean (CSV)", frame_csv,
                  vectors_frame(view.tokens, view.hidden, view.mean).reset_index(), key="vectors_csv")
     st.subheader("2 · [CLS] or the mean?")
-    bars_col, report_col = st.columns([1, 1], gap="large")
-    plotly_chart(figures.to_mean, where=bars_col, key="to_mean")
-    plotly_chart(figures.pooling, where=report_col, key="pooling_chart")
-    st.dataframe(figures.table, hide_index=True, column_config={
-        c: st.column_config.NumberColumn(c, format="%.3f") for c in figures.table.columns[1:]})
-    download_csv("pooling_report.csv", "Download the pooling report (CSV)", frame_csv, figures.table, key="pooling_csv")
+    chart_col, text_col = st.columns([1, 1], gap="large")
+    plotly_chart(figures.pooling, where=chart_col, key="pooling_chart")
     mean, cls = view.report["mean"], view.report["cls"]
     verdict = "poorer" if cls.paraphrase - cls.unrelated < mean.paraphrase - mean.unrelated else "no worse"
-    st.markdown(text("pooling", corpus=view.corpus_size, pairs=mean.pairs["unrelated"],
+    text_col.markdown(text("pooling", corpus=view.corpus_size, pairs=mean.pairs["unrelated"],
                      paraphrases=mean.pairs["paraphrase"], mp=mean.paraphrase, cp=cls.paraphrase,
                      mo=mean.order, co=cls.order, mu=mean.unrelated, cu=cls.unrelated,
                      mg=mean.paraphrase - mean.unrelated, cg=cls.paraphrase - cls.unrelated,
                      ms=mean.separation, cs=cls.separation, mn=mean.nearest_is_paraphrase,
                      cn=cls.nearest_is_paraphrase, verdict=verdict))
+    st.dataframe(figures.table, hide_index=True, column_config={
+        c: st.column_config.NumberColumn(c, format="%.5f" if c.startswith("P(") else "%.3f")
+        for c in figures.table.columns[1:]})
+    download_csv("pooling_report.csv", "Download the pooling report (CSV)", frame_csv, figures.table, key="pooling_csv")
+    st.markdown(text("pooling why", verdict=verdict))
 
 
 def similarity(shown) -> None:
@@ -133,9 +135,8 @@ def sinks(shown) -> None:
     view, figures = shown.view, shown.figures
     if problem_shown(view):
         return
-    left, right = st.columns(2, gap="large")
-    plotly_chart(figures.cls, where=left, key="sink_cls")
-    plotly_chart(figures.sep, where=right, key="sink_sep")
+    plotly_chart(figures.cls, key="sink_cls")  # one under the other: 12 heads need the width for their numbers
+    plotly_chart(figures.sep, key="sink_sep")
     download_csv("attention_sinks.csv", "Download the weights (CSV)", frame_csv, figures.frame, key="sinks_csv")
     per_layer = view.cls.mean(axis=1)
     st.markdown(text("sinks", texts=view.texts, rows=view.rows, uniform=view.uniform, first=per_layer[0],

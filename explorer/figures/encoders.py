@@ -64,8 +64,11 @@ def vectors_heatmap(tokens: Sequence[str], hidden: np.ndarray, mean: np.ndarray)
     figure = heatmap(z, x_labels=[str(d) for d in range(z.shape[1])], y_labels=labels, x_title="dimension",
                      y_title="vector", value_name="value", colorscale=DIVERGING, zmin=-limit, zmax=limit,
                      annotate=False, height=max(300, min(620, 110 + 26 * len(labels))))
-    ticks = list(range(0, z.shape[1], 48))
+    ticks = list(range(0, z.shape[1], 96))
     figure.layout.xaxis.update(tickvals=ticks, ticktext=[str(d) for d in ticks], tickangle=0)
+    figure.data[0].update(xgap=0)  # 384 columns: gaps would stripe the picture
+    figure.layout.shapes = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": len(tokens) - 0.5,
+                             "y1": len(tokens) - 0.5, "line": {"color": "#222222", "width": 2}}]
     return figure
 
 
@@ -75,9 +78,8 @@ def pooling_frame(report) -> pd.DataFrame:
     for pooling, scores in report.items():
         means = {PAIR_KINDS[k]: getattr(scores, k) for k in PAIR_KINDS}
         rows.append({"sentence vector": POOLING_NAMES[pooling], **means,
-                     "gap (paraphrase − unrelated)": scores.paraphrase - scores.unrelated,
-                     "P(paraphrase pair > unrelated pair)": scores.separation,
-                     "nearest neighbour is a paraphrase": scores.nearest_is_paraphrase})
+                     "gap": scores.paraphrase - scores.unrelated, "P(paraphrase > unrelated)": scores.separation,
+                     "nearest is a paraphrase": scores.nearest_is_paraphrase})
     return pd.DataFrame(rows)
 
 
@@ -100,8 +102,9 @@ def encoder_figures(view) -> EncoderFigures:
     labels = token_labels(view.tokens)
     to_mean = bar_chart(labels, view.to_mean, title="Each token vector against the mean", label_title="token",
                         value_title="cosine with the mean", domain=(min(0.0, float(view.to_mean.min())) - 0.1, 1.15))
-    return EncoderFigures(vectors_heatmap(view.tokens, view.hidden, view.mean), to_mean, pooling_chart(view.report),
-                          pooling_frame(view.report))
+    vectors = vectors_heatmap(view.tokens, view.hidden, view.mean)
+    to_mean.layout.height = max(vectors.layout.height, 300)  # side by side; a long text's bars squeeze as its rows do
+    return EncoderFigures(vectors, to_mean, pooling_chart(view.report), pooling_frame(view.report))
 
 
 # --- similarity ----------------------------------------------------------------------------------------
@@ -171,7 +174,7 @@ def sink_figures(view) -> SinkFigures:
     layers = [f"layer {i + 1}" for i in range(view.cls.shape[0])]
     heads = [str(h + 1) for h in range(view.cls.shape[1])]
     common = {"x_labels": heads, "y_labels": layers, "x_title": "head", "y_title": "layer", "zmin": 0.0, "zmax": 1.0,
-              "value_name": "weight", "annotate": True, "height": 380}
+              "value_name": "weight", "annotate": True, "height": 340}
     frame = pd.DataFrame([{"layer": li + 1, "head": h + 1, "to [CLS]": view.cls[li, h], "to [SEP]": view.sep[li, h],
                            "even spread": view.uniform}
                           for li in range(view.cls.shape[0]) for h in range(view.cls.shape[1])])
