@@ -110,7 +110,7 @@ class EncoderSettings:
     text: str = setting(DEFAULT_TEXT, "Sentence to pool", url="text", max_chars=MAX_TEXT,
                         help="Any English sentence: its token vectors and the two sentence vectors are drawn.")
     pooling: str = setting("mean", "Sentence vector for sections 3 and 4", url="pooling", options=tuple(POOLING_LABELS),
-                           widget="radio", format=POOLING_LABELS.get,
+                           widget="radio", captions=tuple(POOLING_LABELS.values()),
                            help="mean: the average of the token vectors, as the model was trained. "
                            "[CLS]: the first token's vector, BERT's classifier input.")
 
