@@ -143,13 +143,15 @@ class SearchFigures:
 def search_figures(view) -> SearchFigures:
     if view.problem is not None:
         return SearchFigures(None, None, None)
-    meaning = pd.DataFrame({"rank": range(1, len(view.meaning) + 1), "cosine": [s for _, s in view.meaning],
-                            "word overlap": view.overlap_of_meaning,
-                            "topic": [view.topics[i] for i, _ in view.meaning],
-                            "sentence": [view.corpus[i] for i, _ in view.meaning]})
-    overlap = pd.DataFrame({"rank": range(1, len(view.overlap) + 1), "word overlap": [s for _, s in view.overlap],
-                            "topic": [view.topics[i] for i, _ in view.overlap],
-                            "sentence": [view.corpus[i] for i, _ in view.overlap]})
+    # The sentence first after its rank: a narrow column must not hide it behind the numbers.
+    meaning = pd.DataFrame({"rank": range(1, len(view.meaning) + 1),
+                            "sentence": [view.corpus[i] for i, _ in view.meaning],
+                            "cosine": [s for _, s in view.meaning], "word overlap": view.overlap_of_meaning,
+                            "topic": [view.topics[i] for i, _ in view.meaning]})
+    overlap = pd.DataFrame({"rank": range(1, len(view.overlap) + 1),
+                            "sentence": [view.corpus[i] for i, _ in view.overlap],
+                            "word overlap": [s for _, s in view.overlap],
+                            "topic": [view.topics[i] for i, _ in view.overlap]})
     parts = None
     if view.top_parts is not None:
         parts = bar_chart(token_labels(view.top_tokens), view.top_parts, label_title="word piece",
