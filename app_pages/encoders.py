@@ -8,10 +8,11 @@ import numpy as np
 import streamlit as st
 
 from explorer.figures.common import frame_csv, matrix_csv
-from explorer.figures.encoders import vectors_frame
+from explorer.figures.encoders import CLIP_PERCENTILE, vectors_frame
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import ENCODER_BIRNN, ENCODER_SEARCH, ENCODER_SIMILARITY, ENCODER_SINKS, ENCODERS
 from explorer.ui import download_csv, escape_markdown, lesson_text, plotly_chart
+from explorer.views.encoders import BIRNN_WIDTH
 
 text = functools.partial(lesson_text, "encoders")
 PERCENT = {"format": "percent"}
@@ -38,10 +39,10 @@ def vectors(shown) -> None:
     plotly_chart(shown.figures.vectors, where=chart_col, key="vectors")
     plotly_chart(shown.figures.to_mean, where=bars_col, key="to_mean")
     low, high = int(np.argmin(view.to_mean)), int(np.argmax(view.to_mean))
-    st.markdown(text("vectors", n=len(view.tokens), d=view.hidden.shape[1],
-                           low=view.to_mean[low], low_token=escape_markdown(view.tokens[low]),
-                           high=view.to_mean[high], high_token=escape_markdown(view.tokens[high]),
-                           cls_mean=view.cls_mean))
+    st.markdown(text("vectors", n=len(view.tokens), d=view.hidden.shape[1], layers=view.layers,
+                     clipped=100 - CLIP_PERCENTILE, low=view.to_mean[low], low_token=escape_markdown(view.tokens[low]),
+                     high=view.to_mean[high], high_token=escape_markdown(view.tokens[high]),
+                     cls_mean=view.cls_mean))
 
 
 def pooling(shown) -> None:
@@ -157,7 +158,7 @@ def birnn(shown) -> None:
     download_csv(f"birnn_paths_T{T}.csv", "Download the path lengths (CSV)", frame_csv, figures.paths,
                  key="birnn_paths_csv", where=right)
     longest = {kind: int(np.max(steps[np.isfinite(steps)])) for kind, steps in view.paths.items()}
-    st.markdown(text("birnn", T=T, reach_rnn=view.reach["rnn"], reach_birnn=view.reach["birnn"],
+    st.markdown(text("birnn", T=T, width=BIRNN_WIDTH, reach_rnn=view.reach["rnn"], reach_birnn=view.reach["birnn"],
                      reach_unmasked=view.reach["unmasked"], long_rnn=longest["rnn"], long_birnn=longest["birnn"],
                      long_unmasked=longest["unmasked"], d=view.distance, fall_birnn=f"{10 ** view.fall['birnn']:.1e}",
                      fall_unmasked=f"{10 ** view.fall['unmasked']:.2g}"))
@@ -166,7 +167,8 @@ def birnn(shown) -> None:
 def fill_in(shown) -> None:
     """7 · Why there is no masked-word fill-in here."""
     st.subheader("7 · Masked-word fill-in: not offered here")
-    st.markdown(text("fill in"))
+    if shown.view.problem is None:
+        st.markdown(text("fill in", vocabulary=f"{shown.view.vocabulary:,}"))
 
 
 serve_lesson(

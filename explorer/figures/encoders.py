@@ -14,6 +14,7 @@ from .common import DIVERGING, FONT_SIZE, OKABE_ITO, bar_chart, figure_from_spec
 from .gradients import dependency_figure, dependency_frame
 
 __all__ = [
+    "CLIP_PERCENTILE",
     "PAIR_KINDS",
     "BiRNNFigures",
     "EncoderFigures",
@@ -30,6 +31,7 @@ __all__ = [
     "vectors_frame",
 ]
 
+CLIP_PERCENTILE = 99  # the token-vector map's colours stop at this percentile of |value|
 PAIR_KINDS = {"paraphrase": "paraphrase pairs", "order": "same words, other order", "unrelated": "unrelated pairs"}
 POOLING_NAMES = {"mean": "mean pooling", "cls": "[CLS]"}
 POOLING_COLOURS = {"mean": OKABE_ITO["blue"], "cls": OKABE_ITO["vermillion"]}
@@ -59,7 +61,7 @@ def vectors_frame(tokens: Sequence[str], hidden: np.ndarray, mean: np.ndarray) -
 
 def vectors_heatmap(tokens: Sequence[str], hidden: np.ndarray, mean: np.ndarray) -> go.Figure:
     z = np.vstack([hidden, mean])
-    limit = float(np.percentile(np.abs(z), 99))  # a few outlying dimensions would wash out the rest
+    limit = float(np.percentile(np.abs(z), CLIP_PERCENTILE))  # a few outlying dimensions would wash out the rest
     labels = [*token_labels(tokens), "→ mean"]
     figure = heatmap(z, x_labels=[str(d) for d in range(z.shape[1])], y_labels=labels, x_title="dimension",
                      y_title="vector", value_name="value", colorscale=DIVERGING, zmin=-limit, zmax=limit,

@@ -130,6 +130,8 @@ class EncoderView:
     cls_mean: float = float("nan")  # cosine of the [CLS] vector with the mean vector
     report: types.MappingProxyType | None = None  # pooling -> PoolingScores on the corpus
     corpus_size: int = 0
+    layers: int = 0  # the model's shape, for the prose
+    vocabulary: int = 0
 
 
 def encoder_view(settings: EncoderSettings) -> EncoderView:
@@ -145,9 +147,10 @@ def encoder_view(settings: EncoderSettings) -> EncoderView:
     hidden = hidden.astype(np.float64)
     mean = hidden.mean(axis=0)
     to_mean = cosine_matrix(np.vstack([mean, hidden]))[0, 1:]
+    config = load_minilm().config
     return EncoderView(text, notes, None, tuple(encoded.tokens), _readonly(hidden), _readonly(mean),
                        _readonly(to_mean), float(to_mean[0]), types.MappingProxyType(report),
-                       len(load_corpus()))
+                       len(load_corpus()), config.n_layers, config.vocab_size)
 
 
 # --- similarity ----------------------------------------------------------------------------------------
