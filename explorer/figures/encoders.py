@@ -93,7 +93,9 @@ def pooling_chart(report) -> go.Figure:
                + "</extra>"} for pooling, scores in report.items()]
     layout = {"barmode": "group", "font": {"size": FONT_SIZE}, "height": 360,
               "title": {"text": "Mean cosine over the corpus", "font": {"size": FONT_SIZE + 2}},
-              "yaxis": {"range": [0, 1.12], "title": {"text": "cosine"}}, "legend": {"orientation": "h", "y": -0.15},
+              "xaxis": {"tickfont": {"size": FONT_SIZE}},  # set here, so presentation mode enlarges it too
+              "yaxis": {"range": [0, 1.12], "title": {"text": "cosine"}, "tickfont": {"size": FONT_SIZE}},
+              "legend": {"orientation": "h", "y": -0.15, "font": {"size": FONT_SIZE}},
               "margin": {"l": 10, "r": 10, "t": 50, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)"}
     return figure_from_spec({"data": traces, "layout": layout})
 
