@@ -14,7 +14,7 @@ lesson's drawn weights 32 MB; the attention lesson's random models, the position
 MiniLM views and the live-training snapshots 16 MB each; the length lesson's reversal models 8 MB;
 the KV-cache sweeps 1 MB), plus the lesson runtime's one cache (explorer/serve/runtime.py, 64 MB);
 the few count-bounded lru_caches left (at most 8 entries each) hold per-process loads, and MiniLM's corpus vectors for
-search (explorer/training/minilm.py: 4 corpora of at most 2048 sentences, 12.6 MB).
+search (explorer/training/minilm.py: 2 corpora of at most 2048 sentences, both poolings, 12.6 MB).
 `tests/system/test_sessions.py` checks that every result cache there is bounded by bytes.
 Streamlit's caches cannot be bounded by bytes, only by entries: the largest is explorer.ui's chart
 specs (96 entries, pickled; the largest chart, gradients at T = 512, is 143 KB: under 14 MB).

@@ -14,6 +14,7 @@ from ..figures import attention as attention_figures
 from ..figures import cost as cost_figures
 from ..figures import decoder_lesson as decoder_figures
 from ..figures import depth as depth_figures
+from ..figures import encoders as encoder_figures
 from ..figures import gradients as gradient_figures
 from ..figures import position_lesson as position_figures
 from ..figures import real_lesson as real_figures
@@ -23,8 +24,8 @@ from ..training.pretrained import PretrainedModelError
 from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
+from ..views import encoders, position_facts, train
 from ..views import gradient_lesson as gradients
-from ..views import position_facts, train
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
 from ..views.claims import Claim
@@ -32,9 +33,10 @@ from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
 
 __all__ = ["ATTENTION", "ATTENTION_COMPARE", "COST", "COST_CROSSOVER", "COST_STOPWATCH", "DECODER",
-           "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL",
-           "LESSONS", "LOOKUP", "POSITIONS", "POSITION_MODELS", "POSITION_RELATIVE", "REAL", "REAL_REFERENT",
-           "REAL_TABLES", "TRAIN", "LessonSpec", "LiveSpec"]
+           "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH", "ENCODERS", "ENCODER_BIRNN", "ENCODER_SEARCH",
+           "ENCODER_SIMILARITY", "ENCODER_SINKS", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS",
+           "LOOKUP", "POSITIONS", "POSITION_MODELS", "POSITION_RELATIVE", "REAL", "REAL_REFERENT", "REAL_TABLES",
+           "TRAIN", "LessonSpec", "LiveSpec"]
 
 
 NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
@@ -130,8 +132,19 @@ REAL_TABLES = LessonSpec("real", real.TableSettings, real.table_view, real_figur
 TRAIN = LessonSpec("train", train.TrainSettings, train.train_view, train_figures.train_figures,
                    live=LiveSpec(lambda s: s.job, train.at_moment, start=lambda s: "Race" if s.race else "Train"))
 
+ENCODERS = LessonSpec("encoders", encoders.EncoderSettings, encoders.encoder_view, encoder_figures.encoder_figures)
+ENCODER_SIMILARITY = LessonSpec("encoders", encoders.SimilaritySettings, encoders.similarity_view,
+                                encoder_figures.similarity_figures, section="similarity")
+ENCODER_SEARCH = LessonSpec("encoders", encoders.SearchSettings, encoders.search_view, encoder_figures.search_figures,
+                            section="search")
+ENCODER_SINKS = LessonSpec("encoders", encoders.SinkSettings, encoders.sink_view, encoder_figures.sink_figures,
+                           section="sinks")
+ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_view, encoder_figures.birnn_figures,
+                           section="birnn")
+
 LESSONS: tuple[LessonSpec, ...] = (
     LOOKUP, ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES, POSITIONS, POSITION_MODELS,
     POSITION_RELATIVE, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, DEPTH, COST, COST_CROSSOVER, COST_STOPWATCH,
-    TRAIN, REAL, REAL_REFERENT, REAL_TABLES,
+    TRAIN, REAL, REAL_REFERENT, REAL_TABLES, ENCODERS, ENCODER_SIMILARITY, ENCODER_SEARCH, ENCODER_SINKS,
+    ENCODER_BIRNN,
 )

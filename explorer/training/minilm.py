@@ -252,8 +252,12 @@ class MiniLM:
         spaces or invisible characters) raises ValueError, anything but a string TypeError."""
         if pooling not in ("mean", "cls"):
             raise ValueError(f"pooling must be 'mean' or 'cls', not {pooling!r}")
+        return self._embed(texts, (pooling,), max_tokens)[pooling]
+
+    def _embed(self, texts, poolings: tuple[str, ...], max_tokens: int) -> dict[str, np.ndarray]:
+        """`embed` for several poolings from one run of the encoder: {pooling: (n, 384)}."""
         encoded = self._checked(texts, max_tokens)
-        out = np.zeros((len(encoded), self.config.d_model), dtype=np.float32)
+        out = {p: np.zeros((len(encoded), self.config.d_model), dtype=np.float32) for p in poolings}
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
         for start in range(0, len(order), BATCH):
             chunk = order[start:start + BATCH]
@@ -264,7 +268,8 @@ class MiniLM:
                 ids[row, :len(encoded[i].ids)] = torch.tensor(encoded[i].ids)
                 valid[row, :len(encoded[i].ids)] = True
             hidden, _ = self.run(ids, valid if not bool(valid.all()) else None)
-            out[chunk] = pool(hidden.numpy(), valid.numpy(), pooling)
+            for p in poolings:
+                out[p][chunk] = pool(hidden.numpy(), valid.numpy(), p)
         return out
 
     def similarity(self, texts, pooling: str = "mean") -> np.ndarray:
@@ -273,13 +278,16 @@ class MiniLM:
 
     def corpus_vectors(self, corpus, pooling: str = "mean") -> np.ndarray:
         """`embed(corpus, pooling)`, read-only, kept per process for corpora of at most
-        CACHED_CORPUS_LIMIT sentences (a few at a time), so a search embeds only its query."""
+        CACHED_CORPUS_LIMIT sentences (a few at a time), so a search embeds only its query.  Both
+        poolings are kept from the one run of the encoder that the first of them takes."""
         corpus = tuple(corpus)
         if len(corpus) > CACHED_CORPUS_LIMIT:
             vectors = self.embed(corpus, pooling)
             vectors.setflags(write=False)
             return vectors
-        return _corpus_vectors(self, corpus, pooling)
+        if pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling must be 'mean' or 'cls', not {pooling!r}")
+        return _corpus_vectors(self, corpus)[pooling]
 
     def search(self, query: str, corpus, k: int = 5, pooling: str = "mean") -> list[tuple[int, float]]:
         """The k sentences of `corpus` nearest to `query`: [(index, cosine similarity), …], best first
@@ -299,10 +307,11 @@ class MiniLM:
         return rank(scores, k)
 
 
-@functools.lru_cache(maxsize=4)  # ≤ 4 × 2048 × 384 float32: 12.6 MB at most
-def _corpus_vectors(model: MiniLM, corpus: tuple[str, ...], pooling: str) -> np.ndarray:
-    vectors = model.embed(corpus, pooling)
-    vectors.setflags(write=False)
+@functools.lru_cache(maxsize=2)  # ≤ 2 corpora × 2 poolings × 2048 × 384 float32: 12.6 MB at most
+def _corpus_vectors(model: MiniLM, corpus: tuple[str, ...]) -> dict[str, np.ndarray]:
+    vectors = model._embed(corpus, ("mean", "cls"), SENTENCE_TOKENS)
+    for array in vectors.values():
+        array.setflags(write=False)
     return vectors
 
 

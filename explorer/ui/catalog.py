@@ -42,5 +42,8 @@ PAGES = (
              "The lecture's complexity table counted exactly for your sizes, and a stopwatch on this CPU."),
     PageInfo("app_pages/real.py", "A real model: MiniLM", "real", ":material/model_training:",
              "all-MiniLM-L6-v2's 72 heads on any sentence, the “it” pair, and what its heads really do with “it”."),
+    PageInfo("app_pages/encoders.py", "What encoders are for", "encoders", ":material/hub:",
+             "Sentence vectors from MiniLM, similarity, semantic search against word overlap, attention sinks, "
+             "and the BiRNN."),
 )
 LESSONS = tuple(p for p in PAGES if p.url_path)
