@@ -9,10 +9,14 @@ from dataclasses import dataclass
 
 from ..figures import depth as depth_figures
 from ..figures import gradients as gradient_figures
+from ..figures import length as length_figures
 from ..views import gradient_lesson as gradients
+from ..views import length as length
+from ..views import length_parts as length_parts
 from ..views.depth import DepthSettings, depth_view
 
-__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS", "LessonSpec"]
+__all__ = ["DEPTH", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LENGTH", "LENGTH_GQA", "LENGTH_MEMORY",
+           "LENGTH_TILED", "LENGTH_WINDOW", "LESSONS", "LessonSpec"]
 
 
 def no_figures(view) -> None:
@@ -44,4 +48,16 @@ GRADIENT_DEPENDENCY = LessonSpec("gradients", gradients.DependencySettings, grad
 GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.recall_view,
                              gradient_figures.recall_figures, section="recall")
 
-LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL)
+LENGTH = LessonSpec("length", length.LengthSettings, length.length_view,
+                    functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS))
+LENGTH_MEMORY = LessonSpec("length", length.MemorySettings, length.memory_view, length_figures.memory_figures,
+                           section="memory")
+LENGTH_GQA = LessonSpec("length", length_parts.GqaSettings, length_parts.gqa_view, length_figures.gqa_figures,
+                        section="gqa")
+LENGTH_TILED = LessonSpec("length", length_parts.TiledSettings, length_parts.tiled_view,
+                          length_figures.tiled_figures, section="tiled")
+LENGTH_WINDOW = LessonSpec("length", length_parts.WindowSettings, length_parts.window_view,
+                           length_figures.window_figures, section="window")
+
+LESSONS: tuple[LessonSpec, ...] = (DEPTH, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, LENGTH, LENGTH_MEMORY,
+                                   LENGTH_GQA, LENGTH_TILED, LENGTH_WINDOW)

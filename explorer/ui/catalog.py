@@ -42,5 +42,7 @@ PAGES = (
              "The lecture's complexity table counted exactly for your sizes, and a stopwatch on this CPU."),
     PageInfo("app_pages/real.py", "A real model: MiniLM", "real", ":material/model_training:",
              "all-MiniLM-L6-v2's 72 heads on any sentence, the “it” pair, and what its heads really do with “it”."),
+    PageInfo("app_pages/length.py", "Length and memory", "length", ":material/memory:",
+             "Past the trained length per encoding; the bytes attention costs; GQA, tiled attention, windows."),
 )
 LESSONS = tuple(p for p in PAGES if p.url_path)
