@@ -43,6 +43,7 @@ def _colours(labels: Sequence[str]) -> dict[str, str]:
 class LengthFigures:
     frame: pd.DataFrame  # encoding, letters, accuracy (refused lengths left out)
     chart: alt.LayerChart
+    summary: pd.DataFrame  # per encoding: the card's accuracy, here inside the band, just past it, the last
     seen: go.Figure
     unseen: go.Figure | None  # None: the model refused this length
     seen_csv: pd.DataFrame
@@ -92,7 +93,28 @@ def length_figures(view, labels: Mapping[str, str]) -> LengthFigures:
     if not view.unseen.refused:
         unseen, unseen_csv = attention_figure(view.unseen.weights, view.unseen.letters,
                                               f"{view.unseen.length} letters (never seen)")
-    return LengthFigures(frame, accuracy_chart(frame, view.trained), seen, unseen, seen_csv, unseen_csv)
+    return LengthFigures(frame, accuracy_chart(frame, view.trained), summary_frame(view, labels), seen, unseen,
+                         seen_csv, unseen_csv)
+
+
+def summary_frame(view, labels: Mapping[str, str]) -> pd.DataFrame:
+    """One row per encoding: accuracy on the card (held-out set) and here, inside the trained band, one
+    letter past it and at the longest length tested (None where the model refuses the length)."""
+    low, high = view.trained
+    lengths = list(view.lengths)
+    inside = [i for i, n in enumerate(lengths) if low <= n <= high]
+
+    def at(values, n):
+        value = values[lengths.index(n)] if n in lengths else np.nan
+        return None if np.isnan(value) else float(value)
+
+    rows = []
+    for encoding, values in view.accuracy.items():
+        rows.append({"encoding": labels.get(encoding, encoding), "model": view.models[encoding],
+                     f"card: held-out, {low}–{high} letters": view.card[encoding],
+                     f"here: {low}–{high} letters": float(np.mean(values[inside])),
+                     f"at {high + 1}": at(values, high + 1), f"at {lengths[-1]}": at(values, lengths[-1])})
+    return pd.DataFrame(rows)
 
 
 # --- 2 · bytes against T --------------------------------------------------------------------------

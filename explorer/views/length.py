@@ -89,6 +89,7 @@ class LengthView:
     accuracy: types.MappingProxyType  # encoding -> accuracy per length, NaN where refused
     refused: types.MappingProxyType  # encoding -> the reason it stops ("" if it does not)
     card: types.MappingProxyType  # encoding -> the card's held-out accuracy
+    learned_rows: int | None  # rows of the learned model's position table (None: no learned model shipped)
     seen: AttentionAt
     unseen: AttentionAt
 
@@ -128,11 +129,13 @@ def length_view(settings: LengthSettings) -> LengthView:
             except ValueError as problem:
                 refused[encoding] = str(problem)
         card[encoding] = float(load_model(name).card["heldout_accuracy"])
+    learned = REVERSAL_MODELS.get("learned")
+    rows = load_model(learned).model.config.max_len if learned else None
     name = REVERSAL_MODELS[settings.encoding]
     seen = _attention_at(name, trained_lengths(name)[1])
     return LengthView(_readonly(lengths), trained_lengths(name), types.MappingProxyType(dict(REVERSAL_MODELS)),
                       types.MappingProxyType(accuracy), types.MappingProxyType(refused), types.MappingProxyType(card),
-                      seen, _attention_at(name, settings.unseen))
+                      rows, seen, _attention_at(name, settings.unseen))
 
 
 # --- 2 · bytes against T --------------------------------------------------------------------------
