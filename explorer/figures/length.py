@@ -62,12 +62,14 @@ def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerCh
     names = list(dict.fromkeys(frame["encoding"]))
     colour = colour_encoding("encoding", names, _colours(names), title="positional encoding")
     x = alt.X("letters:Q", title="input length (letters)", scale=alt.Scale(domainMin=1), axis=alt.Axis(tickMinStep=1))
-    shade = alt.Chart(pd.DataFrame({"from": [trained[0] - 0.5], "to": [trained[1] + 0.5],
-                                    "label": [f"trained on {trained[0]}–{trained[1]} letters"]}))
-    band = shade.mark_rect(color="#999999", opacity=0.18).encode(x="from:Q", x2="to:Q")
+    base = alt.Chart(frame)
+    # One row after the aggregate: one band and one label, drawn from the chart's one data set.
+    shade = base.transform_aggregate(rows="count()")
+    band = shade.mark_rect(color="#999999", opacity=0.18).encode(x=alt.datum(trained[0] - 0.5),
+                                                                  x2=alt.datum(trained[1] + 0.5))
     note = shade.mark_text(align="left", dx=4, dy=-8, fontSize=FONT_SIZE - 2, color="#444444").encode(
-        x="from:Q", y=alt.datum(1.0), text="label:N")
-    lines = alt.Chart(frame).mark_line(point=True, strokeWidth=3).encode(
+        x=alt.datum(trained[0] - 0.5), y=alt.datum(1.0), text=alt.value(f"trained on {trained[0]}–{trained[1]} letters"))
+    lines = base.mark_line(point=True, strokeWidth=3).encode(
         x=x, y=alt.Y("accuracy:Q", title="whole answers right", axis=alt.Axis(format="%"),
                      scale=alt.Scale(domain=[0, 1.05])),
         color=colour, tooltip=["encoding:N", "letters:Q", alt.Tooltip("accuracy:Q", format=".0%")])
