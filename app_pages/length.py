@@ -47,7 +47,7 @@ def _published() -> str:
 def limits(shown) -> None:
     """Under the key figure: where a maximum length comes from, and what the curves say past the band."""
     view = shown.view
-    low, high = view.trained
+    high = view.trained[1]
     lengths = list(view.lengths)
     runs = [e for e, values in view.accuracy.items()
             if not view.refused[e] and values[lengths.index(high)] >= 0.9]
@@ -139,12 +139,13 @@ def tiled(shown) -> None:
     chart_col, text_col = st.columns([3, 2], gap="large")
     altair_chart(figures.bytes_chart, where=chart_col, key="tiled_bytes")
     largest = -1
+    times = view.measured_plain[largest] / view.measured_tiled[largest]
     text_col.markdown(
         f"At most **{view.held:,} scores** are held at once here (one tile, {view.T} queries × {view.block} "
         f"keys), against **{view.full:,}** in the whole {view.T} × {view.T} matrix, which is never made. "
         f"Measured at T = {view.measured_T[largest]:,}: tiled attention's tensors peak at "
         f"**{human_bytes(view.measured_tiled[largest])}**, plain attention's at "
-        f"**{human_bytes(view.measured_plain[largest])}**, {view.measured_plain[largest] / view.measured_tiled[largest]:.0f} "
+        f"**{human_bytes(view.measured_plain[largest])}**, {times:.0f} "
         "times as much. The heatmap on the left is drawn for you; the method itself never has it.")
     download_csv(f"tiled_T{view.T}_block{view.block}.csv", "Download the weights so far (CSV)", frame_csv,
                  figures.frame, key="tiled_csv", where=text_col)

@@ -68,7 +68,8 @@ def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerCh
     band = shade.mark_rect(color="#999999", opacity=0.18).encode(x=alt.datum(trained[0] - 0.5),
                                                                   x2=alt.datum(trained[1] + 0.5))
     note = shade.mark_text(align="left", dx=4, dy=-8, fontSize=FONT_SIZE - 2, color="#444444").encode(
-        x=alt.datum(trained[0] - 0.5), y=alt.datum(1.0), text=alt.value(f"trained on {trained[0]}–{trained[1]} letters"))
+        x=alt.datum(trained[0] - 0.5), y=alt.datum(1.0),
+        text=alt.value(f"trained on {trained[0]}–{trained[1]} letters"))
     lines = base.mark_line(point=True, strokeWidth=3).encode(
         x=x, y=alt.Y("accuracy:Q", title="whole answers right", axis=alt.Axis(format="%"),
                      scale=alt.Scale(domain=[0, 1.05])),
@@ -244,7 +245,8 @@ def tiled_figures(view) -> TiledFigures:
     ])
     points = pd.concat([
         pd.DataFrame({"T": view.measured_T, "bytes": view.measured_plain, "what": "measured here: plain"}),
-        pd.DataFrame({"T": view.measured_T, "bytes": view.measured_tiled, "what": "measured here: tiled (blocks of 32)"}),
+        pd.DataFrame({"T": view.measured_T, "bytes": view.measured_tiled,
+                      "what": f"measured here: tiled (blocks of {view.measured_block})"}),
     ])
     names = [*dict.fromkeys(curve["what"]), *dict.fromkeys(points["what"])]
     colour = colour_encoding("what", names, _colours(names), title=None)

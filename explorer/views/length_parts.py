@@ -5,7 +5,6 @@ settings dataclass (its controls) and a view (settings → arrays).  No Streamli
 from __future__ import annotations
 
 import math
-import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,6 +108,7 @@ class TiledView:
     max_error: float  # |tiled − plain attention| after the last block, float64
     held: int  # score values held at most (one tile)
     full: int  # values of the whole score matrix
+    measured_block: int
     measured_T: np.ndarray  # peak bytes of tensors, measured (MEASURED_BLOCK keys per block), float64, one head
     measured_tiled: np.ndarray
     measured_plain: np.ndarray
@@ -153,7 +153,7 @@ def tiled_view(settings: TiledSettings) -> TiledView:
         _readonly(torch.stack([b.running_max[0] for b in trace.blocks]).numpy()),
         _readonly(torch.stack([b.running_sum[0] for b in trace.blocks]).numpy()),
         _readonly(weights.numpy()), float((out - _plain(q, k, v, causal)).abs().max()),
-        trace.peak_scores_held, trace.full_scores, _readonly(MEASURED_T), _readonly([m[0] for m in measured]),
+        trace.peak_scores_held, trace.full_scores, MEASURED_BLOCK, _readonly(MEASURED_T), _readonly([m[0] for m in measured]),
         _readonly([m[1] for m in measured]),
         _readonly(Ts), _readonly(Ts * np.minimum(block, Ts) * 8.0), _readonly(Ts * Ts * 8.0))
 
