@@ -36,6 +36,7 @@ def accuracy(shown) -> None:
                            icon=":material/block:")
     summary = figures.summary
     st.dataframe(summary, hide_index=True, column_config={c: PERCENT for c in summary.columns[2:]})
+    st.caption("None: no accuracy at that length, because the model refuses it (the reason is above).")
     download_csv("accuracy_by_length.csv", "Download accuracy by length (CSV)", frame_csv, figures.frame,
                  key="length_csv")
 
@@ -89,9 +90,8 @@ def memory(shown) -> None:
     if view.missing:
         st.warning("Left out:\n\n" + "\n".join(f"- {m}" for m in view.missing), icon=":material/hourglass_empty:")
     st.markdown(text("memory"))
-    kv_col, scores_col = st.columns(2, gap="large")
-    altair_chart(figures.kv_chart, where=kv_col, key="kv_chart")
-    altair_chart(figures.scores_chart, where=scores_col, key="scores_chart")
+    altair_chart(figures.kv_chart, key="kv_chart")
+    altair_chart(figures.scores_chart, key="scores_chart")
     st.markdown(f"**At T = {settings.T:,}** (the KV cache in {settings.bytes_per_value}-byte values):")
     st.dataframe(figures.table.drop(columns=["KV cache (bytes)", "scores (bytes)"]), hide_index=True,
                  column_config={"source": st.column_config.TextColumn(width="large")})
@@ -146,7 +146,8 @@ def tiled(shown) -> None:
         f"Measured at T = {view.measured_T[largest]:,}: tiled attention's tensors peak at "
         f"**{human_bytes(view.measured_tiled[largest])}**, plain attention's at "
         f"**{human_bytes(view.measured_plain[largest])}**, {times:.0f} "
-        "times as much. The heatmap on the left is drawn for you; the method itself never has it.")
+        "times as much (the chart: one head, 64-bit values). The heatmap above is drawn for you; the "
+        "method itself never has it.")
     download_csv(f"tiled_T{view.T}_block{view.block}.csv", "Download the weights so far (CSV)", frame_csv,
                  figures.frame, key="tiled_csv", where=text_col)
     download_csv(f"tiled_state_T{view.T}_block{view.block}.csv", "Download the running max and sum (CSV)",

@@ -68,13 +68,14 @@ def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerCh
     band = shade.mark_rect(color="#999999", opacity=0.18).encode(x=alt.datum(trained[0] - 0.5),
                                                                   x2=alt.datum(trained[1] + 0.5))
     note = shade.mark_text(align="left", dx=4, dy=-8, fontSize=FONT_SIZE - 2, color="#444444").encode(
-        x=alt.datum(trained[0] - 0.5), y=alt.datum(1.0),
+        x=alt.datum(trained[0] - 0.5), y=alt.datum(0.85),
         text=alt.value(f"trained on {trained[0]}–{trained[1]} letters"))
     lines = base.mark_line(point=True, strokeWidth=3).encode(
         x=x, y=alt.Y("accuracy:Q", title="whole answers right", axis=alt.Axis(format="%"),
-                     scale=alt.Scale(domain=[0, 1.05])),
+                     scale=alt.Scale(domain=[0, 1], nice=False)),
         color=colour, tooltip=["encoding:N", "letters:Q", alt.Tooltip("accuracy:Q", format=".0%")])
-    return configure(alt.layer(band, lines, note).properties(height=CHART_HEIGHT), legend_orient="right")
+    return configure(alt.layer(band, lines, note).properties(height=CHART_HEIGHT), legend_orient="bottom",
+                     legend_columns=3)
 
 
 def attention_figure(weights: np.ndarray, letters: Sequence[str], title: str) -> tuple[go.Figure, pd.DataFrame]:
@@ -136,11 +137,11 @@ def bytes_chart(frame: pd.DataFrame, column: str, title: str) -> alt.Chart:
     names = list(dict.fromkeys(frame["configuration"]))
     return alt.Chart(frame).mark_line(strokeWidth=3, point=True).encode(
         x=alt.X("T:Q", title="context length T (tokens, log scale)", scale=alt.Scale(type="log", base=2),
-                axis=alt.Axis(format="~s")),
+                axis=alt.Axis(format=",")),
         y=alt.Y(f"{column}:Q", title=title, scale=alt.Scale(type="log"), axis=LOG_TICKS),
         color=colour_encoding("configuration", names, _colours(names)),
         tooltip=["configuration:N", "T:Q", alt.Tooltip(f"{column}:Q", format=",")],
-    ).properties(height=360)
+    ).properties(height=300)
 
 
 def memory_figures(view) -> MemoryFigures:
@@ -158,10 +159,9 @@ def memory_figures(view) -> MemoryFigures:
     measured = pd.DataFrame({"T": view.measured_T, "measured peak (bytes)": view.measured_peak,
                              "largest tensor (bytes)": view.measured_largest,
                              "formula T·T·h·4 (bytes)": view.formula})
-    kv = configure(bytes_chart(frame, "KV cache bytes", "KV cache, all layers (log scale)"), legend_orient="bottom",
-                   legend_columns=2)
-    scores = configure(bytes_chart(frame, "scores bytes (one layer)", "T × T scores, one layer (log scale)"),
-                       legend_orient="bottom", legend_columns=2)
+    kv = configure(bytes_chart(frame, "KV cache bytes", "KV cache, all layers"), legend_orient="right")
+    scores = configure(bytes_chart(frame, "scores bytes (one layer)", "T × T scores, one layer"),
+                       legend_orient="right")
     return MemoryFigures(frame, kv, scores, table, measured)
 
 
@@ -201,8 +201,8 @@ def gqa_figures(view) -> GqaFigures:
                           "key": s.ravel(), "weight": view.weights.ravel()})
     names = {h: "multi-head (g = h)", 1: "multi-query (g = 1)"}
     table = pd.DataFrame([{
-        "key/value heads": f"{c}: {names.get(c, 'grouped-query')}", "this layer, T = 8 (32-bit)": human_bytes(here),
-        f"7B shape ({full_heads} K/V heads), T = {view.full_T:,} (16-bit)": human_bytes(full)}
+        "key/value heads g": f"{c}: {names.get(c, 'grouped-query')}", "this layer, T = 8 (32-bit)": human_bytes(here),
+        "7B shape: K/V heads": full_heads, f"7B shape: cache at T = {view.full_T:,} (16-bit)": human_bytes(full)}
         for c, here, full, full_heads in zip(view.kv_counts, view.cache_here, view.cache_full, view.full_kv_heads,
                                              strict=True)])
     return GqaFigures(grid, frame, table)
@@ -237,21 +237,23 @@ def tiled_figures(view) -> TiledFigures:
         state.add_trace(go.Heatmap(z=shownv, x=blocks, y=labels, colorscale=colour_list(SEQUENTIAL), xgap=1, ygap=1,
                                    texttemplate="%{z:.2f}" if T <= 16 else None, showscale=False,
                                    hovertemplate="query %{y}, after %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
-    state.update_yaxes(autorange="reversed", title_text="query", col=1)
+    state.update_yaxes(autorange="reversed", dtick=1)
+    state.update_yaxes(title_text="query", col=1)
     state.update_layout(height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE - 2})
     curve = pd.concat([
-        pd.DataFrame({"T": view.Ts, "bytes": view.bytes_plain, "what": "scores held: plain (T × T)"}),
-        pd.DataFrame({"T": view.Ts, "bytes": view.bytes_tiled, "what": f"scores held: tiled (T × {block})"}),
+        pd.DataFrame({"T": view.Ts, "bytes": view.bytes_plain, "what": "plain: T × T scores"}),
+        pd.DataFrame({"T": view.Ts, "bytes": view.bytes_tiled, "what": f"tiled: T × {block} scores"}),
     ])
     points = pd.concat([
-        pd.DataFrame({"T": view.measured_T, "bytes": view.measured_plain, "what": "measured here: plain"}),
+        pd.DataFrame({"T": view.measured_T, "bytes": view.measured_plain, "what": "plain, measured"}),
         pd.DataFrame({"T": view.measured_T, "bytes": view.measured_tiled,
-                      "what": f"measured here: tiled (blocks of {view.measured_block})"}),
+                      "what": f"tiled, measured (block {view.measured_block})"}),
     ])
     names = [*dict.fromkeys(curve["what"]), *dict.fromkeys(points["what"])]
     colour = colour_encoding("what", names, _colours(names), title=None)
-    x = alt.X("T:Q", title="sequence length T (log scale)", scale=alt.Scale(type="log", base=2))
-    y = alt.Y("bytes:Q", title="bytes, one head, 64-bit (log scale)", scale=alt.Scale(type="log"), axis=LOG_TICKS)
+    x = alt.X("T:Q", title="sequence length T (log scale)", scale=alt.Scale(type="log", base=2),
+              axis=alt.Axis(format=","))
+    y = alt.Y("bytes:Q", title="bytes (log scale)", scale=alt.Scale(type="log"), axis=LOG_TICKS)
     chart = alt.layer(alt.Chart(curve).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour),
                       alt.Chart(points).mark_point(size=120, filled=True).encode(x=x, y=y, color=colour))
     state_frame = pd.DataFrame({"block": np.repeat(np.arange(1, view.n_blocks + 1), T),
