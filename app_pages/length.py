@@ -106,6 +106,7 @@ def memory(shown) -> None:
                            * view.shapes[0].d_head, T=f"{view.measured_T[last]:,}",
                            largest=f"{view.measured_largest[last]:,}", formula=f"{view.formula[last]:,}",
                            peak=f"{view.measured_peak[last]:,}", ratio=ratio))
+    table_col.markdown("Bytes, measured and by the formula:")
     table_col.dataframe(figures.measured, hide_index=True)
     download_csv("measured_attention_memory.csv", "Download the measurements (CSV)", frame_csv, figures.measured,
                  key="measured_csv", where=table_col)
@@ -115,8 +116,8 @@ def gqa(shown) -> None:
     """4 · Grouped-query attention: the grid grouped over shared K/V heads, and the cache for h, g and 1."""
     view, figures = shown.view, shown.figures
     st.markdown(text("gqa", h=view.heads, g=view.kv_heads, per=view.heads // view.kv_heads))
-    grid_col, table_col = st.columns([3, 2], gap="large")
-    plotly_chart(figures.grid, where=grid_col, key="gqa_grid")
+    plotly_chart(figures.grid, key="gqa_grid")
+    table_col, _ = st.columns([4, 1])
     with table_col:
         st.markdown("**KV cache bytes** for the layer drawn (causal, 8 positions) and for a 7B model's shape "
                     "with the same ratio h / g:")

@@ -152,13 +152,12 @@ def memory_figures(view) -> MemoryFigures:
     frame = pd.concat(rows, ignore_index=True)
     table = pd.DataFrame([{
         "configuration": s.name, "layers": s.n_layers, "query heads": s.n_heads, "key/value heads": s.n_kv_heads,
-        "d_head": s.d_head, "longest input": "any (no table)" if s.max_positions is None else f"{s.max_positions:,}",
+        "d_head": s.d_head, "longest input": "set by the encoding" if s.max_positions is None else f"{s.max_positions:,}",
         "KV cache": human_bytes(kv), "T × T scores, one layer": human_bytes(scores), "KV cache (bytes)": int(kv),
         "scores (bytes)": int(scores), "source": s.source}
         for s, kv, scores in zip(view.shapes, view.kv_at, view.scores_at, strict=True)])
-    measured = pd.DataFrame({"T": view.measured_T, "measured peak (bytes)": view.measured_peak,
-                             "largest tensor (bytes)": view.measured_largest,
-                             "formula T·T·h·4 (bytes)": view.formula})
+    measured = pd.DataFrame({"T": view.measured_T, "peak": view.measured_peak,
+                             "largest tensor": view.measured_largest, "T·T·h·4": view.formula})
     kv = configure(bytes_chart(frame, "KV cache bytes", "KV cache, all layers"), legend_orient="right")
     scores = configure(bytes_chart(frame, "scores bytes (one layer)", "T × T scores, one layer"),
                        legend_orient="right")

@@ -59,7 +59,7 @@ def _readonly(array) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LengthSettings:
-    longest: int = setting(30, "Longest input tested (letters)", url="longest", options=(16, 20, 30, 40, 64),
+    longest: int = setting(30, "Longest input tested (letters)", url="longest", options=(16, 20, 30, 40),
                            help="Every length from 2 up to this, 100 inputs each, for every shipped model.")
     encoding: str = setting("sinusoidal", "Model whose attention is drawn", url="encoding",
                             options=tuple(REVERSAL_MODELS), format=lambda e: ENCODING_LABELS.get(e, e))

@@ -153,8 +153,8 @@ def tiled_view(settings: TiledSettings) -> TiledView:
         _readonly(torch.stack([b.running_max[0] for b in trace.blocks]).numpy()),
         _readonly(torch.stack([b.running_sum[0] for b in trace.blocks]).numpy()),
         _readonly(weights.numpy()), float((out - _plain(q, k, v, causal)).abs().max()),
-        trace.peak_scores_held, trace.full_scores, MEASURED_BLOCK, _readonly(MEASURED_T), _readonly([m[0] for m in measured]),
-        _readonly([m[1] for m in measured]),
+        trace.peak_scores_held, trace.full_scores, MEASURED_BLOCK, _readonly(MEASURED_T),
+        _readonly([m[0] for m in measured]), _readonly([m[1] for m in measured]),
         _readonly(Ts), _readonly(Ts * np.minimum(block, Ts) * 8.0), _readonly(Ts * Ts * 8.0))
 
 
