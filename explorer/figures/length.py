@@ -152,7 +152,8 @@ def memory_figures(view) -> MemoryFigures:
     frame = pd.concat(rows, ignore_index=True)
     table = pd.DataFrame([{
         "configuration": s.name, "layers": s.n_layers, "query heads": s.n_heads, "key/value heads": s.n_kv_heads,
-        "d_head": s.d_head, "longest input": "set by the encoding" if s.max_positions is None else f"{s.max_positions:,}",
+        "d_head": s.d_head,
+        "longest input": "set by the encoding" if s.max_positions is None else f"{s.max_positions:,}",
         "KV cache": human_bytes(kv), "T × T scores, one layer": human_bytes(scores), "KV cache (bytes)": int(kv),
         "scores (bytes)": int(scores), "source": s.source}
         for s, kv, scores in zip(view.shapes, view.kv_at, view.scores_at, strict=True)])
