@@ -75,7 +75,7 @@ def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerCh
                      scale=alt.Scale(domain=[0, 1], nice=False)),
         color=colour, tooltip=["encoding:N", "letters:Q", alt.Tooltip("accuracy:Q", format=".0%")])
     return configure(alt.layer(band, lines, note).properties(height=CHART_HEIGHT), legend_orient="bottom",
-                     legend_columns=3)
+                     legend_columns=2)
 
 
 def attention_figure(weights: np.ndarray, letters: Sequence[str], title: str) -> tuple[go.Figure, pd.DataFrame]:
