@@ -29,7 +29,7 @@ def accuracy(shown) -> None:
     altair_chart(figures.chart, where=chart_col, key="length_chart")
     with text_col:
         st.markdown(text("accuracy", low=low, high=high, samples=SAMPLES, first=int(view.lengths[0]),
-                         last=int(view.lengths[-1])))
+                         last=int(view.lengths[-1]), tested=", ".join(str(n) for n in view.lengths)))
         for encoding, reason in view.refused.items():
             if reason:
                 st.warning(f"**{ENCODING_LABELS[encoding]}: no accuracy past its table.** {reason}.",

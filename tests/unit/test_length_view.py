@@ -15,7 +15,7 @@ from explorer.serve import runtime
 from explorer.serve.lessons import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
 from explorer.training.pretrained import load_model
 from explorer.ui.steps import load_steps
-from explorer.views.length import LengthSettings, MemorySettings, length_view, memory_view
+from explorer.views.length import LENGTHS, LengthSettings, MemorySettings, length_view, memory_view
 from explorer.views.length_parts import (
     GqaSettings,
     TiledSettings,
@@ -37,7 +37,7 @@ def default_length():
 
 def test_accuracy_is_the_librarys_and_the_learned_table_refuses_past_its_rows(default_length):
     view = default_length
-    assert list(view.lengths) == list(range(2, 31)) and view.trained == (2, 10)
+    assert list(view.lengths) == [n for n in LENGTHS if n <= 30] and view.trained == (2, 10)
     for encoding, name in REVERSAL_MODELS.items():
         values = view.accuracy[encoding]
         reachable = [int(n) for n in view.lengths if not np.isnan(values[list(view.lengths).index(n)])]
