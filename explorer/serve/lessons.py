@@ -16,6 +16,7 @@ from ..figures import decoder_lesson as decoder_figures
 from ..figures import depth as depth_figures
 from ..figures import encoders as encoder_figures
 from ..figures import gradients as gradient_figures
+from ..figures import length as length_figures
 from ..figures import position_lesson as position_figures
 from ..figures import real_lesson as real_figures
 from ..figures import train as train_figures
@@ -24,7 +25,7 @@ from ..training.pretrained import PretrainedModelError
 from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
-from ..views import encoders, position_facts, train
+from ..views import encoders, length, length_parts, position_facts, train
 from ..views import gradient_lesson as gradients
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
@@ -34,9 +35,10 @@ from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
 
 __all__ = ["ATTENTION", "ATTENTION_COMPARE", "COST", "COST_CROSSOVER", "COST_STOPWATCH", "DECODER",
            "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH", "ENCODERS", "ENCODER_BIRNN", "ENCODER_SEARCH",
-           "ENCODER_SIMILARITY", "ENCODER_SINKS", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LESSONS",
-           "LOOKUP", "POSITIONS", "POSITION_MODELS", "POSITION_RELATIVE", "REAL", "REAL_REFERENT", "REAL_TABLES",
-           "TRAIN", "LessonSpec", "LiveSpec"]
+           "ENCODER_SIMILARITY", "ENCODER_SINKS", "GRADIENTS", "GRADIENT_DEPENDENCY", "GRADIENT_RECALL", "LENGTH",
+           "LENGTH_GQA", "LENGTH_MEMORY", "LENGTH_TILED", "LENGTH_WINDOW", "LESSONS", "LOOKUP", "POSITIONS",
+           "POSITION_MODELS", "POSITION_RELATIVE", "REAL", "REAL_REFERENT", "REAL_TABLES", "TRAIN", "LessonSpec",
+           "LiveSpec"]
 
 
 NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
@@ -142,9 +144,20 @@ ENCODER_SINKS = LessonSpec("encoders", encoders.SinkSettings, encoders.sink_view
 ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_view, encoder_figures.birnn_figures,
                            section="birnn")
 
+LENGTH = LessonSpec("length", length.LengthSettings, length.length_view,
+                    functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS))
+LENGTH_MEMORY = LessonSpec("length", length.MemorySettings, length.memory_view, length_figures.memory_figures,
+                           section="memory")
+LENGTH_GQA = LessonSpec("length", length_parts.GqaSettings, length_parts.gqa_view, length_figures.gqa_figures,
+                        section="gqa")
+LENGTH_TILED = LessonSpec("length", length_parts.TiledSettings, length_parts.tiled_view,
+                          length_figures.tiled_figures, section="tiled")
+LENGTH_WINDOW = LessonSpec("length", length_parts.WindowSettings, length_parts.window_view,
+                           length_figures.window_figures, section="window")
+
 LESSONS: tuple[LessonSpec, ...] = (
     LOOKUP, ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES, POSITIONS, POSITION_MODELS,
     POSITION_RELATIVE, GRADIENTS, GRADIENT_DEPENDENCY, GRADIENT_RECALL, DEPTH, COST, COST_CROSSOVER, COST_STOPWATCH,
     TRAIN, REAL, REAL_REFERENT, REAL_TABLES, ENCODERS, ENCODER_SIMILARITY, ENCODER_SEARCH, ENCODER_SINKS,
-    ENCODER_BIRNN,
+    ENCODER_BIRNN, LENGTH, LENGTH_MEMORY, LENGTH_GQA, LENGTH_TILED, LENGTH_WINDOW,
 )

@@ -45,5 +45,7 @@ PAGES = (
     PageInfo("app_pages/encoders.py", "What encoders are for", "encoders", ":material/hub:",
              "Sentence vectors from MiniLM, similarity, semantic search against word overlap, attention sinks, "
              "and the BiRNN."),
+    PageInfo("app_pages/length.py", "Length and memory", "length", ":material/memory:",
+             "Past the trained length per encoding; the bytes attention costs; GQA, tiled attention, windows."),
 )
 LESSONS = tuple(p for p in PAGES if p.url_path)

@@ -1,0 +1,299 @@
+"""The length-and-memory lesson's figures: handed the views' arrays, they return Altair charts, Plotly
+figures and frames (each frame is also its CSV).  No model, no Streamlit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, SEQUENTIAL, colour_encoding, colour_list, configure, heatmap
+
+__all__ = ["GqaFigures", "LengthFigures", "MemoryFigures", "TiledFigures", "WindowFigures", "gqa_figures",
+           "human_bytes", "length_figures", "memory_figures", "tiled_figures", "window_figures"]
+
+PALETTE = [OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "orange", "reddish purple", "sky blue",
+                                  "black", "yellow")]
+LOG_TICKS = alt.Axis(format="~s", labelExpr="datum.value >= 1e9 ? format(datum.value / 1e9, '~g') + ' GB' : "
+                     "datum.value >= 1e6 ? format(datum.value / 1e6, '~g') + ' MB' : datum.value >= 1e3 ? "
+                     "format(datum.value / 1e3, '~g') + ' kB' : format(datum.value, '~g') + ' B'")
+
+
+def human_bytes(n: float) -> str:
+    """Bytes in decimal units: 1.07 GB, 65.5 kB, 512 B."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def _colours(labels: Sequence[str]) -> dict[str, str]:
+    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+
+
+# --- 1 · accuracy against length ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LengthFigures:
+    frame: pd.DataFrame  # encoding, letters, accuracy (refused lengths left out)
+    chart: alt.LayerChart
+    summary: pd.DataFrame  # per encoding: the card's accuracy, here inside the band, just past it, the last
+    seen: go.Figure
+    unseen: go.Figure | None  # None: the model refused this length
+    seen_csv: pd.DataFrame
+    unseen_csv: pd.DataFrame | None
+
+
+def accuracy_frame(lengths: np.ndarray, accuracy: Mapping[str, np.ndarray], labels: Mapping[str, str]) -> pd.DataFrame:
+    parts = [pd.DataFrame({"encoding": labels.get(e, e), "letters": lengths, "accuracy": values})
+             for e, values in accuracy.items()]
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[frame["accuracy"].notna()].reset_index(drop=True)
+
+
+def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerChart:
+    """Share of inputs reversed right against their length, one line per encoding, the trained range shaded."""
+    names = list(dict.fromkeys(frame["encoding"]))
+    colour = colour_encoding("encoding", names, _colours(names), title="positional encoding")
+    x = alt.X("letters:Q", title="input length (letters)", scale=alt.Scale(domainMin=1), axis=alt.Axis(tickMinStep=1))
+    base = alt.Chart(frame)
+    # One row after the aggregate: one band and one label, drawn from the chart's one data set.
+    shade = base.transform_aggregate(rows="count()")
+    band = shade.mark_rect(color="#999999", opacity=0.18).encode(x=alt.datum(trained[0] - 0.5),
+                                                                  x2=alt.datum(trained[1] + 0.5))
+    note = shade.mark_text(align="left", dx=4, dy=-8, fontSize=FONT_SIZE - 2, color="#444444").encode(
+        x=alt.datum(trained[0] - 0.5), y=alt.datum(0.85),
+        text=alt.value(f"trained on {trained[0]}–{trained[1]} letters"))
+    lines = base.mark_line(point=True, strokeWidth=3).encode(
+        x=x, y=alt.Y("accuracy:Q", title="whole answers right", axis=alt.Axis(format="%"),
+                     scale=alt.Scale(domain=[0, 1], nice=False)),
+        color=colour, tooltip=["encoding:N", "letters:Q", alt.Tooltip("accuracy:Q", format=".0%")])
+    return configure(alt.layer(band, lines, note).properties(height=CHART_HEIGHT), legend_orient="bottom",
+                     legend_columns=2)
+
+
+def attention_figure(weights: np.ndarray, letters: Sequence[str], title: str) -> tuple[go.Figure, pd.DataFrame]:
+    """Cross-attention (rows: the letter being written, reversed input then </s>; columns: the input)."""
+    n = len(letters)
+    columns = [f"{i}:{c}" for i, c in enumerate(letters)]
+    rows = [f"{i}:{c}" for i, c in enumerate(reversed(letters))] + [f"{n}:</s>"]
+    figure = heatmap(weights, x_labels=columns, y_labels=rows, title=title, x_title="input letter read",
+                     y_title="output being written", zmin=0, zmax=1, annotate=False, height=460)
+    frame = pd.DataFrame(weights, index=rows, columns=columns).rename_axis("writing").reset_index()
+    return figure, frame
+
+
+def length_figures(view, labels: Mapping[str, str]) -> LengthFigures:
+    frame = accuracy_frame(view.lengths, view.accuracy, labels)
+    seen, seen_csv = attention_figure(view.seen.weights, view.seen.letters,
+                                      f"{view.seen.length} letters (the longest trained)")
+    unseen = unseen_csv = None
+    if not view.unseen.refused:
+        unseen, unseen_csv = attention_figure(view.unseen.weights, view.unseen.letters,
+                                              f"{view.unseen.length} letters (never seen)")
+    return LengthFigures(frame, accuracy_chart(frame, view.trained), summary_frame(view, labels), seen, unseen,
+                         seen_csv, unseen_csv)
+
+
+def summary_frame(view, labels: Mapping[str, str]) -> pd.DataFrame:
+    """One row per encoding: accuracy on the card (held-out set) and here, inside the trained band, one
+    letter past it and at the longest length tested (None where the model refuses the length)."""
+    low, high = view.trained
+    lengths = list(view.lengths)
+    inside = [i for i, n in enumerate(lengths) if low <= n <= high]
+
+    def at(values, n):
+        value = values[lengths.index(n)] if n in lengths else np.nan
+        return None if np.isnan(value) else float(value)
+
+    rows = []
+    for encoding, values in view.accuracy.items():
+        rows.append({"encoding": labels.get(encoding, encoding), "model": view.models[encoding],
+                     f"card: held-out, {low}–{high} letters": view.card[encoding],
+                     f"here: {low}–{high} letters": float(np.mean(values[inside])),
+                     f"at {high + 1}": at(values, high + 1), f"at {lengths[-1]}": at(values, lengths[-1])})
+    return pd.DataFrame(rows)
+
+
+# --- 2 · bytes against T --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryFigures:
+    frame: pd.DataFrame  # configuration, T, KV cache bytes, scores bytes
+    kv_chart: alt.Chart
+    scores_chart: alt.Chart
+    table: pd.DataFrame  # the shapes, their sources and the bytes at the chosen T
+    measured: pd.DataFrame
+
+
+def bytes_chart(frame: pd.DataFrame, column: str, title: str) -> alt.Chart:
+    names = list(dict.fromkeys(frame["configuration"]))
+    return alt.Chart(frame).mark_line(strokeWidth=3, point=True).encode(
+        x=alt.X("T:Q", title="context length T (tokens, log scale)", scale=alt.Scale(type="log", base=2),
+                axis=alt.Axis(format=",")),
+        y=alt.Y(f"{column}:Q", title=title, scale=alt.Scale(type="log"), axis=LOG_TICKS),
+        color=colour_encoding("configuration", names, _colours(names)),
+        tooltip=["configuration:N", "T:Q", alt.Tooltip(f"{column}:Q", format=",")],
+    ).properties(height=300)
+
+
+def memory_figures(view) -> MemoryFigures:
+    rows = []
+    for s, kv, scores in zip(view.shapes, view.kv, view.scores, strict=True):
+        rows.append(pd.DataFrame({"configuration": s.name, "T": view.Ts, "KV cache bytes": kv,
+                                  "scores bytes (one layer)": scores}))
+    frame = pd.concat(rows, ignore_index=True)
+    table = pd.DataFrame([{
+        "configuration": s.name, "layers": s.n_layers, "query heads": s.n_heads, "key/value heads": s.n_kv_heads,
+        "d_head": s.d_head,
+        "longest input": "set by the encoding" if s.max_positions is None else f"{s.max_positions:,}",
+        "KV cache": human_bytes(kv), "T × T scores, one layer": human_bytes(scores), "KV cache (bytes)": int(kv),
+        "scores (bytes)": int(scores), "source": s.source}
+        for s, kv, scores in zip(view.shapes, view.kv_at, view.scores_at, strict=True)])
+    measured = pd.DataFrame({"T": view.measured_T, "peak": view.measured_peak,
+                             "largest tensor": view.measured_largest, "T·T·h·4": view.formula})
+    kv = configure(bytes_chart(frame, "KV cache bytes", "KV cache, all layers"), legend_orient="right")
+    scores = configure(bytes_chart(frame, "scores bytes (one layer)", "T × T scores, one layer"),
+                       legend_orient="right")
+    return MemoryFigures(frame, kv, scores, table, measured)
+
+
+# --- 3 · grouped-query attention ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GqaFigures:
+    grid: go.Figure
+    frame: pd.DataFrame  # query head, key/value head, query, key, weight
+    table: pd.DataFrame
+
+
+def gqa_figures(view) -> GqaFigures:
+    h, g = view.heads, view.kv_heads
+    per = h // g
+    T = view.weights.shape[-1]
+    titles = [f"query head {j * per + r} · K/V {j}" for r in range(per) for j in range(g)]
+    grid = make_subplots(rows=per, cols=g, subplot_titles=titles, horizontal_spacing=0.03,
+                         vertical_spacing=0.25 / per)
+    labels = [str(t) for t in range(T)]
+    for j in range(g):
+        for r in range(per):
+            head = j * per + r
+            grid.add_trace(go.Heatmap(z=view.weights[head], x=labels, y=labels, zmin=0, zmax=1,
+                                      colorscale=colour_list(SEQUENTIAL), showscale=head == 0, xgap=1, ygap=1,
+                                      colorbar={"title": {"text": "weight"}, "thickness": 14},
+                                      hovertemplate=f"head {head}, query %{{y}} → key %{{x}}: %{{z:.2f}}"
+                                                    "<extra></extra>"), row=r + 1, col=j + 1)
+    grid.update_yaxes(autorange="reversed", showticklabels=False)
+    grid.update_xaxes(showticklabels=False)
+    grid.update_annotations(font_size=FONT_SIZE - 3)
+    grid.update_layout(height=min(760, 130 + 150 * per), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                       font={"size": FONT_SIZE}, plot_bgcolor="rgba(0,0,0,0)")
+    q, t, s = np.meshgrid(np.arange(h), np.arange(T), np.arange(T), indexing="ij")
+    frame = pd.DataFrame({"query head": q.ravel(), "key/value head": view.group[q.ravel()], "query": t.ravel(),
+                          "key": s.ravel(), "weight": view.weights.ravel()})
+    names = {h: "multi-head (g = h)", 1: "multi-query (g = 1)"}
+    table = pd.DataFrame([{
+        "key/value heads g": f"{c}: {names.get(c, 'grouped-query')}", "this layer, T = 8 (32-bit)": human_bytes(here),
+        "7B shape: K/V heads": full_heads, f"7B shape: cache at T = {view.full_T:,} (16-bit)": human_bytes(full)}
+        for c, here, full, full_heads in zip(view.kv_counts, view.cache_here, view.cache_full, view.full_kv_heads,
+                                             strict=True)])
+    return GqaFigures(grid, frame, table)
+
+
+# --- 4 · tiled attention --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TiledFigures:
+    weights: go.Figure
+    state: go.Figure
+    bytes_chart: alt.LayerChart
+    frame: pd.DataFrame  # the weights read so far (CSV)
+    state_frame: pd.DataFrame
+
+
+def tiled_figures(view) -> TiledFigures:
+    T, block, shown = view.T, view.block, view.shown
+    labels = [str(t) for t in range(T)]
+    stop = min(shown * block, T)
+    figure = heatmap(view.weights_so_far, x_labels=labels, y_labels=labels, x_title="key", y_title="query",
+                     value_name="weight so far", zmin=0, zmax=1, annotate=False, height=460,
+                     title=f"After key block {shown} of {view.n_blocks}: keys 0–{stop - 1} read")
+    figure.add_shape(type="rect", x0=(shown - 1) * block - 0.5, x1=stop - 0.5, y0=-0.5, y1=T - 0.5,
+                     line={"color": OKABE_ITO["vermillion"], "width": 4})
+    blocks = [f"block {b + 1}" for b in range(view.n_blocks)]
+    state = make_subplots(rows=1, cols=2, subplot_titles=("running max m", "running sum ℓ"), horizontal_spacing=0.12)
+    for col, values in ((1, view.running_max), (2, view.running_sum)):
+        shownv = np.where(np.arange(view.n_blocks)[:, None] < shown, values, np.nan).T  # (T, blocks)
+        shownv = np.where(np.isfinite(shownv), shownv, np.nan)
+        state.add_trace(go.Heatmap(z=shownv, x=blocks, y=labels, colorscale=colour_list(SEQUENTIAL), xgap=1, ygap=1,
+                                   texttemplate="%{z:.2f}" if T <= 16 else None, showscale=False,
+                                   hovertemplate="query %{y}, after %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
+    state.update_yaxes(autorange="reversed", dtick=1)
+    state.update_yaxes(title_text="query", col=1)
+    state.update_layout(height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE - 2})
+    curve = pd.concat([
+        pd.DataFrame({"T": view.Ts, "bytes": view.bytes_plain, "what": "plain: T × T scores"}),
+        pd.DataFrame({"T": view.Ts, "bytes": view.bytes_tiled, "what": f"tiled: T × {block} scores"}),
+    ])
+    points = pd.concat([
+        pd.DataFrame({"T": view.measured_T, "bytes": view.measured_plain, "what": "plain, measured"}),
+        pd.DataFrame({"T": view.measured_T, "bytes": view.measured_tiled,
+                      "what": f"tiled, measured (block {view.measured_block})"}),
+    ])
+    names = [*dict.fromkeys(curve["what"]), *dict.fromkeys(points["what"])]
+    colour = colour_encoding("what", names, _colours(names), title=None)
+    x = alt.X("T:Q", title="sequence length T (log scale)", scale=alt.Scale(type="log", base=2),
+              axis=alt.Axis(format=","))
+    y = alt.Y("bytes:Q", title="bytes (log scale)", scale=alt.Scale(type="log"), axis=LOG_TICKS)
+    chart = alt.layer(alt.Chart(curve).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour),
+                      alt.Chart(points).mark_point(size=120, filled=True).encode(x=x, y=y, color=colour))
+    state_frame = pd.DataFrame({"block": np.repeat(np.arange(1, view.n_blocks + 1), T),
+                                "query": np.tile(np.arange(T), view.n_blocks),
+                                "running max": view.running_max.ravel(), "running sum": view.running_sum.ravel()})
+    frame = pd.DataFrame(view.weights_so_far, columns=labels).rename_axis("query").reset_index()
+    return TiledFigures(figure, state, configure(chart.properties(height=340), legend_orient="bottom",
+                                                 legend_columns=2), frame, state_frame)
+
+
+# --- 5 · sliding windows --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowFigures:
+    masks: go.Figure
+    paths: alt.Chart
+    frame: pd.DataFrame  # the three masks, one row per cell
+    paths_frame: pd.DataFrame  # window → layers
+
+
+def window_figures(view) -> WindowFigures:
+    T = view.T
+    titles = ("causal", f"sliding window of {view.window}",
+              f"reach after {view.layers} layer{'s' if view.layers > 1 else ''}")
+    masks = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.04)
+    for col, mask in enumerate((view.causal, view.sliding, view.reach), start=1):
+        masks.add_trace(go.Heatmap(z=mask.astype(float), colorscale=[[0, "#f2f2f2"], [1, OKABE_ITO["blue"]]],
+                                   showscale=False, xgap=1, ygap=1, zmin=0, zmax=1,
+                                   hovertemplate="query %{y} → key %{x}: %{z}<extra></extra>"), row=1, col=col)
+    masks.update_yaxes(autorange="reversed", scaleanchor="x", constrain="domain")
+    masks.update_yaxes(title_text="query (position t)", col=1)
+    masks.update_xaxes(title_text="key (position s)")
+    masks.update_layout(height=420, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE - 2})
+    paths = pd.DataFrame({"window": view.windows, "layers": view.paths})
+    chart = alt.Chart(paths.dropna()).mark_line(point=True, strokeWidth=3, color=OKABE_ITO["blue"]).encode(
+        x=alt.X("window:Q", title="window (positions seen, itself included)"),
+        y=alt.Y("layers:Q", title=f"layers before {T - 1} reads 0"),
+        tooltip=["window:Q", "layers:Q"]).properties(height=300)
+    rows = [(name, t, s, bool(mask[t, s])) for name, mask in (("causal", view.causal), ("sliding", view.sliding),
+                                                             ("reach", view.reach)) for t in range(T) for s in range(T)]
+    frame = pd.DataFrame(rows, columns=["mask", "query", "key", "may read"])
+    return WindowFigures(masks, configure(chart), frame, paths)

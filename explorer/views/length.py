@@ -1,0 +1,245 @@
+"""The length-and-memory lesson, declared: its settings (the controls) and its views (settings →
+arrays), one for the page and one per section with settings of its own.  No Streamlit; the runtime
+(explorer/serve) caches them and app_pages/length.py draws them.
+
+    LengthSettings / length_view     accuracy against input length per encoding; one model's
+                                     cross-attention at a trained length and at a longer one
+    MemorySettings / memory_view     bytes against T (KV cache, T × T scores) for the shipped models,
+                                     MiniLM and published shapes; measured peak of an attention layer
+
+and explorer/views/length_parts.py the sections on making attention cheaper (GQA, tiled attention,
+sliding windows).
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..analysis.claims import PUBLISHED_LENGTHS
+from ..analysis.length import (
+    REVERSAL_MODELS,
+    accuracy_by_length,
+    longest_length,
+    sequences_right,
+    stretched_model,
+    trained_lengths,
+)
+from ..analysis.memory import (
+    PUBLISHED_SHAPES,
+    attention_scores_bytes,
+    kv_cache_bytes,
+    measure_tensor_memory,
+)
+from ..training.minilm import MiniLMError, minilm_dir
+from ..training.pretrained import PretrainedModelError, load_model
+from .settings import setting
+
+__all__ = ["ENCODING_LABELS", "LENGTHS", "LengthSettings", "LengthView", "MemorySettings", "MemoryView", "length_view",
+           "measured_attention", "memory_view"]
+
+ENCODING_LABELS = {"sinusoidal": "sinusoidal", "learned": "learned table", "index": "raw index",
+                   "none": "no encoding", "rope": "RoPE", "alibi": "ALiBi", "t5": "T5 buckets"}
+SHIPPED = "reverse-sinusoidal-h4-l2"  # whose attention layer is measured (d_model 64, 4 heads)
+# The lengths tested: every other length inside the trained band (2–10), each length just past it, then
+# wider steps (what a cold view costs is mostly decoding inside the band, where every answer is long).
+LENGTHS = (2, 4, 6, 8, 10, 11, 12, 13, 14, 16, 18, 20, 25, 30, 35, 40)
+SEED = 31  # the lesson's own inputs: drawn from generators seeded here, never torch's global one
+
+
+def _readonly(array) -> np.ndarray:
+    array = np.array(array)
+    array.setflags(write=False)  # cached and shared between sessions
+    return array
+
+
+# --- 1 · past the trained length ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LengthSettings:
+    longest: int = setting(30, "Longest input tested (letters)", url="longest", options=(16, 20, 30, 40),
+                           help="Lengths from 2 up to this, 100 inputs each, for every shipped model.")
+    encoding: str = setting("sinusoidal", "Model whose attention is drawn", url="encoding",
+                            options=tuple(REVERSAL_MODELS), format=lambda e: ENCODING_LABELS.get(e, e))
+    unseen: int = setting(15, "Its input length (letters)", url="n", bounds=(11, 30, 1),
+                          help="Longer than any input it was trained on (2–10 letters).")
+
+
+@dataclass(frozen=True)
+class AttentionAt:
+    """One model's cross-attention (last decoder layer, mean over heads) reading one input, teacher-forced:
+    row i writes output letter i, which is input letter n − 1 − i.  `refused` instead of a grid for a
+    length the model cannot read."""
+
+    length: int
+    letters: tuple[str, ...] = ()
+    weights: np.ndarray | None = None  # (n + 1, n): the last row writes </s>
+    on_target: float = float("nan")  # mean weight of rows 0 … n − 1 on the letter they write
+    reversed_right: bool = False  # greedy decoding writes the whole reverse
+    refused: str = ""
+
+
+@dataclass(frozen=True)
+class LengthView:
+    lengths: np.ndarray
+    trained: tuple[int, int]
+    models: types.MappingProxyType  # encoding -> model name
+    accuracy: types.MappingProxyType  # encoding -> accuracy per length, NaN where refused
+    refused: types.MappingProxyType  # encoding -> the reason it stops ("" if it does not)
+    card: types.MappingProxyType  # encoding -> the card's held-out accuracy
+    learned_rows: int | None  # rows of the learned model's position table (None: no learned model shipped)
+    seen: AttentionAt
+    unseen: AttentionAt
+
+
+def _attention_at(name: str, n: int) -> AttentionAt:
+    if n > longest_length(name):
+        try:
+            accuracy_by_length(name, [n], samples=1)  # the learned table refuses, naming the position
+        except ValueError as problem:
+            return AttentionAt(n, refused=str(problem))
+    loaded, model = load_model(name), stretched_model(name)
+    task = loaded.task
+    first = task.index[task.symbols[0]]
+    generator = torch.Generator().manual_seed(SEED + n)
+    source = torch.randint(first, first + len(task.symbols), (1, n), generator=generator)
+    target = torch.cat([torch.tensor([[task.index["<s>"]]]), source.flip(1)], dim=1)  # (1, n + 1)
+    with torch.no_grad():
+        _, trace = model(source, target)
+    weights = trace.decoder_layers[-1].cross_attention.weights[0].double().mean(0).numpy()  # (n + 1, n)
+    on_target = float(np.mean([weights[i, n - 1 - i] for i in range(n)]))
+    right = bool(sequences_right(model, task, source)[0])
+    letters = tuple(task.vocab[int(t)] for t in source[0])
+    return AttentionAt(n, letters, _readonly(weights), on_target, right)
+
+
+def length_view(settings: LengthSettings) -> LengthView:
+    lengths = np.array([n for n in LENGTHS if n <= settings.longest])
+    accuracy, refused, card = {}, {}, {}
+    for encoding, name in REVERSAL_MODELS.items():
+        reachable = [int(n) for n in lengths if n <= longest_length(name)]
+        got = accuracy_by_length(name, reachable)
+        accuracy[encoding] = _readonly([got.get(int(n), np.nan) for n in lengths])
+        refused[encoding] = ""
+        if len(reachable) < len(lengths):
+            try:
+                accuracy_by_length(name, [longest_length(name) + 1], samples=1)  # names the position
+            except ValueError as problem:
+                refused[encoding] = str(problem)
+        card[encoding] = float(load_model(name).card["heldout_accuracy"])
+    learned = REVERSAL_MODELS.get("learned")
+    rows = load_model(learned).model.config.max_len if learned else None
+    name = REVERSAL_MODELS[settings.encoding]
+    seen = _attention_at(name, trained_lengths(name)[1])
+    return LengthView(_readonly(lengths), trained_lengths(name), types.MappingProxyType(dict(REVERSAL_MODELS)),
+                      types.MappingProxyType(accuracy), types.MappingProxyType(refused), types.MappingProxyType(card),
+                      rows, seen, _attention_at(name, settings.unseen))
+
+
+# --- 2 · bytes against T --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    T: int = setting(4096, "Context length T in the table", url="mem_T",
+                     options=(512, 1024, 2048, 4096, 8192, 32768, 131072), widget="select_slider")
+    bytes_per_value: int = setting(2, "Cache values stored as", url="cache_bytes", options=(2, 4), widget="radio",
+                                   format=lambda b: {2: "16-bit (2 bytes)", 4: "32-bit (4 bytes)"}[b],
+                                   help="Large models are served in 16-bit floats; the scores are counted in "
+                                        "32-bit floats, as softmax is usually computed.")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A model's attention shape, as the memory formulas need it, and where it comes from."""
+
+    name: str
+    kind: str  # "shipped", "MiniLM" or "published"
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    d_head: int
+    max_positions: int | None  # None: no table, no maximum built in
+    source: str
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    shapes: tuple[Shape, ...]
+    missing: tuple[str, ...]  # shapes that could not be read, and why
+    Ts: np.ndarray
+    kv: np.ndarray  # (shapes, Ts) bytes of the KV cache at each T
+    scores: np.ndarray  # (shapes, Ts) bytes of one layer's T × T scores (float32)
+    kv_at: np.ndarray  # (shapes,) at settings.T
+    scores_at: np.ndarray
+    measured_T: np.ndarray  # an attention layer of the shipped models, measured here
+    measured_peak: np.ndarray
+    measured_largest: np.ndarray
+    formula: np.ndarray  # attention_scores_bytes at measured_T
+    lengths: tuple  # the lecture's maximum lengths, with sources (analysis.claims.PUBLISHED_LENGTHS)
+
+
+def _shapes() -> tuple[list[Shape], list[str]]:
+    shapes, missing = [], []
+    for name in (SHIPPED,):
+        try:
+            config = load_model(name).model.config
+        except PretrainedModelError as problem:
+            missing.append(f"{name}: {problem}")
+            continue
+        maximum = config.max_len - 1 if config.encoding == "learned" else None
+        shapes.append(Shape("shipped reversal models", "shipped", config.n_layers, config.n_heads, config.n_heads,
+                            config.d_model // config.n_heads, maximum,
+                            f"pretrained/{name}.json (decoder: {config.n_layers} layers, {config.n_heads} heads, "
+                            f"d_model {config.d_model})"))
+    try:
+        hf = json.loads((minilm_dir() / "config.json").read_text())
+        shapes.append(Shape("all-MiniLM-L6-v2 (encoder)", "MiniLM", hf["num_hidden_layers"], hf["num_attention_heads"],
+                            hf["num_attention_heads"], hf["hidden_size"] // hf["num_attention_heads"],
+                            hf["max_position_embeddings"],
+                            f"pretrained/all-MiniLM-L6-v2/config.json: {hf['num_hidden_layers']} layers, "
+                            f"{hf['num_attention_heads']} heads, hidden size {hf['hidden_size']}, "
+                            f"{hf['max_position_embeddings']} positions"))
+    except (MiniLMError, OSError, ValueError, KeyError) as problem:
+        missing.append(f"all-MiniLM-L6-v2: {problem}")
+    shapes += [Shape(s.name, "published", s.n_layers, s.n_heads, s.n_kv_heads, s.d_head, s.max_positions, s.source)
+               for s in PUBLISHED_SHAPES]
+    return shapes, missing
+
+
+def measured_attention(T: int) -> tuple[int, int]:
+    """(peak bytes, largest tensor's bytes) of one forward pass of the shipped model's first encoder
+    attention layer over T random vectors (float32, no gradient), counted by measure_tensor_memory."""
+    layer = load_model(SHIPPED).model.encoder.layers[0].self_attn
+    generator = torch.Generator().manual_seed(SEED + T)
+    x = torch.randn(1, T, layer.d_model, generator=generator)
+    with torch.no_grad():
+        _, memory = measure_tensor_memory(layer, x)
+    return memory.peak_bytes, memory.largest_bytes
+
+
+def memory_view(settings: MemorySettings) -> MemoryView:
+    shapes, missing = _shapes()
+    Ts = 2 ** np.arange(4, 18)  # 16 … 131072
+
+    def kv(s, T):
+        return kv_cache_bytes(s.n_layers, s.n_kv_heads, s.d_head, int(T), bytes_per_value=settings.bytes_per_value)
+
+    def scores(s, T):
+        return attention_scores_bytes(int(T), int(T), s.n_heads)
+
+    measured_T = np.array([64, 128, 256, 512, 1024])
+    heads = load_model(SHIPPED).model.config.n_heads
+    measured = [measured_attention(int(T)) for T in measured_T]
+    return MemoryView(
+        tuple(shapes), tuple(missing), _readonly(Ts),
+        _readonly(np.array([[kv(s, T) for T in Ts] for s in shapes], dtype=np.float64)),
+        _readonly(np.array([[scores(s, T) for T in Ts] for s in shapes], dtype=np.float64)),
+        _readonly([kv(s, settings.T) for s in shapes]), _readonly([scores(s, settings.T) for s in shapes]),
+        _readonly(measured_T), _readonly([m[0] for m in measured]), _readonly([m[1] for m in measured]),
+        _readonly([attention_scores_bytes(int(T), int(T), heads) for T in measured_T]), PUBLISHED_LENGTHS)

@@ -1,0 +1,131 @@
+"""AppTest: the length-and-memory page, its controls and every lesson step, read back from the charts."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from explorer.analysis.length import REVERSAL_MODELS, accuracy_by_length
+from explorer.ui.steps import load_steps
+from explorer.views.length import LENGTHS
+from tests.support.apptest import (
+    assert_no_exception,
+    downloaded_text,
+    heatmap_z,
+    info_text,
+    page_test,
+    plotly_figures,
+    run_page,
+    run_page_with_downloads,
+    vega_data,
+)
+
+PAGE = "app_pages/length.py"
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def markdown(at) -> str:
+    return "\n".join(el.value for el in at.markdown)
+
+
+def test_default_view_accuracy_by_length_attention_and_the_learned_refusal():
+    at, manager = run_page_with_downloads(PAGE)
+    assert not at.info
+    data = vega_data(at, 0)
+    sinusoidal = data[data["encoding"] == "sinusoidal"].sort_values("letters")
+    tested = [n for n in LENGTHS if n <= 30]
+    expected = accuracy_by_length(REVERSAL_MODELS["sinusoidal"], tested)
+    np.testing.assert_array_equal(sinusoidal["accuracy"], [expected[n] for n in tested])
+    learned = data[data["encoding"] == "learned table"]
+    assert learned["letters"].max() == 10, "no number is drawn past the learned table's rows"
+    assert any("position 11" in w.value and "11 rows" in w.value for w in at.warning)
+    # Section 2: the seen and the unseen length's cross-attention, rows that sum to 1.
+    seen, unseen = heatmap_z(at, 0), heatmap_z(at, 1)
+    assert seen.shape == (11, 10) and unseen.shape == (16, 15)
+    np.testing.assert_allclose(unseen.sum(axis=1), 1, atol=1e-5)
+    text = markdown(at)
+    for claim in ("inputs of 2–10 letters", "each length from 2 to 30", "BERT (2018)", "GPT-3 (2020)",
+                  "Brown et al.", "Devlin et al.", "11 rows, positions\n0–10", "position 15 reads position 0 after"):
+        assert claim in text, claim
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert len(labels) == 11
+    csv = downloaded_text(manager, at.get("download_button")[0])
+    frame = pd.read_csv(io.StringIO(csv))
+    assert set(frame["encoding"]) == {"sinusoidal", "learned table", "raw index", "no encoding", "RoPE", "ALiBi"}
+
+
+def test_sidebar_controls_change_the_sweep_and_the_model_drawn():
+    at = run_page(PAGE, {"longest": "16", "encoding": "RoPE", "n": "12"})
+    assert not at.info
+    assert vega_data(at, 0)["letters"].max() == 16
+    assert heatmap_z(at, 1).shape == (13, 12)
+    assert "`reverse-rope-h4-l2`" in markdown(at)
+    at.selectbox(key="encoding").set_value("learned").run()
+    assert_no_exception(at)
+    assert any("12 letters: refused" in w.value for w in at.warning)
+    assert len(plotly_figures(at)) == 5  # six by default: the unseen heatmap is replaced by the reason
+    at.slider(key="n").set_value(20).run()
+    assert any("20 letters: refused" in w.value and "position 20" in w.value for w in at.warning)
+
+
+def test_section_controls_memory_gqa_tiled_window():
+    at = run_page(PAGE)
+    at.select_slider(key="mem_T").set_value(32768).run()
+    at.radio(key="cache_bytes").set_value(4).run()
+    table = at.dataframe[1].value
+    llama = table[table["configuration"] == "Llama-2-7B"].iloc[0]
+    assert llama["KV cache"] == "34.4 GB"  # 2 · 32 · 32 · 128 · 32768 · 4
+    at.select_slider(key="gqa_h").set_value(4).run()
+    at.select_slider(key="gqa_g").set_value(1).run()
+    assert "all 4 query heads but only 1 key/value" in markdown(at)
+    grid = next(f for f in plotly_figures(at) if len(f["data"]) == 4)
+    assert len(grid["data"]) == 4
+    at.select_slider(key="tile_T").set_value(16).run()
+    at.slider(key="block").set_value(5).run()
+    at.toggle(key="tile_causal").set_value(True).run()
+    at.slider(key="tile_step").set_value(4).run()
+    assert_no_exception(at)
+    text = markdown(at)
+    assert "At most **80 scores**" in text and "**256** in the whole 16 × 16" in text
+    at.select_slider(key="win_T").set_value(32).run()
+    at.slider(key="window").set_value(1).run()
+    at.slider(key="win_layers").set_value(8).run()
+    assert "never reads position 0" in markdown(at)
+    at.slider(key="window").set_value(32).run()
+    assert "position 31 reads position 0 after **1 layer**" in markdown(at)
+    assert not at.info
+
+
+def test_a_shrinking_range_puts_a_dependent_control_back_to_its_default():
+    at = run_page(PAGE, {"tile_T": "32", "block": "2", "tile_step": "16"})
+    assert "After key block 16 of 16" in plotly_figures(at)[3]["layout"]["title"]["text"]
+    at.slider(key="block").set_value(16).run()
+    assert_no_exception(at)
+    assert at.slider(key="tile_step").value == 1
+
+
+def test_every_step_in_turn_with_next():
+    steps = load_steps("length")
+    at = page_test(PAGE).run()
+    for number, step in enumerate(steps, start=1):
+        at.button(key="lesson_next").click().run()
+        assert at.session_state["step"] == number
+        assert not at.get("plotly_chart") and not at.get("vega_lite_chart"), "hidden until Reveal"
+        at.button(key="lesson_next").click().run()  # Reveal
+        assert_no_exception(at)
+        assert sum(step.reveal in el.value for el in at.success) == 1
+        for key, value in step.settings.items():
+            assert at.session_state[key] == value
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ({"longest": "17"}, "Longest input"), ({"encoding": "t5"}, "Model whose attention"), ({"n": "10"}, "input length"),
+    ({"gqa_g": "3"}, "Key/value heads"), ({"block": "0"}, "Keys per block"), ({"window": "99"}, "Window"),
+    ({"tile_step": "9"}, "Key blocks read"),
+])
+def test_bad_url_values_fall_back_with_a_note(params, expected):
+    at = run_page(PAGE, params)
+    assert expected in info_text(at)
+    assert len(vega_data(at, 0)) > 0
