@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer.analysis.lookup import EXAMPLE_QUERY
 from explorer.figures.common import matrix_csv
-from explorer.serve.adapter import Button, Preset, Section, serve_lesson
+from explorer.serve.adapter import Button, Preset, Section, measured_box, serve_lesson
 from explorer.serve.lessons import LOOKUP
 from explorer.ui import download_csv, plotly_chart
 from explorer.views.lookup import NOTHING, listed, lookup_facts, read_dictionary
@@ -92,6 +92,7 @@ def weight_matrix(shown) -> None:
     is exactly this, with the queries, keys and values all computed from the same sequence — one row per token.
     """
         )
+    measured_box(view.box)
 
 
 serve_lesson(

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import matrix_csv
-from explorer.serve.adapter import Button, Preset, Section, serve_lesson
+from explorer.serve.adapter import Button, Preset, Section, measured_box, serve_lesson
 from explorer.serve.lessons import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.ui import altair_chart, escape_markdown, lesson_text, plotly_chart
 from explorer.views import position_facts as facts
@@ -99,6 +99,8 @@ def geometry(shown) -> None:
         wave_col, wave_text = st.columns([3, 2], gap="large")
         altair_chart(figures.wavelengths, where=wave_col, key="wavelengths")
         wave_text.markdown(text("wavelengths", **facts.wavelength_facts(view)))
+    for box in view.boxes:
+        measured_box(box)
 
 
 def shuffle(shown) -> None:

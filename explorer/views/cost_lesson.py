@@ -21,6 +21,7 @@ from ..analysis.caching import bounded_cache
 from ..analysis.timing import Timing, slower_from
 from .claims import Claim
 from .cost import ComplexityRow, complexity_rows, forward_times, operations_curves, operations_lengths
+from .measured import Measured, attention_parameters, convolution_parallel
 from .settings import setting
 
 __all__ = ["COST_CLAIMS", "DEFAULT_WIDTH", "TIMING_BUDGET_S", "CostSettings", "CostView", "CrossoverSettings",
@@ -32,6 +33,7 @@ DEFAULT_WIDTH = 64
 TIMING_LENGTHS = (256, 512, 1024, 2048, 4096)
 MEASURED_LENGTHS = tuple(2**p for p in range(4, 13))  # 16 … 4096: what one measurement times
 TIMING_BUDGET_S = 1.0
+CONVOLUTION_T = 64  # the convolution box counts its layers on a sequence of at most this length
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class CostSettings:
 class CostView:
     settings: CostSettings
     rows: tuple[ComplexityRow, ...]  # CNN, RNN, self-attention, encoder layer: exact counts for the stack
+    boxes: tuple[Measured, ...] = ()  # claims, measured: parameters against T and heads, a convolution's step
 
     def row(self, layer: str) -> ComplexityRow:
         return next(r for r in self.rows if r.layer == layer)
@@ -54,7 +57,8 @@ class CostView:
 
 def cost_view(settings: CostSettings) -> CostView:
     s = settings
-    return CostView(s, tuple(complexity_rows(s.T, s.d, s.k, s.n_layers)))
+    boxes = (attention_parameters(s.d), convolution_parallel(min(s.T, CONVOLUTION_T), s.k))
+    return CostView(s, tuple(complexity_rows(s.T, s.d, s.k, s.n_layers)), boxes)
 
 
 @dataclass(frozen=True)

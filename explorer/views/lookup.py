@@ -21,6 +21,7 @@ from ..analysis.lookup import (
     soft_lookup,
 )
 from .claims import Claim
+from .measured import Measured, self_match
 from .settings import setting
 
 __all__ = ["DIM", "LOOKUP_CLAIMS", "Dictionary", "LookupSettings", "LookupView", "listed", "lookup_facts",
@@ -99,6 +100,7 @@ class LookupView:
     halved: LookupResult
     stacked: LookupResult
     query_labels: tuple[str, ...]
+    box: Measured | None = None  # claims, measured: when q = k_j wins the lookup, on these keys
 
     @property
     def found_themselves(self) -> int:
@@ -124,7 +126,7 @@ def lookup_view(settings: LookupSettings) -> LookupView:
     key_labels = tuple(f"k{j + 1}" for j in range(len(keys)))
     query_labels = ("your query", *(f"k{j + 1} as query" for j in range(len(keys))))
     return LookupView(settings, _readonly(keys), _readonly(values), key_labels, _frozen(result), _frozen(halved),
-                      _frozen(stacked), query_labels)
+                      _frozen(stacked), query_labels, self_match(keys))
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Claims, measured: where the lecture notes slip, the app measures the statement on the real modules
 beside the lesson's figure.  Each box is what the notes say, a table measured now, and the finding,
-its words chosen and its numbers read from that table (claims are code).  Pure numpy/torch; the
-lesson runtime draws a box with `serve.adapter.measured_box`.
+its words chosen and its numbers read from that table (claims are code).  Pure numpy/torch: a lesson's view holds its
+boxes (the runtime caches them with it), and `serve.adapter.measured_box` draws one.
 
     attention_parameters(d_model)      self-attention's parameters do not grow with T or with heads
     convolution_parallel(T, kernel)    a convolution computes every position in one step; its limit is the path
@@ -13,7 +13,6 @@ lesson runtime draws a box with `serve.adapter.measured_box`.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +30,7 @@ from ..analysis.claims import (
 __all__ = ["Measured", "added_not_concatenated", "attention_parameters", "convolution_parallel",
            "published_lengths", "self_match", "sinusoidal_bounds"]
 
-LENGTHS = (8, 64, 512, 2048)
+LENGTHS = (8, 64, 512)
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,6 @@ class Measured:
     finding: str
 
 
-@functools.lru_cache(maxsize=8)
 def attention_parameters(d_model: int) -> Measured:
     heads = tuple(h for h in (1, 2, 4, 8) if d_model % h == 0)
     by_length = attention_parameters_by_length(d_model, heads[-1], LENGTHS)
@@ -65,7 +63,6 @@ def attention_parameters(d_model: int) -> Measured:
                     "weights.", ("what changes", "value", "parameters (counted on the built module)"), rows, finding)
 
 
-@functools.lru_cache(maxsize=16)
 def convolution_parallel(T: int, kernel: int) -> Measured:
     steps = convolution_steps(T, kernel)
     rows = (("steps within one layer that wait for another", steps.sequential_steps),
@@ -80,7 +77,6 @@ def convolution_parallel(T: int, kernel: int) -> Measured:
                     "cannot be parallelised.", ("measured", "count"), rows, finding)
 
 
-@functools.lru_cache(maxsize=16)
 def sinusoidal_bounds(n_positions: int, d_model: int, base: float) -> Measured:
     low, high = sinusoidal_range(n_positions, d_model, base)
     inside = low >= -1.0 and high <= 1.0
@@ -93,7 +89,6 @@ def sinusoidal_bounds(n_positions: int, d_model: int, base: float) -> Measured:
                     finding)
 
 
-@functools.lru_cache(maxsize=8)
 def added_not_concatenated(d_model: int) -> Measured:
     combined = added_or_concatenated(d_model)
     rows = tuple((way, c.width, c.query_parameters) for way, c in combined.items())

@@ -14,6 +14,7 @@ import numpy as np
 from ..model.positional import alibi_slopes, t5_relative_buckets
 from ..training.pretrained import load_model, model_name
 from ..training.tasks import get_task
+from .measured import Measured, added_not_concatenated, sinusoidal_bounds
 from .positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,
@@ -95,6 +96,7 @@ class PositionView:
     bound: float | None  # where the matrix's colours stop (±), None: its own range
     neighbours: types.MappingProxyType  # k -> mean cosine of positions p and p + k (1 and 10), None if undefined
     problem: str | None = None
+    boxes: tuple[Measured, ...] = ()  # claims, measured: the sinusoidal range, added not concatenated
 
 
 def position_view(settings: PositionSettings) -> PositionView:
@@ -110,8 +112,10 @@ def position_view(settings: PositionSettings) -> PositionView:
     lecture = lecture_rows and kind == "sinusoidal" and settings.d_model == 4 and settings.base == 100
     table = encoding_matrix(kind, settings.n_positions, settings.d_model, float(settings.base)).values
     neighbours = {k: mean_neighbour_cosine(table, k) for k in (1, 10)}
+    boxes = (sinusoidal_bounds(settings.n_positions, settings.d_model, float(settings.base)),
+             added_not_concatenated(settings.d_model))
     return PositionView(settings, matrix, labels, lecture, colour_bound(kind), types.MappingProxyType(neighbours),
-                        problem)
+                        problem, boxes)
 
 
 def mean_neighbour_cosine(table: np.ndarray, k: int) -> float | None:
