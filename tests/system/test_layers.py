@@ -155,3 +155,35 @@ def test_only_the_internals_module_imports_private_streamlit(path: Path):
         return
     private = [(line, name) for line, name in imported_modules(path) if name.startswith("streamlit.")]
     assert not private, f"Streamlit internals outside explorer/ui/internals.py: {private}"
+
+
+# What only the lesson runtime (explorer/serve) does: caching, deferred drawing, fragments, warm-up.
+PAGE_TRICKS = ("cache_resource", "cache_data", "lru_cache", "functools.cache", "bounded_cache", "SingleFlight",
+               "fragment", "below_the_fold", "put_off", "warm")
+
+
+def page_tricks(source: str) -> list[str]:
+    """What of PAGE_TRICKS a page's source names (attributes, names, imported modules and names)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(alias.name for alias in node.names)
+            names.add(getattr(node, "module", None) or "")
+    return sorted(t for t in PAGE_TRICKS if any(t == n or t in n.split(".") for n in names))
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_a_page_is_a_declaration_with_no_cache_and_no_performance_trick(path: Path):
+    """A lesson page holds its sections and its prose: the runtime caches, defers and warms."""
+    found = page_tricks(path.read_text())
+    assert not found, f"{path.name} does what the runtime owns: {found}"
+
+
+def test_the_page_rule_catches_a_cache():
+    assert page_tricks("import streamlit as st\n\n@st.cache_data\ndef f():\n    return 1\n") == ["cache_data"]
+    assert page_tricks("from functools import lru_cache\n") == ["lru_cache"]
+    assert page_tricks("from explorer.serve.later import below_the_fold\n") == ["below_the_fold"]
