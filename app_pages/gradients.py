@@ -7,7 +7,7 @@ from explorer.figures.common import frame_csv, subscript
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import GRADIENT_DEPENDENCY, GRADIENT_RECALL, GRADIENTS
 from explorer.ui import altair_chart, download_csv, plotly_chart
-from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS
+from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS, dependency_numbers
 from explorer.views.gradients import LEARNING_STEPS, RECALL_MODELS
 
 PERCENT = {"format": "percent"}
@@ -102,15 +102,21 @@ def dependency(shown) -> None:
     plotly_chart(shown.figures.figure, width="stretch", key="dependency")
     download_csv(f"dependency_T{T}.csv", "Download the matrices (CSV)", frame_csv, shown.figures.frame,
                  key="dependency_csv")
+    numbers = dependency_numbers(shown)
+    if shown.settings.kind == "birnn":
+        loop = ("The **bidirectional loop** fills the whole square, bright along the diagonal and fading with the "
+                "distance |t − s| both ways: an output reads earlier inputs through the forward loop and later "
+                "ones through the backward loop, one step of state at a time (path length |t − s| + 1).")
+    else:
+        loop = ("The **loop** fills the lower triangle, bright along the diagonal and fading with the distance "
+                "t − s: an output depends on old inputs only through many steps of the state.")
     st.markdown(
         f"""
-Each cell is ‖∂yₜ/∂xₛ‖: how strongly output t (row) responds to input s
-(column), on one colour scale for all three (width {DEPENDENCY_WIDTH}, the same input for all). Blank cells
-are exactly zero. The **loop** fills the lower triangle, bright along the diagonal and fading with
-the distance t − s: an output depends on old inputs only through many steps of the state. The
-**causal** attention layer fills the same triangle evenly — an output depends on an input 30 steps
-back about as much as on its neighbour. Take the mask away and the **encoder** fills the whole
-square: every output reads the whole sequence, later inputs included.
+Each cell is ‖∂yₜ/∂xₛ‖: how strongly output t (row) responds to input s (column), on one colour scale for
+all three (width {DEPENDENCY_WIDTH}, the same input for all). Blank cells are exactly zero. {loop} The
+**causal** attention layer fills the lower triangle evenly: in the last row its cells lie between
+{numbers["att_lo"]:.2f} and {numbers["att_hi"]:.2f} at every distance. Take the mask away and the **encoder**
+fills the whole square: every output reads the whole sequence, later inputs included.
 """
     )
 

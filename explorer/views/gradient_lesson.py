@@ -28,11 +28,25 @@ from .gradients import (
 )
 from .settings import setting
 
-__all__ = ["DEPENDENCY_CLAIMS", "DEPENDENCY_WIDTH", "GRADIENT_CLAIMS", "KIND_LABELS",
-           "DependencySettings", "GradientSettings", "GradientView",
-           "RecallSettings", "RecallView", "dependency_view", "gradient_view", "recall_view"]
+__all__ = [
+    "DEPENDENCY_CLAIMS",
+    "DEPENDENCY_LABELS",
+    "DEPENDENCY_WIDTH",
+    "GRADIENT_CLAIMS",
+    "KIND_LABELS",
+    "DependencySettings",
+    "GradientSettings",
+    "GradientView",
+    "RecallSettings",
+    "RecallView",
+    "dependency_numbers",
+    "dependency_view",
+    "gradient_view",
+    "recall_view",
+]
 
 DEPENDENCY_WIDTH = 16
+DEPENDENCY_LABELS = {**KIND_LABELS, "birnn": "bidirectional RNN"}
 
 
 def _orthogonal(settings) -> bool:
@@ -95,15 +109,17 @@ class DependencySettings:
     init: str = "default"
     gain: float = 1.0
     T: int = setting(32, "Sequence length for the matrices", url="dep_T", options=(8, 16, 24, 32, 48, 64))
-    kind: str = setting("rnn", "Recurrent network in the matrices", url="dep_kind", options=tuple(RECURRENT_KINDS),
-                        widget="radio")
+    kind: str = setting("rnn", "Recurrent network in the matrices", url="dep_kind",
+                        options=(*RECURRENT_KINDS, "birnn"), widget="radio",
+                        help="birnn: a tanh RNN run both ways (as torch's nn.RNN(bidirectional=True)); each output "
+                             "reads the forward and the backward state.")
 
 
 def dependency_view(settings: DependencySettings) -> tuple[tuple[str, np.ndarray], ...]:
     """(title, ‖∂y_t/∂x_s‖) for the loop, causal attention and unmasked attention."""
     gain = settings.gain if settings.init == "orthogonal" else 1.0
     views: DependencyViews = dependency_views(settings.kind, settings.T, DEPENDENCY_WIDTH, settings.init, gain)
-    return ((f"{KIND_LABELS[settings.kind]}: the loop", views.recurrent),
+    return ((f"{DEPENDENCY_LABELS[settings.kind]}: the loop", views.recurrent),
             ("causal attention: masked", views.causal), ("encoder attention: unmasked", views.unmasked))
 
 
@@ -175,7 +191,7 @@ def _lost(v, *kinds, above: float) -> bool:
     return all(v[k] is not None and v[k] > above for k in kinds)
 
 
-def _dependency_numbers(shown) -> dict:
+def dependency_numbers(shown) -> dict:
     (_, loop), (_, causal), (_, unmasked) = shown.view
     t = shown.settings.T - 1
     row = loop[t, : t + 1]
@@ -215,5 +231,5 @@ DEPENDENCY_CLAIMS = types.MappingProxyType({
     # the loop's dependence fades geometrically with distance; causal attention's stays within 100×
     "loop_fades_attention_even": Claim(
         lambda s: (lambda v: v["per_step"] > 0.1 and v["thirty"] is not None and v["att_hi"] < 100 * v["att_lo"]
-                   and v["upper"] > 0)(_dependency_numbers(s)), _dependency_numbers),
+                   and v["upper"] > 0)(dependency_numbers(s)), dependency_numbers),
 })

@@ -157,6 +157,20 @@ def test_the_main_controls_drive_the_view_and_every_chart_has_a_csv():
     assert len(labels) >= 3 and all("CSV" in label for label in labels)  # + one for the trained models
 
 
+def test_the_bidirectional_rnn_reads_both_ways_in_the_dependency_view():
+    """#30: the BiRNN beside the one-way loop and unmasked attention: its matrix fills the whole square
+    (the backward loop reaches later inputs), fading with |t − s| both ways, and the text says so."""
+    at = run_page(PAGE, {"dep_T": "16", "dep_kind": "birnn"})
+    assert not at.info
+    figure = next(f for f in plotly_figures(at) if len(f["data"]) == 3)
+    both = plotly_array(figure["data"][0]["z"])
+    assert figure["layout"]["annotations"][0]["text"].startswith("bidirectional RNN")
+    assert np.isfinite(both).all(), "every output depends on every input"
+    np.testing.assert_allclose(10 ** both, dependency_views("birnn", 16, 16).recurrent, rtol=1e-9)
+    assert both[0, 0] - both[0, -1] > 2 and both[-1, -1] - both[-1, 0] > 2, "it fades both ways"
+    assert any("bidirectional loop" in m.value for m in at.markdown)
+
+
 @pytest.mark.parametrize(
     "params, expected_in_note",
     [
