@@ -6,6 +6,7 @@ checks the same through app.py's navigation in AppTest, every control compared.)
 from __future__ import annotations
 
 import re
+import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -27,9 +28,16 @@ _DURATION = re.compile(r"\d[\d.,]*\s*(?:ms|µs|s)\b")
 
 
 def seen(page) -> tuple[str, str]:
-    """(the address's query, the main area's text with durations blanked) once the page is settled."""
-    page.wait_for_timeout(800)  # sections put off to their own run arrive
-    text = page.locator('[data-testid="stMain"]').inner_text()
+    """(the address's query, the main area's text with durations blanked) once the page is settled:
+    the sections put off to their own run have arrived and the text no longer changes (bounded)."""
+    main = page.locator('[data-testid="stMain"]')
+    text, deadline = None, time.monotonic() + 20
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+        now = main.inner_text()
+        if now == text and "Drawing this section" not in now:
+            break
+        text = now
     return urlsplit(page.url).query, _DURATION.sub("#", text)
 
 
