@@ -69,5 +69,6 @@ def test_a_lesson_opened_from_the_sidebar_is_a_fresh_visit(lesson, size, new_pag
 
     fresh = open_page(new_page, f"{app_url}/{lesson.url_path}")
     fresh.set_viewport_size(SIZES[size])
-    assert opened[0] == seen(fresh)[0], "the address is the lesson's own"
-    assert opened[1] == seen(fresh)[1], "the page reads as a fresh visit"
+    visit = seen(fresh)
+    assert opened[0] == visit[0], "the address is the lesson's own"
+    assert opened[1] == visit[1], "the page reads as a fresh visit"
