@@ -50,10 +50,10 @@ def forcing(shown) -> None:
     view, figures = shown.view, shown.figures
     if view.run is None:
         return
-    st.markdown(text("forcing: intro"))
     if view.forced is None:
         st.info(text("forcing: no teacher"), icon=":material/info:")
-    plotly_chart(figures.forcing, key="forcing")
+    plotly_chart(figures.forcing, key="forcing")  # the figure first: a step about it shows it on the first screen
+    st.markdown(text("forcing: intro"))
     effect = mistake_effect(view)
     if view.settings.put_in is None:
         st.caption(text("forcing: no mistake"))
@@ -73,8 +73,8 @@ def cache(shown) -> None:
     if view.error:
         st.caption("The counts need the model's files (see above).")
         return
-    st.markdown(text("cache: intro"))
     plotly_chart(figures.grid, key="cache_grid")
+    st.markdown(text("cache: intro"))
     count_col, time_col = st.columns(2, gap="large")
     plotly_chart(figures.counts, where=count_col, key="cache_counts")
     name, values = count_claim(view)
@@ -91,8 +91,8 @@ def cache(shown) -> None:
 def architectures(shown) -> None:
     """4 · The three architectures' blocks, and their parameters counted on the built models."""
     view, settings = shown.view, shown.settings
-    st.markdown(text("architectures: intro"))
     plotly_chart(shown.figures.blocks, key="architectures")
+    st.markdown(text("architectures: intro"))
     st.dataframe(shown.figures.table, hide_index=True, column_config={
         "share of encoder–decoder": st.column_config.NumberColumn(format="percent"),
         **{c: st.column_config.NumberColumn(format="localized") for c in
