@@ -61,9 +61,11 @@ def test_a_lesson_opened_from_the_sidebar_is_a_fresh_visit(lesson, size, new_pag
             moved += 1
     assert moved >= min(2, sliders) and moved, f"{previous.url_path}: controls to move"
     assert urlsplit(page.url).query, "the moved controls are in the address"
-    before = runs_done(page)
     page.locator(f'[data-testid="stSidebarNav"] a[href$="/{lesson.url_path}"]').first.click()
-    wait_until_settled(page, before, f"opening {lesson.url_path} from the sidebar")
+    # The address changes at once; then the lesson's own title, and the page settles.
+    page.wait_for_url(re.compile(rf"/{lesson.url_path}(\?|$)"), timeout=30_000)
+    page.locator('[data-testid="stMain"] h1').filter(has_text=lesson.title).wait_for(timeout=30_000)
+    wait_until_settled(page, 0, f"opening {lesson.url_path} from the sidebar")
     assert_no_exception(page, f"{lesson.url_path} opened from {previous.url_path}")
     opened = seen(page)
 
