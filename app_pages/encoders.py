@@ -75,10 +75,11 @@ def similarity(shown) -> None:
     view, figures = shown.view, shown.figures
     if problem_shown(view):
         return
-    st.markdown("  \n".join(f"**S{i + 1}** {escape_markdown(s, 200)}" for i, s in enumerate(view.sentences)))
     left, right = st.columns(2, gap="large")
     plotly_chart(figures.cosine, where=left, key="cosine")
     plotly_chart(figures.overlap, where=right, key="overlap")
+    # Under the matrices, so that they are on a projector's first screen with a step's answer.
+    st.markdown("  \n".join(f"**S{i + 1}** {escape_markdown(s, 200)}" for i, s in enumerate(view.sentences)))
     download_csv("similarity.csv", "Download the cosines (CSV)", matrix_csv, view.cosine, view.sentences,
                  view.sentences, key="cosine_csv", where=left)
     download_csv("word_overlap.csv", "Download the word overlaps (CSV)", matrix_csv, view.overlap, view.sentences,

@@ -17,6 +17,9 @@ from tests.support.claims import answer
 
 PROJECTOR = {"width": 1280, "height": 720}
 FOLD_PX = 520
+# After Reveal the answer stands above the figure and may take several lines: the figure must still
+# start on the first screen with at least 120 px of it in view.
+REVEALED_FOLD_PX = PROJECTOR["height"] - 120
 MIN_FONT_PX = 16
 
 LAYOUT_JS = """
@@ -86,7 +89,7 @@ def test_a_revealed_step_shows_its_answer_and_its_figure_on_the_first_screen(les
     page.screenshot(path=str(screenshot_dir / f"present-reveal-{lesson.url_path}-{number}.png"))
     assert box is not None and box["y"] < PROJECTOR["height"] - 60, f"the answer starts at {box and box['y']:.0f} px"
     first = min(layout["tops"] or [0])
-    assert layout["tops"] and first <= FOLD_PX, f"first chart starts at {first:.0f} px"
+    assert layout["tops"] and first <= REVEALED_FOLD_PX, f"first chart starts at {first:.0f} px"
 
 
 def test_text_from_a_link_never_renders_as_bold_or_a_link(new_page, app_url):
