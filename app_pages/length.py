@@ -89,9 +89,9 @@ def memory(shown) -> None:
     view, figures, settings = shown.view, shown.figures, shown.settings
     if view.missing:
         st.warning("Left out:\n\n" + "\n".join(f"- {m}" for m in view.missing), icon=":material/hourglass_empty:")
-    st.markdown(text("memory"))
-    altair_chart(figures.kv_chart, key="kv_chart")
+    altair_chart(figures.kv_chart, key="kv_chart")  # figures first: a step's figure on the first screen
     altair_chart(figures.scores_chart, key="scores_chart")
+    st.markdown(text("memory"))
     st.markdown(f"**At T = {settings.T:,}** (the KV cache in {settings.bytes_per_value}-byte values):")
     st.dataframe(figures.table.drop(columns=["KV cache (bytes)", "scores (bytes)"]), hide_index=True,
                  column_config={"source": st.column_config.TextColumn(width="large")})
@@ -115,8 +115,8 @@ def memory(shown) -> None:
 def gqa(shown) -> None:
     """4 · Grouped-query attention: the grid grouped over shared K/V heads, and the cache for h, g and 1."""
     view, figures = shown.view, shown.figures
-    st.markdown(text("gqa", h=view.heads, g=view.kv_heads, per=view.heads // view.kv_heads))
     plotly_chart(figures.grid, key="gqa_grid")
+    st.markdown(text("gqa", h=view.heads, g=view.kv_heads, per=view.heads // view.kv_heads))
     table_col, _ = st.columns([4, 1])
     with table_col:
         st.markdown("**KV cache bytes** for the layer drawn (causal, 8 positions) and for a 7B model's shape "
@@ -133,10 +133,10 @@ def gqa(shown) -> None:
 def tiled(shown) -> None:
     """5 · Tiled attention, one key block at a time."""
     view, figures = shown.view, shown.figures
-    st.markdown(text("tiled", error=view.max_error))
     grid_col, state_col = st.columns(2, gap="large")
     plotly_chart(figures.weights, where=grid_col, key="tiled_weights")
     plotly_chart(figures.state, where=state_col, key="tiled_state")
+    st.markdown(text("tiled", error=view.max_error))
     chart_col, text_col = st.columns([3, 2], gap="large")
     altair_chart(figures.bytes_chart, where=chart_col, key="tiled_bytes")
     largest = -1
@@ -158,8 +158,8 @@ def tiled(shown) -> None:
 def window(shown) -> None:
     """6 · Sliding-window masks beside causal, and the path length."""
     view, figures = shown.view, shown.figures
-    st.markdown(text("window", before=view.window - 1))
     plotly_chart(figures.masks, key="window_masks")
+    st.markdown(text("window", before=view.window - 1))
     chart_col, text_col = st.columns([3, 2], gap="large")
     altair_chart(figures.paths, where=chart_col, key="window_paths")
     if view.path is None:
