@@ -30,6 +30,8 @@ def accuracy(shown) -> None:
     with text_col:
         st.markdown(text("accuracy", low=low, high=high, samples=SAMPLES, first=int(view.lengths[0]),
                          last=int(view.lengths[-1]), tested=", ".join(str(n) for n in view.lengths)))
+        for encoding, problem in view.damaged.items():
+            st.warning(f"**{ENCODING_LABELS[encoding]}: left out.** {problem}", icon=":material/hourglass_empty:")
         for encoding, reason in view.refused.items():
             if reason:
                 st.warning(f"**{ENCODING_LABELS[encoding]}: no accuracy past its table.** {reason}.",

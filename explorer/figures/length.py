@@ -44,9 +44,9 @@ class LengthFigures:
     frame: pd.DataFrame  # encoding, letters, accuracy (refused lengths left out)
     chart: alt.LayerChart
     summary: pd.DataFrame  # per encoding: the card's accuracy, here inside the band, just past it, the last
-    seen: go.Figure
+    seen: go.Figure | None  # None: the model could not be loaded
     unseen: go.Figure | None  # None: the model refused this length
-    seen_csv: pd.DataFrame
+    seen_csv: pd.DataFrame | None
     unseen_csv: pd.DataFrame | None
 
 
@@ -91,8 +91,10 @@ def attention_figure(weights: np.ndarray, letters: Sequence[str], title: str) ->
 
 def length_figures(view, labels: Mapping[str, str]) -> LengthFigures:
     frame = accuracy_frame(view.lengths, view.accuracy, labels)
-    seen, seen_csv = attention_figure(view.seen.weights, view.seen.letters,
-                                      f"{view.seen.length} letters (the longest trained)")
+    seen = seen_csv = None
+    if not view.seen.refused:
+        seen, seen_csv = attention_figure(view.seen.weights, view.seen.letters,
+                                          f"{view.seen.length} letters (the longest trained)")
     unseen = unseen_csv = None
     if not view.unseen.refused:
         unseen, unseen_csv = attention_figure(view.unseen.weights, view.unseen.letters,

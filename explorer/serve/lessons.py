@@ -147,7 +147,7 @@ ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_vi
 LENGTH = LessonSpec("length", length.LengthSettings, length.length_view,
                     functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS))
 LENGTH_MEMORY = LessonSpec("length", length.MemorySettings, length.memory_view, length_figures.memory_figures,
-                           section="memory")
+                           section="memory", failures=(PretrainedModelError,))
 LENGTH_GQA = LessonSpec("length", length_parts.GqaSettings, length_parts.gqa_view, length_figures.gqa_figures,
                         section="gqa")
 LENGTH_TILED = LessonSpec("length", length_parts.TiledSettings, length_parts.tiled_view,

@@ -95,6 +95,7 @@ class LengthView:
     learned_rows: int | None  # rows of the learned model's position table (None: no learned model shipped)
     seen: AttentionAt
     unseen: AttentionAt
+    damaged: types.MappingProxyType  # encoding -> why its model could not load (the page names it)
 
 
 def _attention_at(name: str, n: int) -> AttentionAt:
@@ -120,25 +121,36 @@ def _attention_at(name: str, n: int) -> AttentionAt:
 
 def length_view(settings: LengthSettings) -> LengthView:
     lengths = np.array([n for n in LENGTHS if n <= settings.longest])
-    accuracy, refused, card = {}, {}, {}
+    accuracy, refused, card, damaged = {}, {}, {}, {}
     for encoding, name in REVERSAL_MODELS.items():
-        reachable = [int(n) for n in lengths if n <= longest_length(name)]
-        got = accuracy_by_length(name, reachable)
-        accuracy[encoding] = _readonly([got.get(int(n), np.nan) for n in lengths])
         refused[encoding] = ""
+        try:
+            reachable = [int(n) for n in lengths if n <= longest_length(name)]
+            got = accuracy_by_length(name, reachable)
+            card[encoding] = float(load_model(name).card["heldout_accuracy"])
+        except PretrainedModelError as problem:  # a damaged file: the page names it and how to regenerate it
+            damaged[encoding] = str(problem)
+            accuracy[encoding], card[encoding] = _readonly(np.full(len(lengths), np.nan)), float("nan")
+            continue
+        accuracy[encoding] = _readonly([got.get(int(n), np.nan) for n in lengths])
         if len(reachable) < len(lengths):
             try:
                 accuracy_by_length(name, [longest_length(name) + 1], samples=1)  # names the position
             except ValueError as problem:
                 refused[encoding] = str(problem)
-        card[encoding] = float(load_model(name).card["heldout_accuracy"])
     learned = REVERSAL_MODELS.get("learned")
-    rows = load_model(learned).model.config.max_len if learned else None
+    rows = None if not learned or "learned" in damaged else load_model(learned).model.config.max_len
     name = REVERSAL_MODELS[settings.encoding]
-    seen = _attention_at(name, trained_lengths(name)[1])
-    return LengthView(_readonly(lengths), trained_lengths(name), types.MappingProxyType(dict(REVERSAL_MODELS)),
+    loaded = [n for e, n in REVERSAL_MODELS.items() if e not in damaged]
+    trained = trained_lengths(name if settings.encoding not in damaged else loaded[0]) if loaded else (2, 10)
+    if settings.encoding in damaged:
+        seen = AttentionAt(trained[1], refused=damaged[settings.encoding])
+        unseen = AttentionAt(settings.unseen, refused=damaged[settings.encoding])
+    else:
+        seen, unseen = _attention_at(name, trained[1]), _attention_at(name, settings.unseen)
+    return LengthView(_readonly(lengths), trained, types.MappingProxyType(dict(REVERSAL_MODELS)),
                       types.MappingProxyType(accuracy), types.MappingProxyType(refused), types.MappingProxyType(card),
-                      rows, seen, _attention_at(name, settings.unseen))
+                      rows, seen, unseen, types.MappingProxyType(damaged))
 
 
 # --- 2 · bytes against T --------------------------------------------------------------------------
