@@ -166,6 +166,9 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
     if choices is None:
         low, high, step = control.limits(settings)
         number = int if all(isinstance(v, int) for v in (low, high, step, default)) else float
+        if low == high:  # one value only (a slider needs two ends): say it instead of drawing one
+            where.caption(f"{control.label}: {number(low)} (the only value here)")
+            return number(low)
         if control.advance is not None:
             return advancing_slider(control, number(default), controls, where, common, number(low), number(high),
                                     number(step))

@@ -176,7 +176,8 @@ def check_view(at, link: dict, page: PageParams, typed: dict[str, str] | None = 
             for v in widget.value if isinstance(widget.value, (list, tuple)) else [widget.value]:
                 assert low <= v <= high, f"{key}={v} outside [{low}, {high}]"
         elif kind in (*CHOICE_KINDS, "select_slider"):
-            assert str(widget.value) in [str(o) for o in widget.options], f"{key}={widget.value!r} not an option"
+            shown = widget.format_func(widget.value) if getattr(widget, "format_func", None) else widget.value
+            assert str(shown) in [str(o) for o in widget.options], f"{key}={widget.value!r} not an option"
         elif kind in TEXT_KINDS and widget.proto.max_chars:
             assert len(widget.value) <= widget.proto.max_chars, f"{key}: longer than max_chars"
     notes = info_text(at)
@@ -191,7 +192,8 @@ def check_view(at, link: dict, page: PageParams, typed: dict[str, str] | None = 
             assert quoted(key) in notes, f"{page.path}: unknown parameter {key!r} not named in the note:\n{notes}"
             continue
         kind, widget = widgets[key]
-        if not _same_value(_raw(value), widget.value):
+        shown = widget.format_func(widget.value) if getattr(widget, "format_func", None) else widget.value
+        if not _same_value(_raw(value), widget.value) and str(shown) != value:  # used as its label reads
             label = widget.proto.label
             assert f"**{escape_markdown(label)}**" in notes, (
                 f"{page.path}: {key}={value!r} was not used (widget shows {widget.value!r}) but the note does not "

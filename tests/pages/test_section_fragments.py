@@ -73,6 +73,6 @@ def test_real_split_control_sits_beside_the_it_map():
 def test_positions_t5_note_is_beside_its_control():
     at = run_page("app_pages/positions.py", {"scheme": "T5", "t5_buckets": "64", "t5_max_distance": "16"})
     assert "32 is used instead of 16" in info_text(at)
-    at.radio(key="scheme").set_value("ALiBi").run()
+    at.selectbox(key="scheme").set_value("ALiBi").run()
     assert_no_exception(at)
     assert "alibi_bias" in chart_keys(at) and "matrix" in chart_keys(at)
