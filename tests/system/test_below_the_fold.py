@@ -18,8 +18,8 @@ from tests.support.server import streamlit_server
 from tests.support.wsclient import RunResult, Session
 
 # lesson → how many sections it sends after its key figure (below_the_fold calls reached at defaults)
-DEFERRED = {"lookup": 2, "attention": 2, "decoder": 3, "positions": 2, "gradients": 4, "depth": 1, "cost": 3,
-            "real": 3}
+DEFERRED = {"lookup": 2, "attention": 2, "decoder": 3, "positions": 3, "gradients": 4, "depth": 1, "cost": 3,
+            "real": 5, "encoders": 6, "length": 6}
 CHARTS = ("plotly_chart", "vega_lite_chart")
 
 
