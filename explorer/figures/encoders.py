@@ -93,10 +93,13 @@ def pooling_chart(report) -> go.Figure:
                + "</extra>"} for pooling, scores in report.items()]
     layout = {"barmode": "group", "font": {"size": FONT_SIZE}, "height": 360,
               "title": {"text": "Mean cosine over the corpus", "font": {"size": FONT_SIZE + 2}},
-              "xaxis": {"tickfont": {"size": FONT_SIZE}},  # set here, so presentation mode enlarges it too
+              # set here, so presentation mode enlarges it too; upright labels on two lines, never slanted
+              "xaxis": {"tickfont": {"size": FONT_SIZE}, "tickangle": 0, "tickvals": list(PAIR_KINDS.values()),
+                        "ticktext": [label.replace(" ", "<br>", 1) for label in PAIR_KINDS.values()]},
               "yaxis": {"range": [0, 1.12], "title": {"text": "cosine"}, "tickfont": {"size": FONT_SIZE}},
-              "legend": {"orientation": "h", "y": -0.15, "font": {"size": FONT_SIZE}},
-              "margin": {"l": 10, "r": 10, "t": 50, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)"}
+              "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right",
+                         "font": {"size": FONT_SIZE}},  # above the bars, clear of the tick labels
+              "margin": {"l": 10, "r": 10, "t": 80, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)"}
     return figure_from_spec({"data": traces, "layout": layout})
 
 
