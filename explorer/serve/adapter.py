@@ -58,7 +58,7 @@ from ..ui.widgets import advancing_slider, preset_text, row_places
 from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
-from .later import below_the_fold
+from .later import below_the_fold, note_figures_appear
 from .lessons import LESSONS, LessonSpec
 from .live import serve_live
 from .page import lesson_page, next_lesson, serve_heavy_work
@@ -248,14 +248,18 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     for about, message in notes(settings) if notes is not None else ():  # plain text, maybe the user's
         controls.note(escape_markdown(message), about=about)
     notes_place = st.container()  # the link's notes, written last: the sections' own controls come further down
-    shown = None
+    shown, appearing = None, steps.just_revealed
     if steps.revealed:
         try:
             with st.spinner(working(settings) if working else "Computing…"):
                 shown = runtime.shown(lesson, settings, sendable)
         except lesson.failures as problem:
             st.error(f"{unavailable}\n\n{escape_markdown(problem)}".strip(), icon=":material/error:")
+    if not steps.revealed and st.context.headers:  # a browser (AppTest has none, and no chart code to load)
+        _chart_code()
     if shown is not None:
+        if appearing:
+            note_figures_appear()
         if not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
             steps.answer(lesson.claims, shown)
         first, *rest = step_first(sections, steps.section)
@@ -269,6 +273,23 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     with notes_place:
         controls.report(later=() if shown is not None else part_keys(sections))
     next_lesson(lesson.page)
+
+
+_CHART_CODE_KEY = "explorer-chart-code"
+
+
+def _chart_code() -> None:
+    """While a step's question hides the figures: one tiny Plotly and one tiny Vega chart, never seen
+    (display: none), so that a browser that has not drawn a chart yet fetches and starts the charts'
+    code now, while the class thinks, instead of after Reveal (a first Reveal waited seconds for it)."""
+    with st.container(key=_CHART_CODE_KEY):
+        st.html(f"<style>.st-key-{_CHART_CODE_KEY} {{ display: none; }}</style>")
+        st.plotly_chart(_TINY_PLOTLY, key="_chart_code_plotly")
+        st.vega_lite_chart({"mark": "point", "data": {"values": [{"x": 0}]}, "encoding": {"x": {"field": "x"}}},
+                           key="_chart_code_vega")
+
+
+_TINY_PLOTLY = go.Figure(go.Scatter(x=[0], y=[0]), layout={"width": 10, "height": 10})
 
 
 def _presets(presets: Sequence[Preset], settings_type: type, settings, where) -> None:

@@ -6,11 +6,13 @@ when all six are laid out (issue #18 measured up to 4.5× a one-chart page).  So
 a lesson (a link, a click in the sidebar), `below_the_fold(draw, ...)` does not draw its section in
 that run: it leaves a one-line placeholder and announces a fragment (`st.fragment(run_every=...)`)
 that the browser reruns once the page's run has been drawn.  That follow-up run draws the section
-and stops the browser's timer.  Every other run — a control moved, a step revealed, a fragment's
-own rerun — draws the section in place, as a plain function call.
+and stops the browser's timer.  Every other run — a control moved, a fragment's own rerun — draws
+the section in place, as a plain function call.
 
 Nothing is hidden: the placeholder says the section is on its way, and it is there a few tenths of
-a second later, without a click.  AppTest runs a page with no browser (no request headers) that
+a second later, without a click.  The run a Reveal starts is treated the same way
+(`note_figures_appear`): the page showed a question and no figures, so the revealed step's figure comes
+first and the sections under it follow.  AppTest runs a page with no browser (no request headers) that
 would send the follow-up, so there every section is drawn at once.
 """
 
@@ -23,7 +25,7 @@ import streamlit as st
 from ..ui.internals import in_fragment_run, stop_fragment_timer
 from .page import serve_heavy_work
 
-__all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_page_opened"]
+__all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_figures_appear", "note_page_opened"]
 
 FOLLOW_UP_S = 0.2  # the browser's timer: the follow-up is asked for this long after it was announced
 PLACEHOLDER = ":material/hourglass_top: Drawing this section…"
@@ -36,6 +38,13 @@ def note_page_opened(url_path: str) -> None:
     opened = st.session_state.get(_SHOWN_KEY) != url_path
     st.session_state[_SHOWN_KEY] = url_path
     st.session_state[_OPENING_KEY] = opened and bool(st.context.headers)  # AppTest has no browser
+
+
+def note_figures_appear() -> None:
+    """Called in a run that draws a page's figures where the page had none a moment ago (a step just
+    revealed): like an opening, the sections under the first arrive in a run of their own, so the
+    figure the step is about is drawn without waiting for the others; nothing on screen flickers."""
+    st.session_state[_OPENING_KEY] = bool(st.context.headers)  # AppTest has no browser
 
 
 def _section_after_the_page(draw: Callable[..., None], args: tuple, kwargs: dict, controls, keys) -> None:

@@ -39,6 +39,7 @@ STEP_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 STEP_KEY = "step"
 _APPLIED = "_lesson_applied"  # session-state key: the (page, step) whose settings were last applied
 _REVEALED = "_lesson_revealed"  # session-state key: (page, step) pairs revealed in this session
+_JUST_REVEALED = "_lesson_just_revealed"  # session-state key: the (page, step) revealed by this run's click
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,13 @@ class Lesson:
 
     def _reveal(self) -> None:
         st.session_state.setdefault(_REVEALED, set()).add((self.page, self.number))
+        st.session_state[_JUST_REVEALED] = (self.page, self.number)
+
+    @property
+    def just_revealed(self) -> bool:
+        """Whether this run is the one a Reveal (or the clicker's first PageDown) started: the page had
+        no figures a moment ago, so nothing on screen is replaced if its sections come in stages."""
+        return st.session_state.pop(_JUST_REVEALED, None) == (self.page, self.number) and self.step is not None
 
     def _forward(self) -> None:
         """Next on a clicker: reveal the current step first, then move on."""
