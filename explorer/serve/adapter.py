@@ -54,6 +54,7 @@ import streamlit as st
 from ..figures.common import frozen
 from ..ui import escape_markdown, vega_lite_spec
 from ..ui.prose import lesson_sections
+from ..ui.steps import load_steps
 from ..ui.widgets import advancing_slider, preset_text, row_places
 from ..views.claims import say
 from ..views.settings import controls_of, so_far
@@ -140,8 +141,10 @@ def measured_box(box) -> None:
 
 
 def warm_lessons() -> dict[str, float]:
-    """Every lesson's default view and figures, as the pages will ask for them (app.py's warm-up)."""
-    return runtime.warm(sendable, LESSONS)
+    """Every lesson's default view and figures, then every lesson step's, as the pages will ask for
+    them (app.py's warm-up)."""
+    pages = {lesson.page for lesson in LESSONS}
+    return runtime.warm(sendable, LESSONS, {page: [step.settings for step in load_steps(page)] for page in pages})
 
 
 def _widget(name: str, control, default, controls, where, values: dict, custom: Custom):

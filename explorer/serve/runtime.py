@@ -11,21 +11,23 @@ settings alone — a moment of a live run (explorer/serve/live.py): its figures 
 in a cache of their own, so that polling a run never pushes the lessons' views out of the first.
 
 `warm()` computes every lesson's default view, `view(Settings())`: the defaults are the settings
-dataclass's, not a copy of them.
+dataclass's, not a copy of them; then the view of every lesson step (`at_step`: a step's values, as
+a link gives them), so that a lecturer's Reveal finds its view computed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..analysis.caching import bounded_cache
 from ..views.pool import REQUESTER, Requester
-from ..views.settings import check
+from ..views.settings import check, from_link
 from .lessons import LESSONS, LessonSpec
 
-__all__ = ["Shown", "shown", "shown_at", "warm"]
+__all__ = ["Shown", "at_step", "shown", "shown_at", "warm"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ def _identity(figures):
     return figures
 
 
-@bounded_cache(64, max_bytes=64_000_000)
+@bounded_cache(256, max_bytes=64_000_000)  # every lesson's defaults and every step's views, and visitors' own
 def _shown(lesson: LessonSpec, settings, prepare: Callable) -> Shown:
     view = lesson.view(settings)
     return Shown(settings, view, prepare(lesson.figures(view)))
@@ -71,9 +73,23 @@ def shown_at(lesson: LessonSpec, settings, key: Hashable, view, prepare: Callabl
     return _at(lesson, settings, _Moment(key, view), prepare)
 
 
-def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSONS) -> dict[str, float]:
+def at_step(lesson: LessonSpec, values: Mapping[str, object], page_settings=None):
+    """The settings a lesson step's (or a link's) `values` give `lesson`, keyed by the controls' URL
+    names; a section with settings of its own takes the fields it shares with its page's settings
+    (`page_settings`) from them, as the page gives them."""
+    given = {}
+    if page_settings is not None:
+        given = {f.name: getattr(page_settings, f.name) for f in dataclasses.fields(lesson.settings)
+                 if "control" not in f.metadata and hasattr(page_settings, f.name)}
+    return from_link(lesson.settings, values, **given)
+
+
+def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSONS,
+         steps: Mapping[str, Sequence[Mapping[str, object]]] | None = None) -> dict[str, float]:
     """Every lesson's default view and figures, computed now (through the work pool, as one more
-    session); the seconds each took.  A failure is left for the page to report."""
+    session), then every step's (`steps`: each page's steps' values); the seconds each lesson's
+    defaults took, and "steps of <page>" for each page's steps.  A failure is left for the page to
+    report."""
     seconds = {}
     token = REQUESTER.set(Requester("server warm-up"))
     try:
@@ -84,6 +100,19 @@ def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSON
             except Exception:
                 continue
             seconds[lesson.name] = time.perf_counter() - started
+        for page, values in (steps or {}).items():
+            started = time.perf_counter()
+            main = next(lesson for lesson in lessons if lesson.page == page and lesson.section is None)
+            parts = [lesson for lesson in lessons if lesson.page == page and lesson.section is not None]
+            for step in values:
+                try:
+                    settings = at_step(main, step)
+                    shown(main, settings, prepare)
+                    for part in parts:
+                        shown(part, at_step(part, step, settings), prepare)
+                except Exception:
+                    continue
+            seconds[f"steps of {page}"] = time.perf_counter() - started
     finally:
         REQUESTER.reset(token)
     return seconds

@@ -20,7 +20,7 @@ from explorer.serve.lessons import LESSONS, LessonSpec
 from explorer.ui.prose import lesson_sections
 from explorer.ui.steps import load_steps
 from explorer.views.claims import say, typed_numbers
-from explorer.views.settings import from_link, samples
+from explorer.views.settings import samples
 
 __all__ = ["answer", "claim_texts", "problems", "step_view"]
 
@@ -43,12 +43,10 @@ def claim_texts(lesson: LessonSpec, steps) -> dict[str, list[str]]:
 
 def step_view(page: LessonSpec, part: LessonSpec | None, step):
     """What a step shows: its lesson's (or section's) settings at the step's values, computed."""
-    main = from_link(page.settings, step.settings)
+    main = runtime.at_step(page, step.settings)
     if part is None:
         return runtime.shown(page, main)
-    given = {name: getattr(main, name) for name in part.settings.__dataclass_fields__
-             if "control" not in part.settings.__dataclass_fields__[name].metadata and hasattr(main, name)}
-    return runtime.shown(part, from_link(part.settings, step.settings, **given))
+    return runtime.shown(part, runtime.at_step(part, step.settings, main))
 
 
 def answer(page: str, step) -> str:

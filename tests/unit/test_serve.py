@@ -10,8 +10,9 @@ import pytest
 from explorer.serve import runtime
 from explorer.serve.adapter import ATTEMPT, sendable, warm_lessons
 from explorer.serve.lessons import LESSONS
+from explorer.ui.steps import load_steps
 from explorer.views.settings import check, controls_of, setting
-from tests.support.apptest import run_page
+from tests.support.apptest import page_test, run_page
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -22,11 +23,26 @@ PAGES = [lesson for lesson in LESSONS if lesson.section is None]
 @pytest.mark.parametrize("lesson", PAGES, ids=lambda lesson: lesson.page)
 def test_warming_computes_every_lesson_default_and_its_page_then_computes_nothing(lesson):
     runtime._shown.cache_clear()
-    assert set(warm_lessons()) == {spec.name for spec in LESSONS}
+    warmed = set(warm_lessons())
+    assert {name for name in warmed if not name.startswith("steps of ")} == {spec.name for spec in LESSONS}
+    assert {name for name in warmed if name.startswith("steps of ")} == {f"steps of {page.page}" for page in PAGES}
     misses = runtime._shown.cache_info().misses
     at = run_page(f"app_pages/{lesson.page}.py")
     assert not at.exception and not at.info
     assert runtime._shown.cache_info().misses == misses, "the page found its default view warmed"
+
+
+@pytest.mark.parametrize("lesson", PAGES, ids=lambda lesson: lesson.page)
+def test_after_the_warm_up_revealing_any_step_computes_nothing(lesson):
+    """A lecturer's Reveal finds its step's views (the page's and its sections') computed."""
+    runtime._shown.cache_clear()
+    warm_lessons()
+    misses = runtime._shown.cache_info().misses
+    for number in range(1, len(load_steps(lesson.page)) + 1):
+        at = page_test(f"app_pages/{lesson.page}.py", {"step": str(number)}).run()
+        at.button(key="lesson_next").click().run()  # Reveal
+        assert not at.exception, [e.value for e in at.exception]
+        assert runtime._shown.cache_info().misses == misses, f"step {number} computed a view"
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name)
