@@ -29,6 +29,7 @@ from ..views import encoders, length, length_parts, position_facts, train
 from ..views import gradient_lesson as gradients
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
+from ..views.attention_steps import ATTENTION_CLAIMS
 from ..views.claims import Claim
 from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
@@ -98,7 +99,7 @@ GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.re
                              gradient_figures.recall_figures, section="recall")
 
 ATTENTION = LessonSpec("attention", attention.AttentionSettings, attention.attention_lesson_view,
-                       attention_figures.attention_figures)
+                       attention_figures.attention_figures, claims=ATTENTION_CLAIMS)
 ATTENTION_COMPARE = LessonSpec("attention", attention.CompareSettings, attention.compare_view,
                                attention_figures.compare_figures, section="compare")
 DECODER = LessonSpec("decoder", decoder.DecoderSettings, decoder.decoder_view, decoder_figures.decoder_figures)

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from explorer.serve.lessons import (
+    ATTENTION,
     COST,
     DEPTH,
     GRADIENT_DEPENDENCY,
@@ -35,6 +36,7 @@ CLAIMED = {  # lesson -> its sections with settings of their own
     COST: {},
     POSITIONS: {"models": POSITION_MODELS, "relative": POSITION_RELATIVE},
     REAL: {"referent": REAL_REFERENT, "positions": REAL_TABLES},
+    ATTENTION: {},
 }
 
 
