@@ -25,7 +25,7 @@ from ..training.pretrained import PretrainedModelError
 from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
-from ..views import encoders, length, length_parts, position_facts, train
+from ..views import decoder_steps, encoders, length, length_parts, position_facts, train
 from ..views import gradient_lesson as gradients
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
@@ -102,11 +102,13 @@ ATTENTION = LessonSpec("attention", attention.AttentionSettings, attention.atten
                        attention_figures.attention_figures, claims=ATTENTION_CLAIMS)
 ATTENTION_COMPARE = LessonSpec("attention", attention.CompareSettings, attention.compare_view,
                                attention_figures.compare_figures, section="compare")
-DECODER = LessonSpec("decoder", decoder.DecoderSettings, decoder.decoder_view, decoder_figures.decoder_figures)
+DECODER = LessonSpec("decoder", decoder.DecoderSettings, decoder.decoder_view, decoder_figures.decoder_figures,
+                     claims=decoder_steps.DECODER_CLAIMS)
 DECODER_CACHE = LessonSpec("decoder", decoder.CacheSettings, decoder.cache_view, decoder_figures.cache_figures,
-                           section="cache")
+                           section="cache", claims=decoder_steps.CACHE_CLAIMS)
 DECODER_ARCHITECTURES = LessonSpec("decoder", decoder.ArchitectureSettings, decoder.architecture_view,
-                                   decoder_figures.architecture_figures, section="architectures")
+                                   decoder_figures.architecture_figures, section="architectures",
+                                   claims=decoder_steps.ARCHITECTURE_CLAIMS)
 
 LOOKUP = LessonSpec("lookup", LookupSettings, lookup_view, lookup_figures, claims=LOOKUP_CLAIMS)
 

@@ -11,6 +11,9 @@ import pytest
 
 from explorer.serve.lessons import (
     ATTENTION,
+    DECODER,
+    DECODER_ARCHITECTURES,
+    DECODER_CACHE,
     COST,
     DEPTH,
     GRADIENT_DEPENDENCY,
@@ -37,12 +40,13 @@ CLAIMED = {  # lesson -> its sections with settings of their own
     POSITIONS: {"models": POSITION_MODELS, "relative": POSITION_RELATIVE},
     REAL: {"referent": REAL_REFERENT, "positions": REAL_TABLES},
     ATTENTION: {},
+    DECODER: {"cache": DECODER_CACHE, "architectures": DECODER_ARCHITECTURES},
 }
 
 
 # lessons whose steps' claims are also checked around each step (every control at its extremes), where
 # the random samples seldom meet a shipped trained model
-AROUND = {ATTENTION}
+AROUND = {ATTENTION, DECODER}
 
 
 @pytest.mark.parametrize("lesson", list(CLAIMED), ids=lambda lesson: lesson.page)
