@@ -11,10 +11,10 @@ import pytest
 
 from explorer.serve.lessons import (
     ATTENTION,
+    COST,
     DECODER,
     DECODER_ARCHITECTURES,
     DECODER_CACHE,
-    COST,
     DEPTH,
     GRADIENT_DEPENDENCY,
     GRADIENTS,
