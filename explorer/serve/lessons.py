@@ -25,7 +25,7 @@ from ..training.pretrained import PretrainedModelError
 from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
-from ..views import decoder_steps, encoders, length, length_parts, position_facts, train
+from ..views import decoder_steps, encoder_steps, encoders, length, length_parts, position_facts, train
 from ..views import gradient_lesson as gradients
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
@@ -137,15 +137,17 @@ REAL_TABLES = LessonSpec("real", real.TableSettings, real.table_view, real_figur
 TRAIN = LessonSpec("train", train.TrainSettings, train.train_view, train_figures.train_figures,
                    live=LiveSpec(lambda s: s.job, train.at_moment, start=lambda s: "Race" if s.race else "Train"))
 
-ENCODERS = LessonSpec("encoders", encoders.EncoderSettings, encoders.encoder_view, encoder_figures.encoder_figures)
+ENCODERS = LessonSpec("encoders", encoders.EncoderSettings, encoders.encoder_view, encoder_figures.encoder_figures,
+                      claims=encoder_steps.ENCODER_CLAIMS)
 ENCODER_SIMILARITY = LessonSpec("encoders", encoders.SimilaritySettings, encoders.similarity_view,
-                                encoder_figures.similarity_figures, section="similarity")
+                                encoder_figures.similarity_figures, section="similarity",
+                                claims=encoder_steps.SIMILARITY_CLAIMS)
 ENCODER_SEARCH = LessonSpec("encoders", encoders.SearchSettings, encoders.search_view, encoder_figures.search_figures,
-                            section="search")
+                            section="search", claims=encoder_steps.SEARCH_CLAIMS)
 ENCODER_SINKS = LessonSpec("encoders", encoders.SinkSettings, encoders.sink_view, encoder_figures.sink_figures,
-                           section="sinks")
+                           section="sinks", claims=encoder_steps.SINK_CLAIMS)
 ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_view, encoder_figures.birnn_figures,
-                           section="birnn")
+                           section="birnn", claims=encoder_steps.BIRNN_CLAIMS)
 
 LENGTH = LessonSpec("length", length.LengthSettings, length.length_view,
                     functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS))

@@ -16,6 +16,11 @@ from explorer.serve.lessons import (
     DECODER_ARCHITECTURES,
     DECODER_CACHE,
     DEPTH,
+    ENCODER_BIRNN,
+    ENCODER_SEARCH,
+    ENCODER_SIMILARITY,
+    ENCODER_SINKS,
+    ENCODERS,
     GRADIENT_DEPENDENCY,
     GRADIENTS,
     LOOKUP,
@@ -41,12 +46,14 @@ CLAIMED = {  # lesson -> its sections with settings of their own
     REAL: {"referent": REAL_REFERENT, "positions": REAL_TABLES},
     ATTENTION: {},
     DECODER: {"cache": DECODER_CACHE, "architectures": DECODER_ARCHITECTURES},
+    ENCODERS: {"similarity": ENCODER_SIMILARITY, "search": ENCODER_SEARCH, "sinks": ENCODER_SINKS,
+               "birnn": ENCODER_BIRNN},
 }
 
 
 # lessons whose steps' claims are also checked around each step (every control at its extremes), where
 # the random samples seldom meet a shipped trained model
-AROUND = {ATTENTION, DECODER}
+AROUND = {ATTENTION, DECODER, ENCODERS}
 
 
 @pytest.mark.parametrize("lesson", list(CLAIMED), ids=lambda lesson: lesson.page)
