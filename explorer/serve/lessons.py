@@ -25,7 +25,7 @@ from ..training.pretrained import PretrainedModelError
 from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
-from ..views import decoder_steps, encoder_steps, encoders, length, length_parts, position_facts, train
+from ..views import decoder_steps, encoder_steps, encoders, length, length_parts, length_steps, position_facts, train
 from ..views import gradient_lesson as gradients
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
@@ -150,15 +150,16 @@ ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_vi
                            section="birnn", claims=encoder_steps.BIRNN_CLAIMS)
 
 LENGTH = LessonSpec("length", length.LengthSettings, length.length_view,
-                    functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS))
+                    functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS),
+                    claims=length_steps.LENGTH_CLAIMS)
 LENGTH_MEMORY = LessonSpec("length", length.MemorySettings, length.memory_view, length_figures.memory_figures,
-                           section="memory", failures=(PretrainedModelError,))
+                           section="memory", failures=(PretrainedModelError,), claims=length_steps.MEMORY_CLAIMS)
 LENGTH_GQA = LessonSpec("length", length_parts.GqaSettings, length_parts.gqa_view, length_figures.gqa_figures,
-                        section="gqa")
+                        section="gqa", claims=length_steps.GQA_CLAIMS)
 LENGTH_TILED = LessonSpec("length", length_parts.TiledSettings, length_parts.tiled_view,
-                          length_figures.tiled_figures, section="tiled")
+                          length_figures.tiled_figures, section="tiled", claims=length_steps.TILED_CLAIMS)
 LENGTH_WINDOW = LessonSpec("length", length_parts.WindowSettings, length_parts.window_view,
-                           length_figures.window_figures, section="window")
+                           length_figures.window_figures, section="window", claims=length_steps.WINDOW_CLAIMS)
 
 LESSONS: tuple[LessonSpec, ...] = (
     LOOKUP, ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES, POSITIONS, POSITION_MODELS,

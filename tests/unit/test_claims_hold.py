@@ -23,6 +23,11 @@ from explorer.serve.lessons import (
     ENCODERS,
     GRADIENT_DEPENDENCY,
     GRADIENTS,
+    LENGTH,
+    LENGTH_GQA,
+    LENGTH_MEMORY,
+    LENGTH_TILED,
+    LENGTH_WINDOW,
     LOOKUP,
     POSITION_MODELS,
     POSITION_RELATIVE,
@@ -48,12 +53,13 @@ CLAIMED = {  # lesson -> its sections with settings of their own
     DECODER: {"cache": DECODER_CACHE, "architectures": DECODER_ARCHITECTURES},
     ENCODERS: {"similarity": ENCODER_SIMILARITY, "search": ENCODER_SEARCH, "sinks": ENCODER_SINKS,
                "birnn": ENCODER_BIRNN},
+    LENGTH: {"memory": LENGTH_MEMORY, "gqa": LENGTH_GQA, "tiled": LENGTH_TILED, "window": LENGTH_WINDOW},
 }
 
 
 # lessons whose steps' claims are also checked around each step (every control at its extremes), where
 # the random samples seldom meet a shipped trained model
-AROUND = {ATTENTION, DECODER, ENCODERS}
+AROUND = {ATTENTION, DECODER, ENCODERS, LENGTH}
 
 
 @pytest.mark.parametrize("lesson", list(CLAIMED), ids=lambda lesson: lesson.page)
