@@ -25,10 +25,11 @@ from ..training.pretrained import PretrainedModelError
 from ..views import attention_lesson as attention
 from ..views import cost_lesson as cost
 from ..views import decoder_lesson as decoder
-from ..views import encoders, length, length_parts, position_facts, train
+from ..views import decoder_steps, encoder_steps, encoders, length, length_parts, length_steps, position_facts, train
 from ..views import gradient_lesson as gradients
 from ..views import position_lesson as positions
 from ..views import real_lesson as real
+from ..views.attention_steps import ATTENTION_CLAIMS
 from ..views.claims import Claim
 from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
@@ -98,14 +99,16 @@ GRADIENT_RECALL = LessonSpec("gradients", gradients.RecallSettings, gradients.re
                              gradient_figures.recall_figures, section="recall")
 
 ATTENTION = LessonSpec("attention", attention.AttentionSettings, attention.attention_lesson_view,
-                       attention_figures.attention_figures)
+                       attention_figures.attention_figures, claims=ATTENTION_CLAIMS)
 ATTENTION_COMPARE = LessonSpec("attention", attention.CompareSettings, attention.compare_view,
                                attention_figures.compare_figures, section="compare")
-DECODER = LessonSpec("decoder", decoder.DecoderSettings, decoder.decoder_view, decoder_figures.decoder_figures)
+DECODER = LessonSpec("decoder", decoder.DecoderSettings, decoder.decoder_view, decoder_figures.decoder_figures,
+                     claims=decoder_steps.DECODER_CLAIMS)
 DECODER_CACHE = LessonSpec("decoder", decoder.CacheSettings, decoder.cache_view, decoder_figures.cache_figures,
-                           section="cache")
+                           section="cache", claims=decoder_steps.CACHE_CLAIMS)
 DECODER_ARCHITECTURES = LessonSpec("decoder", decoder.ArchitectureSettings, decoder.architecture_view,
-                                   decoder_figures.architecture_figures, section="architectures")
+                                   decoder_figures.architecture_figures, section="architectures",
+                                   claims=decoder_steps.ARCHITECTURE_CLAIMS)
 
 LOOKUP = LessonSpec("lookup", LookupSettings, lookup_view, lookup_figures, claims=LOOKUP_CLAIMS)
 
@@ -134,26 +137,29 @@ REAL_TABLES = LessonSpec("real", real.TableSettings, real.table_view, real_figur
 TRAIN = LessonSpec("train", train.TrainSettings, train.train_view, train_figures.train_figures,
                    live=LiveSpec(lambda s: s.job, train.at_moment, start=lambda s: "Race" if s.race else "Train"))
 
-ENCODERS = LessonSpec("encoders", encoders.EncoderSettings, encoders.encoder_view, encoder_figures.encoder_figures)
+ENCODERS = LessonSpec("encoders", encoders.EncoderSettings, encoders.encoder_view, encoder_figures.encoder_figures,
+                      claims=encoder_steps.ENCODER_CLAIMS)
 ENCODER_SIMILARITY = LessonSpec("encoders", encoders.SimilaritySettings, encoders.similarity_view,
-                                encoder_figures.similarity_figures, section="similarity")
+                                encoder_figures.similarity_figures, section="similarity",
+                                claims=encoder_steps.SIMILARITY_CLAIMS)
 ENCODER_SEARCH = LessonSpec("encoders", encoders.SearchSettings, encoders.search_view, encoder_figures.search_figures,
-                            section="search")
+                            section="search", claims=encoder_steps.SEARCH_CLAIMS)
 ENCODER_SINKS = LessonSpec("encoders", encoders.SinkSettings, encoders.sink_view, encoder_figures.sink_figures,
-                           section="sinks")
+                           section="sinks", claims=encoder_steps.SINK_CLAIMS)
 ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_view, encoder_figures.birnn_figures,
-                           section="birnn")
+                           section="birnn", claims=encoder_steps.BIRNN_CLAIMS)
 
 LENGTH = LessonSpec("length", length.LengthSettings, length.length_view,
-                    functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS))
+                    functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS),
+                    claims=length_steps.LENGTH_CLAIMS)
 LENGTH_MEMORY = LessonSpec("length", length.MemorySettings, length.memory_view, length_figures.memory_figures,
-                           section="memory", failures=(PretrainedModelError,))
+                           section="memory", failures=(PretrainedModelError,), claims=length_steps.MEMORY_CLAIMS)
 LENGTH_GQA = LessonSpec("length", length_parts.GqaSettings, length_parts.gqa_view, length_figures.gqa_figures,
-                        section="gqa")
+                        section="gqa", claims=length_steps.GQA_CLAIMS)
 LENGTH_TILED = LessonSpec("length", length_parts.TiledSettings, length_parts.tiled_view,
-                          length_figures.tiled_figures, section="tiled")
+                          length_figures.tiled_figures, section="tiled", claims=length_steps.TILED_CLAIMS)
 LENGTH_WINDOW = LessonSpec("length", length_parts.WindowSettings, length_parts.window_view,
-                           length_figures.window_figures, section="window")
+                           length_figures.window_figures, section="window", claims=length_steps.WINDOW_CLAIMS)
 
 LESSONS: tuple[LessonSpec, ...] = (
     LOOKUP, ATTENTION, ATTENTION_COMPARE, DECODER, DECODER_CACHE, DECODER_ARCHITECTURES, POSITIONS, POSITION_MODELS,

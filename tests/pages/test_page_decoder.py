@@ -27,6 +27,7 @@ from tests.support.apptest import (
     plotly_figures,
     run_page,
 )
+from tests.support.claims import answer
 
 PAGE = "app_pages/decoder.py"
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -193,21 +194,21 @@ def test_architecture_parameters_are_counted_on_built_models():
 
 def test_the_lesson_reveals_state_true_numbers():
     """The numbers the lesson steps quote, recomputed."""
-    steps = load_steps("decoder")
+    steps = [answer("decoder", step) for step in load_steps("decoder")]  # as shown after Reveal
     _, reverse = library_steps("reverse-sinusoidal-h4-l2", "H E L L O")
-    assert f"{reverse[0].cross_weights[1].mean(0)[-1]:.2f}" == "0.98" and "0.98" in steps[0].reveal
-    assert len(reverse[-1].self_weights[0, 0]) == 6 and "Six" in steps[1].reveal
+    assert f"{reverse[0].cross_weights[1].mean(0)[-1]:.2f}" == "0.98" and "0.98" in steps[0]
+    assert len(reverse[-1].self_weights[0, 0]) == 6 and "Six" in steps[1]
     _, sort = library_steps("sort-sinusoidal-h4-l2", "P E A C H")
     row = sort[0].cross_weights[1].mean(0)
     assert (f"{row[2]:.2f}", f"{row[3]:.2f}") == ("0.77", "0.23")
     counts = [(generation_step_cost(11, 64, 2, 19, T_src=10).total,
                generation_step_cost(11, 64, 2, 19, T_src=10, cache=True).total)]
     assert counts == [(2_506_560, 121_280)] and round(counts[0][0] / counts[0][1]) == 21
-    assert "2,506,560" in steps[5].reveal and "121,280" in steps[5].reveal
+    assert "2,506,560" in steps[5] and "121,280" in steps[5]
     at = run_page(PAGE, {"arch_d": "512", "arch_layers": "6", "arch_vocab": "32000"})
     table = at.dataframe[0].value.set_index("architecture")
     share = table.loc["decoder-only", "parameters"] / table.loc["encoder–decoder", "parameters"]
-    assert f"{share:.0%}" == "55%" and "55%" in steps[7].reveal
+    assert f"{share:.0%}" == "55%" and "55%" in steps[7]
 
 
 @pytest.mark.parametrize("params, expected_in_note", [
@@ -294,9 +295,10 @@ def test_step_texts_agree_with_the_view_they_reveal():
         checked += 1
         # The reveal's words against the rows it describes.
         free_after, forced_after = rows[1][at_step:], rows[3][at_step:]
-        if "Free running: all four" in step.reveal:
+        revealed = answer("decoder", step)
+        if "Free running: all four" in revealed:
             assert "writes **4 of 4** later tokens wrong" in page_text(at) and "teacher forcing 0" in page_text(at)
-            assert " ".join(free_after[:4]) in step.reveal  # "writes C E H P"
-        if "t7 and then t1" in step.reveal:
+            assert " ".join(free_after[:4]) in revealed  # "writes C E H P"
+        if "t7 and then t1" in revealed:
             assert free_after[:2] == ["t7", "t1"] and forced_after[:2] == ["t9", "t4"] and rows[2][at_step] == "t1"
     assert checked == 2, "the steps that put a mistake in (4 and 5)"

@@ -19,6 +19,7 @@ from tests.support.apptest import (
     plotly_figures,
     run_page,
 )
+from tests.support.claims import answer
 
 PAGE = "app_pages/encoders.py"
 HOSTILE = {
@@ -187,7 +188,7 @@ def test_mixed_text_is_read_and_a_line_it_cannot_read_is_left_out():
 
 
 def test_the_numbers_in_the_step_reveals_are_the_views():
-    steps = {step.title: step.reveal for step in load_steps("encoders")}
+    steps = {step.title: answer("encoders", step) for step in load_steps("encoders")}  # as revealed
     model = load_minilm()
     hidden = model.hidden(DEFAULT_TEXT, 256).astype(np.float64)
     mean = hidden.mean(axis=0)

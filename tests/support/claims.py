@@ -8,6 +8,10 @@ the views it stands beside.
   class is shown after Reveal), and its sentence fills from the view;
 - over `n` settings (the extremes of every control, then at random): every claim evaluates, and
   where it holds its sentences fill (a claim is free not to hold: its sentence is then not shown);
+- with `around`: at every step's settings with one control moved to its lowest and its highest
+  choice (the others as the step set them, or, where that is no longer allowed, the controls after
+  it at their defaults): the same as for the sampled settings, where a step's claims are most often
+  in play (the random samples seldom meet a shipped trained shape);
 - no sentence about the figure carries a number typed by hand: a step's answer may repeat a number
   of its own question (the options the class chose among; the claim decides which is right), a
   claim's prose section none.
@@ -20,9 +24,10 @@ from explorer.serve.lessons import LESSONS, LessonSpec
 from explorer.ui.prose import lesson_sections
 from explorer.ui.steps import load_steps
 from explorer.views.claims import say, typed_numbers
-from explorer.views.settings import samples
+from explorer.views.settings import _values as choices
+from explorer.views.settings import check, controls_of, samples
 
-__all__ = ["answer", "claim_texts", "problems", "step_view"]
+__all__ = ["answer", "around", "claim_texts", "problems", "step_view"]
 
 
 def claim_texts(lesson: LessonSpec, steps) -> dict[str, list[str]]:
@@ -41,12 +46,39 @@ def claim_texts(lesson: LessonSpec, steps) -> dict[str, list[str]]:
     return texts
 
 
+def step_settings(page: LessonSpec, part: LessonSpec | None, link):
+    """The lesson's (or section's) settings at a step's values (`link`, by the controls' URL names)."""
+    main = runtime.at_step(page, link)
+    return main if part is None else runtime.at_step(part, link, main)
+
+
 def step_view(page: LessonSpec, part: LessonSpec | None, step):
     """What a step shows: its lesson's (or section's) settings at the step's values, computed."""
-    main = runtime.at_step(page, step.settings)
-    if part is None:
-        return runtime.shown(page, main)
-    return runtime.shown(part, runtime.at_step(part, step.settings, main))
+    return runtime.shown(part or page, step_settings(page, part, step.settings))
+
+
+def around(page: LessonSpec, part: LessonSpec | None, link) -> list:
+    """A step's settings with one control at a time moved to its lowest and its highest choice; where
+    the step's other values no longer fit, the controls after the moved one take their defaults."""
+    spec = part or page
+    at = step_settings(page, part, link)
+    found = []
+    controls = [(name, control) for name, control in controls_of(spec.settings)
+                if control.applies(at) and control.max_chars is None]
+    for index, (name, control) in enumerate(controls):
+        values = choices(control, at)
+        for value in {values[0], values[-1]} - {getattr(at, name)}:
+            moved = {**link, control.url: value}
+            for attempt in (moved, {k: v for k, v in moved.items()
+                                    if k not in {c.url for _, c in controls[index + 1:]}}):
+                try:
+                    settings = step_settings(page, part, attempt)
+                    check(settings)
+                except ValueError:
+                    continue
+                found.append(settings)
+                break
+    return found
 
 
 def answer(page: str, step) -> str:
@@ -61,11 +93,17 @@ def answer(page: str, step) -> str:
     return text
 
 
-def problems(page: LessonSpec, parts: dict[str, LessonSpec], n: int = 30, steps=None) -> list[str]:
+def problems(page: LessonSpec, parts: dict[str, LessonSpec], n: int = 30, steps=None,
+             near: bool = False) -> list[str]:
     """What is wrong with the claims of a lesson (`page`) and its sections with settings of their own
-    (`parts`, by section name): see the module."""
+    (`parts`, by section name), over `n` sampled settings and (`near`) around every step: see the module."""
     steps = load_steps(page.page) if steps is None else steps
     found = []
+    nearby: dict[str, list] = {}
+    if near:
+        for step in steps:
+            part = parts.get(step.section)
+            nearby.setdefault((part or page).name, []).extend(around(page, part, step.settings))
     for number, step in enumerate(steps, start=1):
         where = f"{page.page} step {number} ({step.title})"
         spec = parts.get(step.section, page)
@@ -94,7 +132,7 @@ def problems(page: LessonSpec, parts: dict[str, LessonSpec], n: int = 30, steps=
         if spec is not page:
             given = {name: field.default for name, field in spec.settings.__dataclass_fields__.items()
                      if "control" not in field.metadata}
-        for settings in samples(spec.settings, n, **given):
+        for settings in samples(spec.settings, n, **given) + nearby.get(spec.name, []):
             shown = runtime.shown(spec, settings)
             for name, claim in spec.claims.items():
                 try:

@@ -26,6 +26,7 @@ from explorer.views.length_parts import (
     window_view,
 )
 from explorer.views.settings import check, controls_of
+from tests.support.claims import answer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -166,7 +167,7 @@ def _settings(spec, values: dict):
 def _at_step(number: int):
     step = load_steps("length")[number - 1]
     return {spec.name: runtime.shown(spec, _settings(spec, step.settings)).view
-            for spec in (LENGTH, LENGTH_MEMORY, LENGTH_GQA, LENGTH_TILED, LENGTH_WINDOW)}, step.reveal
+            for spec in (LENGTH, LENGTH_MEMORY, LENGTH_GQA, LENGTH_TILED, LENGTH_WINDOW)}, answer("length", step)
 
 
 def test_step_numbers_are_the_views():

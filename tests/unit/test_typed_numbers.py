@@ -1,0 +1,136 @@
+"""No lesson types a number into its text that its view should give (issue 28): in every lesson's step
+answers and prose sections (app_pages/lessons/<page>.toml and .md), every number is a {field} filled
+from the view, or is listed here with the reason it may be typed — a definition (rows sum to 1), a
+constant of the formula it stands in, a section's name, an option the question offered, or a
+setting of the code, which the test then reads from the code.  A number typed anywhere else fails."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from explorer.training.live import HELD_OUT, LiveSettings, live_task
+from explorer.training.minilm import load_minilm
+from explorer.ui.prose import lesson_sections
+from explorer.ui.steps import load_steps
+from explorer.views.claims import typed_numbers
+from explorer.views.depth import DepthSettings
+from explorer.views.settings import controls_of
+from tests.unit.test_lib_decoding import TOLERANCE
+
+LESSONS = sorted(path.stem for path in Path("app_pages/lessons").glob("*.toml"))
+
+DEFINITION = ("a definition: softmax rows sum to 1, a masked weight is 0, −ln p is 0 at p = 1, the overlap of "
+              "equal word sets is 1")
+SECTIONS = "names sections of the page"
+# (lesson, where) -> {typed number: why it may be typed}; where is "step <n>" (an answer) or a prose section
+ALLOWED: dict[tuple[str, str], dict[str, str]] = {
+    ("attention", "reading"): {"1": DEFINITION},
+    ("attention", "pipeline"): {"1": DEFINITION, "0": DEFINITION},
+    ("decoder", "forcing: intro"): {"10": "10⁻⁵: the tolerance of tests/unit/test_lib_decoding.py (read below)"},
+    ("decoder", "forcing: loss"): {"0": DEFINITION},
+    ("decoder", "architectures: half"): {
+        "12": "12·d²: leading term of a decoder-only layer (4d² attention + 8d² feed-forward at d_ff = 4d)",
+        "28": "28·d²: encoder layer 12d² + decoder layer 16d² (cross-attention adds 4d²)",
+        "3": "3/7 = 12/28, the layers' share those leading terms give", "2": "2/3: one embedding table against two"},
+    ("depth", "step 1"): {"10": "an option the question offered (about 10×); the claim two_layers decides it"},
+    ("depth", "wiring"): {"24": "the layer slider's maximum (read below)"},
+    ("encoders", "vectors"): {"1": "unit length, a definition", "3": SECTIONS, "4": SECTIONS},
+    ("encoders", "similarity same words"): {"1": DEFINITION},
+    ("encoders", "similarity"): {"1": DEFINITION},
+    ("encoders", "sinks"): {"2": "layers 2 to the last: MiniLM's layers (read below)",
+                            "6": "MiniLM's last layer (read below)", "1": DEFINITION},
+    ("encoders", "birnn"): {"1": "|t − s| + 1 steps: the formula of the path through a loop"},
+    ("gradients", "step 1"): {"10,000": "an option the question offered; the claim loop_fades decides it"},
+    ("length", "step 3"): {"2": "keys and values: the factor 2 of the KV-cache formula",
+                           "32": "32-bit: scores are counted in float32 (analysis.memory.attention_scores_bytes)"},
+    ("length", "limits"): {"0": "positions 0–n: positions count from 0"},
+    ("length", "attention"): {"1": "n − 1 − i: the index of the letter written, a formula"},
+    ("length", "memory"): {"2": "keys and values: the factor 2 of the formula", "4": "bytes of a float32",
+                           "32": "32-bit, float32"},
+    ("length", "measured"): {"4": "bytes of a float32, in the formula"},
+    ("length", "tiled"): {"64": "64-bit: the tiled view computes in float64"},
+    ("positions", "matrix: sinusoidal formula"): {"1": "column 2i+1: a formula"},
+    ("positions", "matrix: why sines and cosines"): {"−1": "the range of sin and cos", "1": "the range of sin and cos"},
+    ("positions", "matrix: lecture table"): {"2": "the exponent 2/d of the formula"},
+    ("positions", "matrix: learned"): {"2": "the name GPT-2"},
+    ("positions", "matrix: MiniLM"): {"99": "the 99th percentile the view computes (explorer/views/positions.py)"},
+    ("positions", "matrix: none"): {"3": SECTIONS, "4": SECTIONS},
+    ("positions", "geometry: MiniLM"): {"1": "p + 1: the next position"},
+    ("positions", "geometry: index"): {"1": "a cosine of 1: vectors on one line, a definition"},
+    ("positions", "attention by encoding"): {"1": DEFINITION},
+    ("positions", "RoPE"): {"2": "2 Σ cos: the closed form the figure plots", "0": "offset 0, where cos = 1"},
+    ("positions", "ALiBi"): {"0": "a slope near 0: the limit named", "8": "the slopes of 8 heads the sentence lists"},
+    ("positions", "T5"): {"90": "an example of two far distances", "91": "an example of two far distances"},
+    ("real", "step 5"): {"12.50": "the text typed into the model, quoted"},
+    ("real", "reading the grid"): {"1": DEFINITION},
+    ("real", "referent"): {"50": "chance with two nouns to choose from"},
+    ("real", "positions"): {"2": "the name GPT-2", "1": "p + 1: the next position"},
+    ("train", "step 1"): {"0": "near 0 or 1: the range of a weight", "1": "near 0 or 1, and 1/6: an even spread",
+                          "19": "the reverse task's output tokens (read below)"},
+    ("train", "lead"): {"32": "the live model's width (read below)"},
+    ("train", "untrained"): {"0": "step 0: before training"},
+    ("train", "untrained race"): {"0": "step 0: before training"},
+    ("train", "start loss: above"): {"0": "step 0: before training"},
+    ("train", "start loss: below"): {"0": "step 0: before training"},
+    ("train", "start loss: at"): {"0": "step 0: before training", "0.005": "the tolerance the claim 'at' uses"},
+    ("train", "what"): {"64": "the batch size (read below)", "200": "the held-out examples (read below)"},
+}
+# Steps 2–6 of the train lesson quote one recorded run of seed 1 (accuracies, attention weights,
+# seconds per step): they are not read from the view the class sees and no test reruns them.  Listed
+# here so that the test names them rather than skipping them; their claims are still to do.
+RECORDED = {("train", f"step {n}") for n in range(2, 7)}
+
+
+def texts(lesson: str) -> dict[str, str]:
+    """Where → text: every step's answer and every prose section of a lesson."""
+    found = {f"step {n}": step.reveal for n, step in enumerate(load_steps(lesson), start=1)}
+    with contextlib.suppress(FileNotFoundError):  # a lesson without prose
+        found |= lesson_sections(lesson)
+    return found
+
+
+def test_every_lesson_is_checked():
+    assert len(LESSONS) == 11, LESSONS
+
+
+def typed_but_not_listed(lesson: str, found: dict[str, str]) -> list[str]:
+    wrong = []
+    for where, text in found.items():
+        if (lesson, where) in RECORDED:
+            continue
+        typed = set(typed_numbers(text)) - set(ALLOWED.get((lesson, where), {}))
+        if typed:
+            wrong.append(f"{lesson} {where}: {sorted(typed)}")
+    return wrong
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_number_is_typed_but_those_listed(lesson):
+    assert typed_but_not_listed(lesson, texts(lesson)) == []
+
+
+def test_a_planted_number_is_caught():
+    found = texts("attention")
+    found["step 1"] = found["step 1"].replace("({weight:.2f})", "(1.00)")
+    found["reading"] += " About 3 of them."
+    assert typed_but_not_listed("attention", found) == ["attention step 1: ['1.00']", "attention reading: ['3']"]
+
+
+def test_every_allowance_is_still_used():
+    """An allowance no text needs any more is removed, so the list stays the list of what is typed."""
+    unused = [(lesson, where, number) for (lesson, where), numbers in ALLOWED.items() for number in numbers
+              if number not in typed_numbers(texts(lesson).get(where, ""))]
+    assert unused == []
+    assert all(typed_numbers(texts(lesson)[where]) for lesson, where in RECORDED), "a recorded step that types none"
+
+
+def test_the_settings_the_prose_names_are_the_code_s():
+    assert TOLERANCE == 10.0 ** -5  # decoder, "forcing: intro": to within 10⁻⁵
+    assert dict(controls_of(DepthSettings))["n_layers"].bounds[1] == 24  # depth, "wiring": raise the layers to 24
+    assert load_minilm().config.n_layers == 6  # encoders, "sinks": layers 2 to 6
+    settings = LiveSettings()
+    assert (settings.d_model, settings.batch_size, HELD_OUT) == (32, 64, 200)  # train, "lead" and "what"
+    assert live_task("reverse").vocab_size == 19  # train, step 1: ln 19, its 19 output tokens
