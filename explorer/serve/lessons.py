@@ -145,7 +145,8 @@ ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_vi
                            section="birnn")
 
 LENGTH = LessonSpec("length", length.LengthSettings, length.length_view,
-                    functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS))
+                    functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS),
+                    claims=length.LENGTH_CLAIMS)
 LENGTH_MEMORY = LessonSpec("length", length.MemorySettings, length.memory_view, length_figures.memory_figures,
                            section="memory", failures=(PretrainedModelError,))
 LENGTH_GQA = LessonSpec("length", length_parts.GqaSettings, length_parts.gqa_view, length_figures.gqa_figures,
