@@ -7,7 +7,7 @@ from explorer.analysis.claims import PUBLISHED_LENGTHS
 from explorer.analysis.length import REVERSAL_MODELS, SAMPLES
 from explorer.figures.common import frame_csv
 from explorer.figures.length import human_bytes
-from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
 from explorer.ui import altair_chart, download_csv, lesson_text, plotly_chart
 from explorer.views.length import ENCODING_LABELS
@@ -48,22 +48,16 @@ def _published() -> str:
 
 
 def limits(shown) -> None:
-    """Under the key figure: where a maximum length comes from, and what the curves say past the band."""
+    """Under the key figure: where a maximum length comes from, and what the curves say past the band
+    (each sentence only where its claim holds for the figure: explorer.views.length.LENGTH_CLAIMS)."""
     view = shown.view
-    high = view.trained[1]
-    lengths = list(view.lengths)
-    runs = [e for e, values in view.accuracy.items()
-            if not view.refused[e] and values[lengths.index(high)] >= 0.9]
-    falls = []
-    for e in runs:
-        values = view.accuracy[e]
-        steps = [n for n in (high, high + 1, high + 2) if n in lengths]
-        falls.append(f"{ENCODING_LABELS[e]} reverses " + ", ".join(
-            f"{values[lengths.index(n)]:.0%} at {n} letters" for n in steps))
     left, right = st.columns(2, gap="large")
     if view.learned_rows is not None:
         left.markdown(text("limits", rows=view.learned_rows, last_row=view.learned_rows - 1, published=_published()))
-    right.markdown(text("beyond", fall="; ".join(falls) if falls else "none of them reverses well inside the band"))
+    said = [sentence for name in ("falls_past_band", "t5_buckets", "fail_inside")
+            if (sentence := claimed(LENGTH, name, shown))]
+    if said:
+        right.markdown("\n\n".join([text("beyond"), *said]))
 
 
 def attention(shown) -> None:

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import matrix_csv
-from explorer.serve.adapter import Button, Preset, Section, measured_box, serve_lesson
+from explorer.serve.adapter import Button, Preset, Section, claimed, measured_box, serve_lesson
 from explorer.serve.lessons import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.ui import altair_chart, escape_markdown, lesson_text, plotly_chart
 from explorer.views import position_facts as facts
@@ -139,7 +139,8 @@ def shuffle(shown) -> None:
                 ("answer", " ".join(runs[name].answer)), ("verdict", RIGHT if runs[name].correct else WRONG),
                 ("accuracy", runs[name].heldout_accuracy))}
             st.markdown(text("reversal: none against sinusoidal", n_models=len(runs), **story))
-        st.markdown(text("reversal: the other encodings"))
+        t5 = claimed(POSITION_MODELS, "t5_learns", shown)
+        st.markdown(text("reversal: the other encodings") + (f"\n\n{t5}" if t5 else ""))
     st.markdown("**The same input through each model: attention side by side.**")
 
 

@@ -4,9 +4,13 @@ The reversal models were trained on inputs of 2–10 letters (`SequenceToSequenc
 max_seq 10) and built with max_len 11 (the decoder reads <s> and up to 10 letters).  Only the learned
 table is really limited by that: it has 11 rows, one per position it was trained on.  The other
 encodings are functions of the position (sinusoidal, the raw index), nothing at all (none), or act on
-the offset between query and key (RoPE, ALiBi), so the same weights run at any length: here they are
-loaded into a model built with room for `LONGEST` letters (max_len is the size of a fixed table in
-those, not a weight).  A learned table asked for a position it has no row for raises ValueError.
+the offset between query and key (RoPE, ALiBi, T5), so the same weights run at any length: here they
+are loaded into a model built with room for `LONGEST` letters (max_len is the size of a fixed table in
+those, not a weight).  T5's learned table is indexed by buckets of offsets, not by positions, and every
+offset has a bucket (those past its maximum distance share the last one), so it runs at any length
+too, though offsets longer than any in training land in buckets no training input reached (their
+biases are the random initial ones, only shrunk by weight decay).  A learned table asked for a
+position it has no row for raises ValueError.
 
 Scored as the cards score them (explorer.training.pretrained.evaluate): greedy decoding, an example
 right only if every output token up to and including </s> is; `sequences_right` is that score for a
@@ -15,12 +19,15 @@ batch of inputs of one length, and the card's number is its mean over the held-o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 from torch import nn
 
 from ..model.building import with_weights
 from ..model.generation import IncrementalDecoder
-from ..model.positional import ENCODINGS
+from ..model.positional import ENCODINGS, t5_relative_buckets
 from ..training.pretrained import MODEL_SPECS, build_model, load_model, model_name
 from ..training.tasks import EOS, SequenceToSequenceTask
 from .caching import bounded_cache
@@ -30,14 +37,16 @@ __all__ = [
     "REVERSAL_MODELS",
     "SAMPLES",
     "SEED",
+    "BucketsMet",
     "accuracy_by_length",
     "longest_length",
     "sequences_right",
     "stretched_model",
+    "t5_buckets_met",
     "trained_lengths",
 ]
 
-# The shipped reversal model of each encoding (T5's is not shipped: no entry).
+# The shipped reversal model of each encoding (an encoding without one would have no entry).
 REVERSAL_MODELS: dict[str, str] = {
     encoding: model_name("reverse", encoding) for encoding in ENCODINGS
     if any(spec.name == model_name("reverse", encoding) for spec in MODEL_SPECS)
@@ -143,3 +152,45 @@ def accuracy_by_length(model_name: str, lengths, samples: int = SAMPLES) -> dict
     and the table's size)."""
     lengths = _check(model_name, lengths, samples)
     return {n: _accuracy(model_name, n, samples) for n in lengths}
+
+
+# --- T5: the buckets an input of n letters needs, and which of them training reached -----------------
+
+
+@dataclass(frozen=True)
+class BucketsMet:
+    """The buckets of one stack's T5 bias table that the self-attention over an input of `length` letters
+    looks up (the encoder reads the n letters, both ways; the decoder <s> and n letters, looking back),
+    and those no training input reached (offsets longer than any in the trained lengths)."""
+
+    stack: str  # "encoder" or "decoder"
+    length: int
+    longest_offset: int  # the largest |k − q| a query meets
+    buckets: tuple[int, ...]
+    untrained: tuple[int, ...]
+    table_size: int  # buckets in the table
+
+
+def _buckets(bias, stack: str, n: int) -> set[int]:
+    T = n if stack == "encoder" else n + 1
+    buckets = t5_relative_buckets(T, T, bias.bidirectional, bias.num_buckets, bias.max_distance)
+    if stack == "decoder":
+        buckets = buckets[np.tril(np.ones((T, T), dtype=bool))]  # causal: only keys at or before the query
+    return {int(b) for b in np.unique(buckets)}
+
+
+def t5_buckets_met(name: str, length: int) -> dict[str, BucketsMet]:
+    """For a shipped T5 reversal model: per stack, the bias buckets an input of `length` letters looks up
+    and which of them training never reached (inputs of trained_lengths(name)).  Cross-attention has no bias."""
+    model = load_model(name).model
+    if model.config.encoding != "t5":
+        raise ValueError(f"{name} has no T5 bias table (its encoding is {model.config.encoding!r})")
+    longest = trained_lengths(name)[1]
+    met = {}
+    for stack in ("encoder", "decoder"):
+        bias = getattr(model, stack).t5_bias
+        here, trained = _buckets(bias, stack, length), set().union(
+            *(_buckets(bias, stack, n) for n in range(1, longest + 1)))
+        met[stack] = BucketsMet(stack, length, length - 1 if stack == "encoder" else length, tuple(sorted(here)),
+                                tuple(sorted(here - trained)), bias.num_buckets)
+    return met

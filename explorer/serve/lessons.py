@@ -151,7 +151,7 @@ ENCODER_BIRNN = LessonSpec("encoders", encoders.BiRNNSettings, encoders.birnn_vi
 
 LENGTH = LessonSpec("length", length.LengthSettings, length.length_view,
                     functools.partial(length_figures.length_figures, labels=length.ENCODING_LABELS),
-                    claims=length_steps.LENGTH_CLAIMS)
+                    claims=types.MappingProxyType({**length.LENGTH_CLAIMS, **length_steps.LENGTH_CLAIMS}))
 LENGTH_MEMORY = LessonSpec("length", length.MemorySettings, length.memory_view, length_figures.memory_figures,
                            section="memory", failures=(PretrainedModelError,), claims=length_steps.MEMORY_CLAIMS)
 LENGTH_GQA = LessonSpec("length", length_parts.GqaSettings, length_parts.gqa_view, length_figures.gqa_figures,

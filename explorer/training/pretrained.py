@@ -96,7 +96,8 @@ def _transformer(task: str, encoding: str = "sinusoidal", n_heads: int = 4, n_la
 
 MODEL_SPECS: tuple[ModelSpec, ...] = (
     # The default task, one model per encoding ...
-    *(_transformer(DEFAULT_TASK, encoding) for encoding in ("sinusoidal", "learned", "index", "none", "rope", "alibi")),
+    *(_transformer(DEFAULT_TASK, encoding)
+      for encoding in ("sinusoidal", "learned", "index", "none", "rope", "alibi", "t5")),
     # ... and across heads and layers at the default encoding.
     *(_transformer(DEFAULT_TASK, n_heads=h) for h in (1, 2)),
     # One layer must learn "distance from the end" inside a single encoder layer: give it longer.

@@ -23,10 +23,12 @@ import torch
 from ..analysis.claims import PUBLISHED_LENGTHS
 from ..analysis.length import (
     REVERSAL_MODELS,
+    BucketsMet,
     accuracy_by_length,
     longest_length,
     sequences_right,
     stretched_model,
+    t5_buckets_met,
     trained_lengths,
 )
 from ..analysis.memory import (
@@ -37,10 +39,11 @@ from ..analysis.memory import (
 )
 from ..training.minilm import MiniLMError, minilm_dir
 from ..training.pretrained import PretrainedModelError, load_model
+from .claims import Claim
 from .settings import setting
 
-__all__ = ["ENCODING_LABELS", "LENGTHS", "LengthSettings", "LengthView", "MemorySettings", "MemoryView", "length_view",
-           "measured_attention", "memory_view"]
+__all__ = ["ENCODING_LABELS", "LENGTHS", "LENGTH_CLAIMS", "LengthSettings", "LengthView", "MemorySettings",
+           "MemoryView", "length_view", "measured_attention", "memory_view", "runners"]
 
 ENCODING_LABELS = {"sinusoidal": "sinusoidal", "learned": "learned table", "index": "raw index",
                    "none": "no encoding", "rope": "RoPE", "alibi": "ALiBi", "t5": "T5 buckets"}
@@ -96,6 +99,7 @@ class LengthView:
     seen: AttentionAt
     unseen: AttentionAt
     damaged: types.MappingProxyType  # encoding -> why its model could not load (the page names it)
+    t5_buckets: types.MappingProxyType | None = None  # stack -> BucketsMet at the longest length tested
 
 
 def _attention_at(name: str, n: int) -> AttentionAt:
@@ -148,9 +152,72 @@ def length_view(settings: LengthSettings) -> LengthView:
         unseen = AttentionAt(settings.unseen, refused=damaged[settings.encoding])
     else:
         seen, unseen = _attention_at(name, trained[1]), _attention_at(name, settings.unseen)
+    t5 = REVERSAL_MODELS.get("t5")
+    buckets: dict[str, BucketsMet] | None = None
+    if t5 and "t5" not in damaged:
+        buckets = t5_buckets_met(t5, int(lengths[-1]))
     return LengthView(_readonly(lengths), trained, types.MappingProxyType(dict(REVERSAL_MODELS)),
                       types.MappingProxyType(accuracy), types.MappingProxyType(refused), types.MappingProxyType(card),
-                      rows, seen, unseen, types.MappingProxyType(damaged))
+                      rows, seen, unseen, types.MappingProxyType(damaged),
+                      None if buckets is None else types.MappingProxyType(buckets))
+
+
+# --- what the prose under the key figure says about it (explorer/views/claims.py) -------------------
+
+
+def _at(view, encoding: str, n: int) -> float:
+    return float(view.accuracy[encoding][list(view.lengths).index(n)])
+
+
+def _inside(view, encoding: str) -> float:
+    low, high = view.trained
+    return float(np.mean(view.accuracy[encoding][(view.lengths >= low) & (view.lengths <= high)]))
+
+
+def runners(view) -> list[str]:
+    """The encodings whose model reverses well (90 % or more) at the longest trained length and takes
+    longer inputs: the ones whose curve goes on past the band."""
+    high = view.trained[1]
+    return [e for e in view.accuracy if e not in view.damaged and not view.refused[e] and _at(view, e, high) >= 0.9]
+
+
+def _falls(s) -> bool:
+    view = s.view
+    return bool(runners(view)) and all(_at(view, e, int(view.lengths[-1])) <= 0.1 for e in runners(view))
+
+
+def _fall_values(s) -> dict:
+    view = s.view
+    high, last = view.trained[1], int(view.lengths[-1])
+    lengths = [n for n in (high, high + 1, high + 2, high + 3) if n in view.lengths and n < last] + [last]
+    falls = [f"{ENCODING_LABELS[e]} reverses {_at(view, e, lengths[0]):.0%} at {lengths[0]} letters, "
+             + ", ".join(f"{_at(view, e, n):.0%} at {n}" for n in lengths[1:-1]) + f" and {_at(view, e, last):.0%}"
+             f" at {last}" for e in runners(view)]
+    return {"runners": ", ".join(ENCODING_LABELS[e] for e in runners(view)), "fall": "; ".join(falls)}
+
+
+def _fail_inside(s) -> bool:
+    view = s.view
+    return all(e in view.accuracy and e not in view.damaged and _inside(view, e) < 0.5 for e in ("index", "none"))
+
+
+def _t5_values(s) -> dict:
+    met = s.view.t5_buckets
+    low, high = s.view.trained
+    return {"low": low, "high": high, "n": met["encoder"].length, "encoder": len(met["encoder"].untrained),
+            "decoder": len(met["decoder"].untrained)}
+
+
+LENGTH_CLAIMS = {
+    # Every model that reverses well inside the band and takes longer inputs is (nearly) never right at
+    # the longest length tested.
+    "falls_past_band": Claim(_falls, _fall_values),
+    # The raw index and no encoding reverse fewer than half of the inputs inside the band.
+    "fail_inside": Claim(_fail_inside),
+    # T5's model, at the longest length tested, looks up buckets no input of the trained lengths reached.
+    "t5_buckets": Claim(lambda s: s.view.t5_buckets is not None
+                        and any(m.untrained for m in s.view.t5_buckets.values()), _t5_values),
+}
 
 
 # --- 2 · bytes against T --------------------------------------------------------------------------

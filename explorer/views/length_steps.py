@@ -21,6 +21,7 @@ __all__ = ["GQA_CLAIMS", "LENGTH_CLAIMS", "MEMORY_CLAIMS", "TILED_CLAIMS", "WIND
 
 NOTES = {"rope": ", which encodes the offset between positions,", "alibi": ", which penalises distance,",
          "t5": ", which adds a learned bias per bucket of offsets,"}  # what sets a relative scheme apart
+SUBJECTS = {"t5": "T5", "rope": "RoPE", "alibi": "ALiBi"}  # a model named as a sentence's subject
 FRACTIONS = {2: "half", 3: "a third", 4: "a quarter", 8: "an eighth"}
 
 
@@ -70,7 +71,8 @@ def _left(s) -> dict:
         f"The {ENCODING_LABELS.get(e, e)} gets no number past {_last_number(s, e)} at all: it has no row for "
         f"position {_last_number(s, e) + 1}, and the page says so instead of guessing." for e in refusing)
     return {"first_accuracy": float(view.accuracy[chosen][past][0]), "first": int(lengths[0]),
-            "longest": int(lengths[-1]), "best": ENCODING_LABELS.get(best, best), "note": NOTES.get(best, ""),
+            "longest": int(lengths[-1]), "note": NOTES.get(best, ""),
+            "best": SUBJECTS.get(best, ENCODING_LABELS.get(best, best)),
             "best_accuracy": float(accuracy[0]), "tail": tail, "stops": stops}
 
 

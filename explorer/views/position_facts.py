@@ -125,6 +125,10 @@ MODEL_CLAIMS = {
     # No position: a shuffle only moves the outputs (rounding error), and that model does not reverse.
     "order_invisible": Claim(lambda s: s.view.shuffle is not None and s.view.shuffle.max_abs_difference < 1e-9
                              and "none" in s.view.runs and not _reverses(s, "none"), model_step_facts),
+    # T5's model reverses most held-out inputs (its card) and its encoder output changes under the shuffle.
+    "t5_learns": Claim(lambda s: "t5" in s.view.runs and (s.view.runs["t5"].heldout_accuracy or 0) >= 0.9
+                       and s.view.differences.get("t5", 0) > 1e-3,
+                       lambda s: {"t5_accuracy": s.view.runs["t5"].heldout_accuracy}),
     # With positions the outputs change, and the sinusoidal model reverses while "none" does not.
     "order_visible": Claim(lambda s: s.view.shuffle is not None and s.view.shuffle.max_abs_difference > 1e-3
                            and _reverses(s, "sinusoidal") and "none" in s.view.runs and not _reverses(s, "none"),

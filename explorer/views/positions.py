@@ -72,7 +72,7 @@ DRAW_BUDGET = 256 * 256  # cells a heatmap draws at most (float32: 256 KB of z b
 MATRIX_TABLE_LIMIT = 12  # up to this many positions and dimensions the page prints the numbers
 LECTURE_WORDS = ("I", "am", "a", "robot")
 REVERSE_TASK = "reverse"
-SHIPPED_ENCODINGS = ("sinusoidal", "learned", "index", "none", "rope", "alibi")  # reverse-…-h4-l2
+SHIPPED_ENCODINGS = ("sinusoidal", "learned", "index", "none", "rope", "alibi", "t5")  # reverse-…-h4-l2
 LEARNED_MODEL = model_name(REVERSE_TASK, "learned")
 MINILM = "MiniLM"  # the learned table of a real model, all-MiniLM-L6-v2 (explorer.training.minilm)
 MATRIX_KINDS = (*ABSOLUTE_ENCODINGS, MINILM)
@@ -300,7 +300,7 @@ def matrix_view(kind: str, n_positions: int, d_model: int, base: float, measure:
 # --- why attention needs position: the shuffle demo --------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8)  # one per shipped encoding (6 of them)
+@functools.lru_cache(maxsize=8)  # one per shipped encoding (7 of them)
 def float64_encoder(encoding: str):
     """A float64 deep copy of the encoder of `reverse-<encoding>-h4-l2` (the shared model is untouched)."""
     encoder = copy.deepcopy(load_model(model_name(REVERSE_TASK, encoding)).model.encoder)

@@ -54,7 +54,8 @@ def test_default_view_accuracy_by_length_attention_and_the_learned_refusal():
     assert len(labels) == 11
     csv = downloaded_text(manager, at.get("download_button")[0])
     frame = pd.read_csv(io.StringIO(csv))
-    assert set(frame["encoding"]) == {"sinusoidal", "learned table", "raw index", "no encoding", "RoPE", "ALiBi"}
+    assert set(frame["encoding"]) == {"sinusoidal", "learned table", "raw index", "no encoding", "RoPE", "ALiBi",
+                                      "T5 buckets"}
 
 
 def test_sidebar_controls_change_the_sweep_and_the_model_drawn():
@@ -69,6 +70,30 @@ def test_sidebar_controls_change_the_sweep_and_the_model_drawn():
     assert len(plotly_figures(at)) == 5  # six by default: the unseen heatmap is replaced by the reason
     at.slider(key="n").set_value(20).run()
     assert any("20 letters: refused" in w.value and "position 20" in w.value for w in at.warning)
+
+
+def test_t5_runs_past_the_band_and_its_attention_is_drawn_at_a_length_it_never_saw():
+    """T5's bias is looked up by buckets of offsets, and every offset has one: no refusal, a number at
+    every length tested, and its cross-attention at 20 letters."""
+    at = run_page(PAGE, {"encoding": "T5 buckets", "n": "20"})
+    assert not at.info and at.selectbox(key="encoding").value == "t5"
+    data = vega_data(at, 0)
+    t5 = data[data["encoding"] == "T5 buckets"].sort_values("letters")
+    tested = [n for n in LENGTHS if n <= 30]
+    expected = accuracy_by_length(REVERSAL_MODELS["t5"], tested)
+    np.testing.assert_array_equal(t5["letters"], tested)
+    np.testing.assert_array_equal(t5["accuracy"], [expected[n] for n in tested])
+    text = markdown(at)
+    assert "**The T5 buckets model** (`reverse-t5-h4-l2`)" in text
+    assert "(sinusoidal, RoPE, T5 buckets) still *run* past it" in text
+    assert "at 30 letters its encoder needs 6 bucket(s) and its decoder 10" in text.replace("\n", " ")
+    assert not any("T5" in w.value for w in at.warning)
+    seen, unseen = heatmap_z(at, 0), heatmap_z(at, 1)
+    assert seen.shape == (11, 10) and unseen.shape == (21, 20)
+    np.testing.assert_allclose(unseen.sum(axis=1), 1, atol=1e-5)
+    summary = at.dataframe[0].value
+    row = summary[summary["encoding"] == "T5 buckets"].iloc[0]
+    assert row["model"] == "reverse-t5-h4-l2" and row["at 11"] == expected[11] and row["at 30"] == expected[30]
 
 
 def test_section_controls_memory_gqa_tiled_window():

@@ -245,7 +245,10 @@ def test_attention_side_by_side_for_every_encoding():
     figure = chart(at, "attention_by_encoding")
     titles = [a["text"] for a in figure["layout"]["annotations"]]
     assert titles == ["sinusoidal · right", "learned · right", "index · wrong", "none · wrong", "rope · right",
-                      "alibi · wrong"]
+                      "alibi · wrong", "t5 · right"]
+    assert "**T5** learns a bias for each bucket of offsets" in markdown_text(at)
+    card = load_model("reverse-t5-h4-l2").card["heldout_accuracy"]
+    assert f"it reverses {card:.0%} of held-out\ninputs" in markdown_text(at) and card >= 0.9
     for trace in figure["data"]:
         weights = plotly_array(trace["z"])
         np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
@@ -341,7 +344,7 @@ def test_t5_max_distance_within_the_exact_buckets_is_replaced_with_a_note():
         ({"kind": "rotary"}, "Encoding"),
         ({"similarity": "euclid"}, "Similarity"),
         ({"seed": "-1"}, "Shuffle seed"),
-        ({"shuffle_encoding": "t5"}, "Encoder of the model"),
+        ({"shuffle_encoding": "t6"}, "Encoder of the model"),
         ({"att_head": "9"}, "Head"),
         ({"scheme": "ALiBi", "alibi_heads": "100"}, "Heads"),
         ({"scheme": "T5", "t5_bidirectional": "maybe"}, "Both directions"),

@@ -3,6 +3,7 @@ steps (app_pages/lessons/length.toml) state, read back from the views at the ste
 
 import dataclasses
 import math
+import types
 
 import numpy as np
 import pytest
@@ -14,8 +15,18 @@ from explorer.figures.length import human_bytes
 from explorer.serve import runtime
 from explorer.serve.lessons import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
 from explorer.training.pretrained import load_model
+from explorer.ui.prose import lesson_sections
 from explorer.ui.steps import load_steps
-from explorer.views.length import LENGTHS, LengthSettings, MemorySettings, length_view, memory_view
+from explorer.views.claims import say, typed_numbers
+from explorer.views.length import (
+    LENGTH_CLAIMS,
+    LENGTHS,
+    LengthSettings,
+    MemorySettings,
+    length_view,
+    memory_view,
+    runners,
+)
 from explorer.views.length_parts import (
     GqaSettings,
     TiledSettings,
@@ -25,7 +36,7 @@ from explorer.views.length_parts import (
     tiled_view,
     window_view,
 )
-from explorer.views.settings import check, controls_of
+from explorer.views.settings import check, controls_of, samples
 from tests.support.claims import answer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -174,7 +185,11 @@ def test_step_numbers_are_the_views():
     views, reveal = _at_step(1)
     acc, n = views["length"].accuracy, list(views["length"].lengths)
     assert acc["sinusoidal"][n.index(10)] == 1 and (acc["sinusoidal"][n.index(11):] == 0).all()
-    assert f"{acc['rope'][n.index(11)]:.0%}" == "21%" in reveal and (acc["rope"][n.index(12):] == 0).all()
+    assert f"{acc['rope'][n.index(11)]:.0%}" == "21%" and (acc["rope"][n.index(12):] == 0).all()
+    t5 = [f"{acc['t5'][n.index(k)]:.0%}" for k in (11, 12, 13)]
+    assert t5 == ["31%", "50%", "4%"]
+    assert "T5, which adds a learned bias per bucket of offsets, keeps 31% at 11" in reveal
+    assert (acc["t5"][n.index(16):] == 0).all() and acc["t5"][n.index(14)] > 0 and "0% from 16" in reveal
     assert "position 11" in views["length"].refused["learned"]
 
     views, reveal = _at_step(2)
@@ -211,3 +226,31 @@ def test_views_are_read_only():
         value = getattr(view, field.name)
         if isinstance(value, np.ndarray):
             assert not value.flags.writeable, field.name
+
+
+def test_the_sentences_under_the_key_figure_hold_where_they_are_shown():
+    """The claims of the length prose (LENGTH_CLAIMS): over sampled settings each evaluates, and where it
+    holds its sentence fills with no number typed by hand; at the default settings all three hold, with
+    the runners and the T5 bucket counts read from the view."""
+    sections = lesson_sections("length")
+    texts = {name: sections[f"claim: {name}"] for name in LENGTH_CLAIMS}
+    for name, text in texts.items():
+        assert not typed_numbers(text), (name, typed_numbers(text))
+    for settings in samples(LengthSettings, 6):
+        shown = runtime.shown(LENGTH, settings)
+        for name in LENGTH_CLAIMS:
+            said = say(LENGTH_CLAIMS, name, texts[name], shown)
+            assert said is None or "{" not in said
+    shown = runtime.shown(LENGTH, LengthSettings())
+    view = shown.view
+    assert runners(view) == ["sinusoidal", "rope", "t5"]  # learned is refused past 10; the others fail inside
+    said = say(LENGTH_CLAIMS, "falls_past_band", texts["falls_past_band"], shown)
+    assert "T5 buckets reverses 93% at 10 letters, 31% at 11, 50% at 12, 4% at 13 and 0% at 30" in said
+    met = view.t5_buckets
+    said = say(LENGTH_CLAIMS, "t5_buckets", texts["t5_buckets"], shown)
+    assert (len(met["encoder"].untrained), len(met["decoder"].untrained)) == (6, 10)
+    assert "at 30 letters its encoder needs 6 bucket(s) and its decoder 10" in said
+    assert say(LENGTH_CLAIMS, "fail_inside", texts["fail_inside"], shown) is not None
+    # A claim that does not hold is not said: a view where the T5 model is left out has no bucket sentence.
+    without = types.SimpleNamespace(settings=shown.settings, view=dataclasses.replace(view, t5_buckets=None))
+    assert say(LENGTH_CLAIMS, "t5_buckets", texts["t5_buckets"], without) is None

@@ -11,10 +11,13 @@ from explorer.analysis.length import (
     longest_length,
     sequences_right,
     stretched_model,
+    t5_buckets_met,
     trained_lengths,
 )
-from explorer.model.positional import sinusoidal_encoding
-from explorer.training.pretrained import MODEL_SPECS, load_model
+from explorer.model.building import seeded
+from explorer.model.positional import ENCODINGS, sinusoidal_encoding
+from explorer.training.pretrained import MODEL_SPECS, build_model, find_spec, load_model
+from explorer.training.train import _learning_rate
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # small models: one thread is faster, as in the app
 
@@ -24,7 +27,7 @@ NAMES = sorted(REVERSAL_MODELS.values())
 def test_every_shipped_reversal_encoding_is_covered():
     shipped = {spec.encoding for spec in MODEL_SPECS if spec.task == "reverse" and spec.n_heads == 4
                and spec.n_layers == 2}
-    assert set(REVERSAL_MODELS) == shipped and len(shipped) >= 6
+    assert set(REVERSAL_MODELS) == shipped == set(ENCODINGS)  # every encoding the model supports, T5 too
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -106,3 +109,49 @@ def test_inputs_are_drawn_without_the_global_generator_and_always_the_same():
 def test_bad_requests_are_refused(args, problem):
     with pytest.raises(ValueError, match=problem):
         accuracy_by_length(*args)
+
+
+def test_t5_runs_at_every_length_with_the_shipped_tensors():
+    name = REVERSAL_MODELS["t5"]
+    shipped, stretched = load_model(name).model, stretched_model(name)
+    assert longest_length(name) == LONGEST and stretched.config.max_len == LONGEST + 1
+    for (key, ours), theirs in zip(stretched.state_dict().items(), shipped.state_dict().values(), strict=True):
+        assert ours.data_ptr() == theirs.data_ptr(), key
+    got = accuracy_by_length(name, [10, 11, 20, LONGEST], samples=20)
+    assert set(got) == {10, 11, 20, LONGEST} and all(0 <= v <= 1 for v in got.values())
+
+
+def test_t5_buckets_past_the_band_were_never_trained():
+    """The buckets t5_buckets_met calls untrained are looked up by no input of 2–10 letters, so training
+    never moved them: they are the seeded initial values times AdamW's weight decay, step by step
+    (the decay multiplies every weight by 1 − lr · 0.01, and a zero gradient adds nothing)."""
+    name = REVERSAL_MODELS["t5"]
+    spec = find_spec(name)
+    loaded = load_model(name)
+    with seeded(spec.seed):
+        initial = build_model("transformer", loaded.task, loaded.card["config"])
+    decay = 1.0
+    for step in range(spec.steps):
+        decay *= 1 - _learning_rate(step, spec.steps, spec.learning_rate) * 0.01
+    assert trained_lengths(name) == (2, 10)
+    for n in range(2, 11):  # inside the band every bucket met was trained
+        assert all(not met.untrained for met in t5_buckets_met(name, n).values())
+    met = t5_buckets_met(name, 30)
+    assert met["encoder"].longest_offset == 29 and met["decoder"].longest_offset == 30
+    assert met["encoder"].untrained and met["decoder"].untrained
+    for stack, m in met.items():
+        table = getattr(loaded.model, stack).t5_bias.bias.weight.double()
+        start = getattr(initial, stack).t5_bias.bias.weight.double()
+        assert set(m.untrained) <= set(m.buckets) and m.table_size == len(table)
+        for bucket in m.untrained:
+            torch.testing.assert_close(table[bucket], start[bucket] * decay, rtol=1e-4, atol=1e-6)
+        trained = sorted(set(t5_buckets_met(name, 10)[stack].buckets))
+        assert all((table[b] - start[b] * decay).abs().max() > 1e-3 for b in trained), stack
+    # Offsets by hand: the encoder's bidirectional table gives offsets 0–7 a bucket each and shares
+    # the next ones logarithmically (8–11 one bucket, 12–15 the next); inputs of 2–10 letters have
+    # offsets up to 9, so a 12-letter input (offset 11) meets nothing new and a 13-letter one does.
+    assert not t5_buckets_met(name, 12)["encoder"].untrained and t5_buckets_met(name, 13)["encoder"].untrained
+    # The decoder looks back only, 16 buckets exact: trained up to offset 10, so 11 letters meet offset 11.
+    assert t5_buckets_met(name, 11)["decoder"].untrained == (11,)
+    with pytest.raises(ValueError, match="no T5 bias table"):
+        t5_buckets_met(REVERSAL_MODELS["rope"], 12)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
 from explorer.serve.lessons import POSITIONS
 from explorer.training.pretrained import load_model
@@ -207,6 +208,20 @@ def test_alibi_encoder_cannot_tell_a_sequence_from_its_mirror_image():
     assert reversal_run("alibi", tokens).answer == reversal_run("alibi", tokens[::-1]).answer
     sinusoidal = float64_encoder("sinusoidal")
     assert (encoder_output(sinusoidal, ids.flip(1))[0] - encoder_output(sinusoidal, ids)[0].flip(0)).abs().max() > 1e-3
+
+
+def test_t5_encoder_tells_a_sequence_from_its_mirror_image():
+    """T5's encoder bias has separate buckets for keys before and after the query (unlike ALiBi's |q − k|):
+    mirroring the input does not mirror the output, and the model reverses both."""
+    tokens = tuple("ABCDEFG")
+    ids = torch.tensor([get_task("reverse").encode(list(tokens))])
+    encoder = float64_encoder("t5")
+    forward, backward = encoder_output(encoder, ids)[0], encoder_output(encoder, ids.flip(1))[0]
+    assert (backward - forward.flip(0)).abs().max() > 1e-3
+    table = encoder.t5_bias.bias.weight
+    after, before = t5_relative_buckets(1, 3)[0, 2], t5_relative_buckets(3, 1)[2, 0]  # key 2 after, 2 before
+    assert (after, before) == (18, 2) and not torch.equal(table[after], table[before])
+    assert reversal_run("t5", tokens).correct and reversal_run("t5", tokens[::-1]).correct
 
 
 def test_reversal_runs_none_fails_and_sinusoidal_succeeds():
