@@ -72,7 +72,11 @@ def test_train_polls_to_the_end_replays_and_is_shared_with_the_next_session():
     np.testing.assert_allclose(grid(at), expected[-1].attention.reshape(-1, 7, 6), atol=1e-6)
     curves = plotly_figures(at)[1]["data"]
     np.testing.assert_allclose(plotly_array_1d(curves[1]["y"]), [100 * s.accuracy for s in expected], atol=1e-9)
-    assert f"**{100 * expected[-1].accuracy:.1f} %**" in "\n".join(m.value for m in at.markdown)
+    shown = "\n".join(m.value for m in at.markdown)
+    assert f"**{100 * expected[-1].accuracy:.1f} %**" in shown
+    rows = expected[-1].attention.max(-1).mean(-1)  # (layers, heads): the sentence names the sharpest
+    layer, head = np.unravel_index(np.argmax(rows), rows.shape)
+    assert f"layer {layer + 1} · head {head + 1}, each row's largest weight **{rows.max():.2f}**" in shown
     # The scrubber replays any snapshot.
     scrubber(at).set_value(steps[3]).run()
     np.testing.assert_allclose(grid(at), expected[3].attention.reshape(-1, 7, 6), atol=1e-6)
