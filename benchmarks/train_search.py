@@ -86,12 +86,29 @@ def measure(name: str, seed: int) -> dict:
     }
 
 
+def table(results: list[dict]) -> str:
+    """One row per run: configuration, seed, 90 % (step, seconds), final accuracy, each layer's row max."""
+    lines = ["| config | seed | 90 % at step | s to 90 % (all / training) | final acc. | s total | "
+             "row max per layer (heads) | anti-diagonal per layer |", "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        at = "—" if r["step_90"] is None else f"{r['seconds_90']} / {r['training_seconds_90']}"
+        anti = " · ".join("/".join(f"{v:.2f}" for v in layer) for layer in r.get("anti_diagonal") or [])
+        lines.append(f"| {r['config']} | {r['seed']} | {r['step_90'] or 'never'} | {at} | "
+                     f"{100 * r['final_accuracy']:.1f} % | {r['seconds']} | "
+                     f"{' · '.join('/'.join(f'{v:.2f}' for v in layer) for layer in r['row_max'])} | {anti or '—'} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--table", action="store_true", help="print the results in the file as a Markdown table")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(json.loads(args.out.read_text())))
+        return 0
     if len(args.config) * len(args.seeds) > 40:
         parser.error("at most 40 runs at a time")
     torch.set_num_threads(1)
