@@ -2,7 +2,8 @@
 its planned number of steps (never timed: a run is a function of its settings), reaches 90 %
 held-out accuracy, and its last layer's head — the probe's sharpest, named under the grid — rests
 each row mostly on one input letter: a mean row maximum of 0.7 or more, on the anti-diagonal.  The
-second lesson step's answer quotes this run: its numbers are checked against it."""
+second lesson step's answer quotes this run, steps 3–5 quote runs of their own: their numbers are
+checked against those runs (the race of step 6 is timed, and not checked here)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,30 @@ def test_the_watch_step_quotes_the_default_run(default_run):
               f"from {start[1]:.2f} to {end[1]:.2f}", f"from {start[0]:.2f} to {end[0]:.2f}",
               f"averages {snapshots[-1].attention[-1].max(-1).mean():.2f}"]
     assert [q for q in quoted if q not in step.reveal] == []
+
+
+def quoted_numbers(title: str, snapshots) -> list[str]:
+    """What the answers of steps 3–5 quote from their run, formatted as they quote it."""
+    first, last = snapshots[0], snapshots[-1]
+    reached = next((s.step for s in snapshots if s.accuracy >= 0.9), None)
+    anti = anti_diagonal(last.attention)[:, 0]
+    if title == "Take the positions away":
+        return [f"{100 * last.accuracy:.0f} % after {last.step} steps", f"near {last.loss:.2f}",
+                f"layer 2 puts {anti[1]:.2f}"]
+    if title == "One layer instead of two":
+        return [f"passes 90 % at step {reached}", f"ends at {100 * last.accuracy:.0f} %", f"putting {anti[0]:.2f}"]
+    # Sorting B E A D F C: row i writes the i-th letter of A B C D E F, at these input positions.
+    at = [2, 0, 5, 3, 1, 4]
+    right = [np.mean([s.attention[1, 0, i, j] for i, j in enumerate(at)]) for s in (first, last)]
+    return [f"reaches {100 * last.accuracy:.0f} %", f"on average {right[1]:.2f}", f"({right[0]:.2f} at step 0)",
+            "looks at B instead" if np.argmax(last.attention[1, 0, 0]) == 0 else "its first row looks at A"]
+
+
+@pytest.mark.parametrize("index", [2, 3, 4], ids=["no positions", "one layer", "sorting"])
+def test_the_later_steps_quote_their_runs(index):
+    step = load_steps("train")[index]
+    names = {"heads": "n_heads", "layers": "n_layers"}
+    settings = TrainSettings(**{names.get(k, k): v for k, v in step.settings.items()})
+    snapshots = list(run_settings(settings.job.runners[0]))
+    assert snapshots[-1].step == settings.steps
+    assert [q for q in quoted_numbers(step.title, snapshots) if q not in step.reveal] == []
