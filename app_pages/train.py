@@ -71,6 +71,9 @@ def run(shown) -> None:
         st.info(text("ended", message=view.message or view.state), icon=":material/info:")
     st.markdown(moment(view))
     plotly_chart(figures.grid, key="train_grid")
+    if settings.task in RACE_TASKS:
+        layer, head, sharp = view.sharpness()
+        st.markdown(text("sharpness", layer=layer, head=head, sharp=sharp, even=1 / len(view.keys)))
     if view.snapshot.step == 0:
         st.markdown(at_step_zero(view))
     plotly_chart(figures.race if settings.race else figures.curves, key="train_race" if settings.race else

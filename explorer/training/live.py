@@ -65,11 +65,11 @@ RACE_SNAPSHOT_EVERY = 25
 HELD_OUT = 200  # examples in the held-out set (drawn from the task's evaluation seed)
 
 
-def live_task(name: str, letters: int = LIVE_MAX_SEQ) -> Task:
-    """The task a live run trains on: reverse and sort of 2 to `letters` letters, the induction and
-    coreference tasks as shipped."""
+def live_task(name: str, letters: int = LIVE_MAX_SEQ, shortest: int = 2) -> Task:
+    """The task a live run trains on: reverse and sort of `shortest` to `letters` letters, the
+    induction and coreference tasks as shipped."""
     if name in ("reverse", "sort"):
-        return SequenceToSequenceTask(name, max_seq=letters)
+        return SequenceToSequenceTask(name, min_len=shortest, max_seq=letters)
     if name == "induction":
         return InductionTask()
     if name == "coreference":
@@ -83,6 +83,7 @@ class LiveSettings:
 
     task: str = "reverse"
     letters: int = LIVE_MAX_SEQ  # the longest sequence to reverse or sort
+    shortest: int = 2  # the shortest (= letters: every sequence that long)
     model: str = "transformer"
     encoding: str = "sinusoidal"
     n_heads: int = 2
@@ -103,6 +104,8 @@ class LiveSettings:
             problems.append(f"task must be one of {LIVE_TASKS}")
         if not 2 <= self.letters <= 10:
             problems.append("letters must be 2–10")
+        elif not 2 <= self.shortest <= self.letters:
+            problems.append("shortest must be 2–letters")
         if self.model not in LIVE_MODELS:
             problems.append(f"model must be one of {LIVE_MODELS}")
         elif self.model != "transformer" and self.task not in ("reverse", "sort"):
@@ -267,7 +270,7 @@ def run_settings(settings: LiveSettings, should_stop: Callable[[], bool] | None 
     should_stop = should_stop or (lambda: False)
     clock = _Clock()
     with clock.computing():
-        task = live_task(settings.task, settings.letters)
+        task = live_task(settings.task, settings.letters, settings.shortest)
         model = build(settings, task)
         evaluation = task.batch(HELD_OUT, torch.Generator().manual_seed(task.eval_seed))
         probe_batch = probe(task)[0]

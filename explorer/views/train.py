@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 
 from ..model.positional import ENCODINGS
@@ -35,13 +36,13 @@ class TrainSettings:
     """The live-training lesson's controls (their URL names are the page's since it began)."""
 
     task: str = setting("reverse", "Task", url="task", options=LIVE_TASKS, widget="selectbox",
-                        help="Reverse or sort up to 6 letters (encoder–decoder: the grid is cross-attention), "
+                        help="Reverse or sort 6 letters (encoder–decoder: the grid is cross-attention), "
                              "continue a repeated sequence (induction) or resolve “it” (coreference): the grid "
                              "is then self-attention.")
     encoding: str = setting(ENCODINGS[0], "Positional encoding", url="encoding", options=ENCODINGS,
                             widget="selectbox",
                             help="How the model learns where each token is; “none” gives it no positions at all.")
-    n_heads: int = setting(2, "Heads per layer", url="heads", options=(1, 2, 4))
+    n_heads: int = setting(1, "Heads per layer", url="heads", options=(1, 2, 4))
     n_layers: int = setting(2, "Layers", url="layers", bounds=(1, 3, 1))
     seed: int = setting(0, "Seed", url="seed", bounds=(0, 20, 1),
                         help="Draws the initial weights and the training batches: the same seed, the same run.")
@@ -64,7 +65,11 @@ class TrainSettings:
     def job(self) -> LiveJob:
         """What Train asks the server for: one run, or the race."""
         settings = LiveSettings(task=self.task, encoding=self.encoding, n_heads=self.n_heads, n_layers=self.n_layers,
-                                seed=self.seed, steps=self.steps)
+                                seed=self.seed, steps=self.steps,
+                                # Every sequence to reverse or sort as long as the probe's: then where
+                                # each answer letter is in the input does not depend on the length,
+                                # and the cross-attention forms a crisp line (benchmarks/train_search.md).
+                                shortest=LiveSettings.letters if self.task in RACE_TASKS else LiveSettings.shortest)
         return LiveJob.race(settings, self.race_seconds) if self.race else LiveJob.single(settings)
 
 
@@ -88,10 +93,10 @@ class LossAtStart:
         return "at" if abs(gap) < 0.005 else "above" if gap > 0 else "below"
 
 
-def loss_at_start(task_name: str, letters: int, loss: float) -> LossAtStart:
+def loss_at_start(task_name: str, letters: int, loss: float, shortest: int = 2) -> LossAtStart:
     """The facts a sentence about the step-0 loss needs (see LossAtStart), read from the task and its
     held-out set, the one a run measures its loss on."""
-    task = live_task(task_name, letters)
+    task = live_task(task_name, letters, shortest)
     targets = task.batch(HELD_OUT, torch.Generator().manual_seed(task.eval_seed)).targets
     answers = int(torch.unique(targets[targets != -100]).numel())
     return LossAtStart(float(loss), task.vocab_size, answers)
@@ -124,6 +129,13 @@ class TrainView:
         """The transformer's snapshot the grid shows."""
         return self.snapshots[0][-1 if self.index is None else self.index]
 
+    def sharpness(self) -> tuple[int, int, float]:
+        """The shown snapshot's sharpest head: (layer, head) counted from 1 and its mean row maximum
+        (the mean over query rows of the row's largest weight: 1 when every row rests on one cell)."""
+        rows = self.snapshot.attention.max(-1).mean(-1)  # (layers, heads)
+        layer, head = np.unravel_index(int(np.argmax(rows)), rows.shape)
+        return int(layer) + 1, int(head) + 1, float(rows[layer, head])
+
     def fraction(self) -> float:
         """How far along the run is, 0–1: steps of the planned steps, or seconds of the race's."""
         done, race_seconds = [], self.job.race_seconds
@@ -146,8 +158,9 @@ def train_view(settings: TrainSettings) -> TrainView:
     job = settings.job
     first = first_snapshots(job)
     live = job.runners[0]
-    _, queries, keys = probe(live_task(live.task, live.letters))
-    return TrainView(job, first, tuple(queries), tuple(keys), loss_at_start(live.task, live.letters, first[0][0].loss))
+    _, queries, keys = probe(live_task(live.task, live.letters, live.shortest))
+    return TrainView(job, first, tuple(queries), tuple(keys),
+                     loss_at_start(live.task, live.letters, first[0][0].loss, live.shortest))
 
 
 def at_moment(view: TrainView, run: RunView | None, index: int | None = None) -> TrainView:

@@ -25,7 +25,7 @@ def test_train_redraws_the_grid_while_the_model_learns(app_url, new_page, screen
     page = open_page(new_page, f"{app_url}/train?steps=400&seed=17")
     assert_no_exception(page, "opening the train page")
     traces = json.loads(chart_data(page))
-    assert len(traces) == 2 * 2 and all(trace["type"] == "heatmap" for trace in traces)  # layers × heads
+    assert len(traces) == 2 * 1 and all(trace["type"] == "heatmap" for trace in traces)  # layers × heads
 
     page.get_by_role("button", name="Train", exact=True).click()
     page.wait_for_function(PROGRESS_JS, timeout=30_000)  # the fragment draws the progress bar

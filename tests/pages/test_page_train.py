@@ -10,8 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from explorer.training.live import LiveSettings, train_live
+from explorer.training.live import LiveSettings, run_settings
 from explorer.training.runs import LiveJob, default_manager
+from explorer.views.train import TrainSettings
 from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
 
 PAGE = "app_pages/train.py"
@@ -24,6 +25,11 @@ def grid(at) -> np.ndarray:
     """The probe's attention as drawn: (layers × heads, queries, keys), the first figure."""
     figure = plotly_figures(at)[0]
     return np.stack([plotly_array(trace["z"]) for trace in figure["data"]])
+
+
+def lesson_run(**settings) -> list:
+    """The snapshots of the lesson's run with these settings (the page's own job)."""
+    return list(run_settings(TrainSettings(**settings).job.runners[0]))
 
 
 def scrubber(at):
@@ -44,8 +50,8 @@ def poll_to_the_end(at, timeout: float = 240.0):
 def test_before_training_the_page_shows_step_0_of_the_run():
     at = run_page(PAGE, {"seed": "11"})
     assert not at.info and scrubber(at) is None
-    first = next(train_live("reverse", seed=11))
-    np.testing.assert_allclose(grid(at), first.attention.reshape(4, 7, 6), atol=1e-6)
+    first = next(run_settings(TrainSettings(seed=11).job.runners[0]))
+    np.testing.assert_allclose(grid(at), first.attention.reshape(-1, 7, 6), atol=1e-6)
     np.testing.assert_allclose(grid(at).sum(-1), 1, atol=1e-5)
     curves = plotly_figures(at)[1]["data"]
     assert [len(plotly_array_1d(trace["y"])) for trace in curves] == [1, 1]
@@ -60,33 +66,37 @@ def test_train_polls_to_the_end_replays_and_is_shared_with_the_next_session():
     at.button(key="train_start").click().run()
     assert at.button(key="train_start").disabled and not at.button(key="train_stop").disabled
     poll_to_the_end(at)
-    expected = list(train_live("reverse", steps=200, seed=12))
+    expected = lesson_run(steps=200, seed=12)
     steps = [s.step for s in expected]
     assert list(scrubber(at).options) == [str(s) for s in steps] and scrubber(at).value == 200
-    np.testing.assert_allclose(grid(at), expected[-1].attention.reshape(4, 7, 6), atol=1e-6)
+    np.testing.assert_allclose(grid(at), expected[-1].attention.reshape(-1, 7, 6), atol=1e-6)
     curves = plotly_figures(at)[1]["data"]
     np.testing.assert_allclose(plotly_array_1d(curves[1]["y"]), [100 * s.accuracy for s in expected], atol=1e-9)
-    assert f"**{100 * expected[-1].accuracy:.1f} %**" in "\n".join(m.value for m in at.markdown)
+    shown = "\n".join(m.value for m in at.markdown)
+    assert f"**{100 * expected[-1].accuracy:.1f} %**" in shown
+    rows = expected[-1].attention.max(-1).mean(-1)  # (layers, heads): the sentence names the sharpest
+    layer, head = np.unravel_index(np.argmax(rows), rows.shape)
+    assert f"layer {layer + 1} · head {head + 1}, each row's largest weight **{rows.max():.2f}**" in shown
     # The scrubber replays any snapshot.
     scrubber(at).set_value(steps[3]).run()
-    np.testing.assert_allclose(grid(at), expected[3].attention.reshape(4, 7, 6), atol=1e-6)
+    np.testing.assert_allclose(grid(at), expected[3].attention.reshape(-1, 7, 6), atol=1e-6)
 
     # A new visitor opens on its own step 0, not on the run someone else finished (issue 29).  Its
     # Train shares that run, trained once: nothing is queued or trained again, and it is replayed
     # from step 0 to the same last snapshot.
     other = run_page(PAGE, link)
     assert scrubber(other) is None and "Step 0" in other.caption[0].value
-    np.testing.assert_allclose(grid(other), expected[0].attention.reshape(4, 7, 6), atol=1e-6)
+    np.testing.assert_allclose(grid(other), expected[0].attention.reshape(-1, 7, 6), atol=1e-6)
     other.button(key="train_start").click().run()
     stats = default_manager().stats()
     assert stats["queued"] == 0 and stats["running"] == 0, stats
     poll_to_the_end(other)
     assert scrubber(other).value == 200
-    np.testing.assert_allclose(grid(other), expected[-1].attention.reshape(4, 7, 6), atol=1e-6)
+    np.testing.assert_allclose(grid(other), expected[-1].attention.reshape(-1, 7, 6), atol=1e-6)
 
 
 def test_stop_cancels_the_run_and_a_settings_change_lets_it_go():
-    job = LiveJob.single(LiveSettings(steps=1600, seed=13))
+    job = TrainSettings(steps=1600, seed=13).job
     at = run_page(PAGE, {"steps": "1600", "seed": "13"})
     at.button(key="train_start").click().run()
     assert default_manager().poll("probe", job) is None  # watched by the page's session, not this one
@@ -157,6 +167,6 @@ def test_a_client_past_its_share_of_runs_is_told_so_and_nothing_is_queued(monkey
         assert "already has 1 runs training or waiting" in " ".join(i.value for i in [*at.info, *at.warning]), (
             [m.value for m in at.info])
         assert not at.button(key="train_start").disabled  # nothing is watched: Train stays available
-        assert manager.poll("probe", LiveJob.single(LiveSettings(steps=1600, seed=15))) is None
+        assert manager.poll("probe", TrainSettings(steps=1600, seed=15).job) is None
     finally:
         manager.release("another tab")

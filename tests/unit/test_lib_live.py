@@ -104,6 +104,17 @@ def test_reversal_probe_is_the_reversed_answer():
     assert batch.targets.shape == batch.decoder_inputs.shape == (1, 7)
 
 
+def test_shortest_fixes_the_length_of_every_sequence():
+    generator = torch.Generator().manual_seed(0)
+    assert live_task("reverse", 6, shortest=6).batch(50, generator).valid.all()
+    varied = live_task("sort", 6).batch(50, generator).valid.sum(1)
+    assert varied.min() >= 2 and varied.max() <= 6 and len(varied.unique()) > 1
+    assert LiveSettings(shortest=6).shortest == 6
+    for wrong in (1, 7):
+        with pytest.raises(ValueError, match="shortest"):
+            LiveSettings(shortest=wrong)
+
+
 def test_caps_steps_seconds_and_stop():
     with pytest.raises(ValueError, match="steps"):
         LiveSettings(steps=MAX_STEPS + 1)

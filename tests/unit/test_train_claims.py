@@ -95,6 +95,11 @@ def test_the_page_shows_the_sentences_of_its_own_view(link):
     weights = view.snapshot.attention
     spread = f"between {np.min(weights):.2f} and {np.max(weights):.2f}"
     assert (spread in shown) == (settings.task in RACE_TASKS)
+    layer, head, sharp = view.sharpness()
+    rows = weights.max(-1).mean(-1)
+    assert sharp == rows.max() and rows[layer - 1, head - 1] == sharp
+    sharpest = f"Sharpest head: layer {layer} · head {head}, each row's largest weight **{sharp:.2f}**"
+    assert (sharpest in shown) == (settings.task in RACE_TASKS)
 
 
 def test_the_first_steps_reveal_holds_for_its_settings():
