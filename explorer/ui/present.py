@@ -37,6 +37,10 @@ h2, h3 { font-size: 1.25rem !important; padding: 0.2rem 0 0.45rem 0 !important; 
 
 
 _TOGGLE = "_present_toggle"  # the toggle's session-state key; the URL's `present` is written by hand
+# The session's mode, kept as plain session state: Streamlit drops a widget's state when another page
+# runs, and the address loses `present` when the sidebar opens another page — yet the mode is the whole
+# app's (a lecturer clicking to the next lesson stays in it).
+_MODE = "_present_mode"
 
 
 def presenting_from_link() -> bool:
@@ -50,10 +54,18 @@ def presenting_from_link() -> bool:
         return False
 
 
+def _initial() -> bool:
+    """The mode before the toggle exists in this run: what the link says, if it says anything, else
+    the session's mode (another page of the app opened from the sidebar), else off."""
+    if PRESENT_KEY in st.query_params:
+        return presenting_from_link()
+    return bool(st.session_state.get(_MODE, False))
+
+
 def presenting() -> bool:
-    """Whether this run is in presentation mode: the toggle's value once it exists, else the link."""
+    """Whether this run is in presentation mode: the toggle's value once it exists, else `_initial`."""
     value = st.session_state.get(_TOGGLE)
-    return presenting_from_link() if value is None else bool(value)
+    return _initial() if value is None else bool(value)
 
 
 def write_present_link() -> None:
@@ -68,10 +80,14 @@ def present_toggle(where=st) -> bool:
     """The presentation-mode toggle, kept in the link as `present=1` (a bound toggle would want
     `present=true`; `1` is what people type)."""
     if _TOGGLE not in st.session_state:
-        st.session_state[_TOGGLE] = presenting_from_link()
-    return where.toggle("Presentation mode", key=_TOGGLE, on_change=write_present_link,
-                        help="For projecting: larger text and figures, the sidebar folded away, the lead "
-                             "folded. The setting is in the link (present=1), like every other.")
+        st.session_state[_TOGGLE] = _initial()
+    shown = where.toggle("Presentation mode", key=_TOGGLE, on_change=write_present_link,
+                         help="For projecting: larger text and figures, the sidebar folded away, the lead "
+                              "folded. The setting is in the link (present=1), like every other.")
+    st.session_state[_MODE] = shown
+    if shown and PRESENT_KEY not in st.query_params:  # a page opened from the sidebar: the address says so too
+        st.query_params[PRESENT_KEY] = "1"
+    return shown
 
 
 IMAGE_KEY, IMAGE_FORMATS = "image", ("png", "svg")
