@@ -151,3 +151,20 @@ def test_the_clicker_drives_the_lesson_whatever_has_the_focus(key, projector_pag
     desk.keyboard.press("PageDown")
     wait_until_settled(desk, before, "PageDown on a slider, not presenting")
     assert "step=" not in desk.url and "layers=" in desk.url, desk.url
+
+
+def test_presentation_mode_stays_on_when_the_sidebar_opens_another_lesson(projector_page, app_url):
+    """A lecturer presenting lookup opens cost from the sidebar: cost opens presenting too (the
+    address says present=1 and the toggle is on), and its step bar answers the clicker."""
+    require_chromium()
+    page = projector_page(f"{app_url}/lookup?present=1")
+    page.locator('[data-testid="stExpandSidebarButton"]').click()  # presenting folds the sidebar away
+    before = runs_done(page)
+    page.locator('[data-testid="stSidebarNav"] a[href$="/cost"]').first.click()
+    wait_until_settled(page, before, "opening cost from the sidebar")
+    page.wait_for_url("**/cost?*present=1*", timeout=10_000)
+    toggle = page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').filter(
+        has_text="Presentation mode").locator("input")
+    assert toggle.is_checked(), "the toggle on the new lesson is on"
+    assert page.locator('[data-testid="stMain"] h1').inner_text().strip() == \
+        next(p.title for p in LESSONS if p.url_path == "cost")
