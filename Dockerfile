@@ -7,7 +7,7 @@ FROM python:3.11-slim
 
 # MALLOC_ARENA_MAX=2: glibc gives every thread (Streamlit runs each session's script in one) its own
 # malloc arena, and the fragments add up: in the classroom load test the server's peak memory was
-# 923 MB without it and 659 MB with it (benchmarks/RESULTS.md).
+# clearly lower with it (`python -m benchmarks.run --only soak --soak-env MALLOC_ARENA_MAX=...`).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \

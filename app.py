@@ -20,7 +20,7 @@ from explorer.ui.present import presenting_from_link
 def _import_in_background() -> threading.Thread:
     """Import torch and the library in the background after the first run, then compute every
     lesson's default view.  The home page needs neither, so a fresh server shows it without waiting
-    for torch's import (about 1.2 s); a lesson page opened meanwhile waits for the rest of the
+    for torch's import; a lesson page opened meanwhile waits for the rest of the
     import, as it would have anyway, and computes its own view if the warm-up has not reached it."""
 
     def work() -> None:
@@ -56,11 +56,11 @@ note_page_opened(navigation.url_path)  # a lesson opened in a browser draws its 
 navigation.run()
 
 
-# With streamlit, torch, plotly and pandas loaded, a full garbage collection walks ~300 000 long-lived
-# objects, 60-150 ms.  After the first run of each page (its imports and models loaded), collect once
+# With streamlit, torch, plotly and pandas loaded, a full garbage collection walks every long-lived
+# object they made.  After the first run of each page (its imports and models loaded), collect once
 # and freeze what is left: Python's full collections (and Streamlit's after every run, where
 # runner.postScriptGC is on; .streamlit/*.toml turn it off) skip those objects.  Measured in
-# benchmarks/RESULTS.md; EXPLORER_GC_FREEZE=0 turns it off there.
+# benchmarks/RESULTS.md (phase gc); EXPLORER_GC_FREEZE=0 turns it off there.
 @st.cache_resource(show_spinner=False)
 def _pages_run() -> set[str]:
     return set()

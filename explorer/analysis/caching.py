@@ -1,7 +1,7 @@
 """A least-recently-used cache bounded by entries *and* by bytes, for results that hold arrays.
 
-`functools.lru_cache(maxsize=n)` bounds how many results a process keeps, not how much memory: 32
-gradient views at T = 512 are 2.6 MB, 16 depth weight sets at width 64 are 75 MB.  `bounded_cache`
+`functools.lru_cache(maxsize=n)` bounds how many results a process keeps, not how much memory: a
+few entries of a large setting can outweigh many of a small one.  `bounded_cache`
 keeps at most `max_entries` results and at most `max_bytes` of their arrays (numpy arrays, torch
 tensors, a module's parameters and buffers, found inside tuples, lists, dicts, mappings and
 dataclasses), evicting the least recently used first; a result larger than a quarter of the budget
@@ -17,7 +17,8 @@ the few count-bounded lru_caches left (at most 8 entries each) hold per-process 
 search (explorer/training/minilm.py: 2 corpora of at most 2048 sentences, both poolings, 12.6 MB).
 `tests/system/test_sessions.py` checks that every result cache there is bounded by bytes.
 Streamlit's caches cannot be bounded by bytes, only by entries: the largest is explorer.ui's chart
-specs (96 entries, pickled; the largest chart, gradients at T = 512, is 143 KB: under 14 MB).
+specs (96 entries, pickled; the largest charts are the gradients lesson's at its longest T); the
+servers' memory under a class's load is measured in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ def longest_length(name: str) -> int:
     return config.max_len - 1 if config.encoding == "learned" else LONGEST
 
 
-@bounded_cache(8, max_bytes=8_000_000)  # ~1 MB each (the shipped tensors, shared); one per reversal model
+@bounded_cache(8, max_bytes=8_000_000)  # the shipped tensors (shared), one per reversal model
 def stretched_model(name: str) -> nn.Module:
     """The shipped model `name` with room for LONGEST letters: the same weights, the same tensors (not
     copies); only a table that is a function of the position is made longer.  A learned table as it is.

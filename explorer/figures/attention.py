@@ -91,8 +91,8 @@ def attention_grid(
     x_domains = grid_domains(n_heads, 0.03 if n_heads > 1 else 0.0)
     y_domains = grid_domains(n_layers, min(0.16, 0.6 / n_layers))[::-1]  # layer 1 at the top
     small = FONT_SIZE - 2  # the labels are thinned to what fits at 18 px (label_step), so 14 px never crowds
-    # Per-cell hover labels are strings: past ~40 000 cells they dominate the payload (129 tokens ×
-    # 32 heads was 18 MB), so large grids hover with positions instead of token pairs.
+    # Per-cell hover labels are strings: past HOVER_CELL_BUDGET cells they dominate the payload (one
+    # string per cell), so large grids hover with positions instead of token pairs.
     token_hover = weights.size <= HOVER_CELL_BUDGET
     hover = hover_grid(query_tokens, key_tokens) if token_hover else None
     pair = "%{customdata}" if token_hover else "query %{y} → key %{x}"
@@ -168,8 +168,8 @@ def attention_pipeline_figure(
     titles = ["QKᵀ (raw scores)", f"÷ √d  (d = {head_dim})", "mask (grey = not allowed)", "softmax → weights"]
     panels = [(raw_scores, "score"), (scaled_scores, "score"), (masked, "score"), (weights, "weight")]
     x_domains = grid_domains(4, 0.05)
-    # As in the grid: token-pair hover strings only while they stay small (a 240-token padded input
-    # made them ~14 MB a rerun); past that, positions.
+    # As in the grid: token-pair hover strings only while they stay small (a long padded input makes
+    # one per cell of all four panels); past that, positions.
     token_hover = 4 * raw_scores.size <= HOVER_CELL_BUDGET
     hover = hover_grid(query_tokens, key_tokens) if token_hover else None
     pair = "%{customdata}" if token_hover else "query %{y} → key %{x}"

@@ -34,8 +34,8 @@ def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple
                   panel_px: int = 92) -> go.Figure:
     """(layers, heads, T, T) attention as thumbnails: one layer per row, one head per column.
 
-    Drawn as one heatmap with blank (NaN) gaps around the panels: 72 traces with 144 axes cost
-    Plotly ~150 ms to build on every rerun, one trace a few.  No tick labels (a thumbnail shows a
+    Drawn as one heatmap with blank (NaN) gaps around the panels: 72 traces with 144 axes are slow
+    for Plotly to build on every rerun, one trace is not.  No tick labels (a thumbnail shows a
     pattern: a diagonal, a column on [CLS]); hover names layer, head and both tokens.  One colour
     scale 0–1; the selected (layer, head) is framed by a line through the gaps around it."""
     n_layers, n_heads, T, _ = weights.shape

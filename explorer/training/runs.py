@@ -212,8 +212,7 @@ class TrainingManager:
     def poll_interval(self) -> float:
         """Seconds between a page's polls: MIN_POLL, slower when a whole class is watching (MAX_POLL
         for 30 sessions: 6 polls a second in all), so that polling stays a small part of the server's
-        work.  A poll costs ~6 ms of the server's script thread, ~9 ms of its CPU in all
-        (benchmarks/train_load.md)."""
+        work (benchmarks/RESULTS.md, phase train-load: the trainers' polls and what they send)."""
         return min(MAX_POLL, max(MIN_POLL, self.watchers() / 6))
 
     def stats(self) -> dict:

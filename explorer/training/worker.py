@@ -2,8 +2,8 @@
 
 A Streamlit server runs every session's script in one Python process; a run trained in a thread of
 that process takes its turns at the interpreter lock with every page of every user (a first version
-did: in the classroom benchmark on the shared development machine the run then took 95 s instead of
-30–50 s, and the other pages' p95 went from 0.65 s to 3.5 s, part of it from the class's polling).
+did, and in the classroom benchmark both the run and the other pages slowed down several times over;
+benchmarks/RESULTS.md, phase train-load, measures the class pressing Train now).
 
 A `ProcessRunner` owns one child process (started on first use, kept for the next job, restarted if
 it dies) and trains one job at a time in it: one torch thread, at a lower CPU priority than the
@@ -54,7 +54,7 @@ class ProcessRunner:
         """Start the child now (it imports torch: a second or two), if it is not running.
 
         `python -m explorer.training.worker`, not multiprocessing's spawn: spawn would import the
-        parent's main module in the child (under `streamlit run`, all of Streamlit: ~80 MB)."""
+        parent's main module in the child (under `streamlit run`, all of Streamlit)."""
         if self._process is not None and self._process.poll() is None:
             return
         self.kill()

@@ -272,8 +272,8 @@ def sequence_input(controls: UrlControls, task, presets: Sequence[str], key: str
 @st.cache_data(max_entries=96, show_spinner=False)
 def _vega_lite_spec(module: str, name: str, args: tuple, kwargs: dict) -> dict:
     """The Vega-Lite dict of one chart builder call, cached by its arguments (frames are hashed by
-    content).  Building an Altair chart and converting it costs 20–150 ms a chart; a cached spec
-    comes back as a fresh copy in about a millisecond, so a rerun that changes some other control
+    content).  Building an Altair chart and converting it is costly; a cached spec comes back as a
+    fresh copy at next to no cost, so a rerun that changes some other control
     does not pay for it again.  The builder is looked up by name, so only the figure modules
     (explorer.figures.*) are accepted."""
     if not module.startswith("explorer.figures."):
@@ -296,7 +296,7 @@ def vega_lite_spec(chart) -> dict:
 def altair_chart(build, *args, where=st, key: str | None = None, **kwargs) -> None:
     """Draw `build(*args, **kwargs)`, an Altair chart builder of `explorer.figures`, through a cache of its
     Vega-Lite dict (see `_vega_lite_spec`).  A ready Vega-Lite dict is drawn as it is.  Either way
-    st.altair_chart's schema validation, which costs 40–70 ms a chart on every rerun, is skipped:
+    st.altair_chart's schema validation, which would run for every chart on every rerun, is skipped:
     the builders are validated once, by the unit tests."""
     spec = build if isinstance(build, dict) else _vega_lite_spec(build.__module__, build.__name__, args, kwargs)
     if presenting():

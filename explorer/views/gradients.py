@@ -111,7 +111,8 @@ def gradient_curves(
     n_seeds: int = 3,
 ) -> GradientCurves:
     """The four models on the same inputs (seed s: model seed s, input seed 1000 + s), cached.  Each
-    model is one piece of work on the shared pool (at most ~0.2 s of CPU at the page's largest settings)."""
+    model is one piece of work on the shared pool, short even at the page's largest settings
+    (benchmarks/RESULTS.md, phase heavy)."""
     if not 2 <= T <= 4096 or not 1 <= width <= 512 or not 1 <= n_seeds <= 16:
         raise ValueError("T must be 2–4096, width 1–512 and n_seeds 1–16")
     seeds = tuple(range(n_seeds))
@@ -182,8 +183,8 @@ def _attention_matrix(T: int, width: int, seed: int, masked: bool) -> np.ndarray
 @bounded_cache(16, max_bytes=4_000_000)
 def _attention_dependency(T: int, width: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The attention layer's two matrices (causal, unmasked), cached on their own: they do not depend
-    on the recurrent network's kind or initialisation, and they are the costlier part (about 0.4 s
-    at T = 64), so changing those settings recomputes only the recurrent matrix.  Two pieces of work."""
+    on the recurrent network's kind or initialisation, and they are the costlier part, so changing
+    those settings recomputes only the recurrent matrix.  Two pieces of work."""
     return (_frozen(POOL.run(_attention_matrix, T, width, seed, True)),
             _frozen(POOL.run(_attention_matrix, T, width, seed, False)))
 
@@ -202,7 +203,7 @@ class RecallAccuracy:
     heldout_accuracy: float | None  # the card's overall figure, for reference
 
 
-@bounded_cache(8, max_bytes=1_000_000)  # ~25 KB each; one evaluation at a time per model (warm-up and visitors)
+@bounded_cache(8, max_bytes=1_000_000)  # one evaluation at a time per model (warm-up and visitors)
 def recall_accuracy(name: str) -> RecallAccuracy:
     """Evaluate a shipped recall model per distance, once per process (the model itself is shared
     and only read).  Raises PretrainedModelError if the model is missing or damaged (not cached,

@@ -1,7 +1,7 @@
 """The install: requirements.txt gives CPU-only torch, never PyPI's CUDA build.
 
 On PyPI, torch 2.13.0 for Linux x86-64 is the CUDA build: it requires nvidia-*, cuda-* and triton
-packages, 2.7 GB of downloads.  requirements.txt adds PyTorch's CPU index and pins 2.13.0+cpu there.
+packages, gigabytes of downloads.  requirements.txt adds PyTorch's CPU index and pins 2.13.0+cpu there.
 
 * The file's form: one index line, torch pinned to 2.13.0+cpu on Linux x86-64 and to the same
   2.13.0 elsewhere (markers evaluated for each platform), every other package pinned exactly, and no
@@ -131,7 +131,7 @@ def test_the_readme_install_plan_has_cpu_torch_every_pin_and_no_cuda_package():
         if requirement.name != "torch":
             version = str(requirement.specifier).removeprefix("==")
             assert plan[canonicalize_name(requirement.name)]["metadata"]["version"] == version, requirement
-    # What the app never imports (the MiniLM wheel's requirements once brought them: ~470 MB).
+    # What the app never imports (the MiniLM wheel's requirements once brought them, hundreds of MB).
     unused = sorted(set(plan) & {"sentence-transformers", "transformers", "scipy", "scikit-learn"})
     assert not unused, f"the install plan brings packages the app never imports: {unused}"
 

@@ -87,7 +87,7 @@ def test_specs_carry_explicit_colour_lists_not_names():
 
 
 def test_a_grid_at_the_largest_settings_stays_small():
-    """129 tokens × 4 layers × 8 heads: token-pair hover strings were 18 MB; now a few MB of floats."""
+    """129 tokens × 4 layers × 8 heads: token-pair hover strings would dominate; floats stay under the bound."""
     weights = np.random.default_rng(0).random((4, 8, 129, 129))
     tokens = [f"t{i}" for i in range(129)]
     size = len(figures.attention_grid(weights, tokens, tokens).to_json())
@@ -98,7 +98,7 @@ def test_a_grid_at_the_largest_settings_stays_small():
 
 def test_a_long_padded_head_pipeline_stays_small():
     """240 tokens (the recall task padded to its longest): the four panels' token-pair hover strings
-    were ~14 MB a rerun; past the budget they hover with positions, and the scores go as float32."""
+    would dominate a rerun; past the budget they hover with positions, and the scores go as float32."""
     rng = np.random.default_rng(0)
     scores = rng.normal(size=(240, 240))
     weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)

@@ -1,7 +1,7 @@
 """explorer.training.live (train_live, the race) and explorer.model.seq2seq (the recurrent baseline).
 
-The accuracy test trains the defaults to the end (800 steps: about 15 s on an idle core, longer on a
-busy one); it checks the defaults' accuracy, never the time they take."""
+The accuracy test trains the defaults to the end (800 steps: the slowest test here); it checks the
+defaults' accuracy, never the time they take."""
 
 import itertools
 
