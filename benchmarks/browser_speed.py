@@ -23,7 +23,8 @@ Times are from a capture-phase listener's performance.now() to the first animati
 figure drawn.  Medians per cell; ratios to each floor.  With --profile, each switch also records, through
 CDP: websocket frames and bytes received, script runs the switch caused (a page writing its own
 query parameters reruns itself), DOM elements, and Chromium's Performance metrics (script, layout,
-style time).  Writes benchmarks/browser_speed.json and prints a markdown table.
+style time).  Phase `browser-speed` of benchmarks/run.py; on its own it writes test-artifacts/browser_speed.json
+and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from tests.support.wsclient import Session
 from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, VIEWPORT, _control_change
 from .profiles import record_profile, save_profile
 
-OUT = ROOT / "benchmarks" / "browser_speed.json"
+OUT = ROOT / "test-artifacts" / "browser_speed.json"  # run on its own; as a phase of run.py: results.json
 APPS = ("app", "heatmap", "matched")
 
 MARK_JS = """
@@ -346,6 +347,7 @@ def main(argv=None) -> int:
     results = run(args.reps, pages or None, not args.no_profile, args.control_reps,
                   progress=lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", flush=True))
     results["table"] = table(results)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
     print(f"load average {results['load_average_start']} → {results['load_average_end']}")
     print(results["table"])

@@ -9,8 +9,9 @@ percentile first view (from the burst's start to the page drawn, follow-up runs 
 slowest answer of each worker's /_stcore/health asked directly meanwhile, and what HAProxy's log says
 (workers marked DOWN, the sessions that cut, 5xx answers).  tests/support/burst.py does the visits.
 
-`--root DIR` serves another checkout (e.g. an export of an earlier commit, to compare).  Writes
-benchmarks/burst.json.  Every step is bounded in time (see tests/support/burst.py).
+`--root DIR` serves another checkout (e.g. an export of an earlier commit, to compare).  On its own it
+writes test-artifacts/burst.json; as phase `burst` of benchmarks/run.py, results.json.  Every step is
+bounded in time (see tests/support/burst.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from explorer.ui.catalog import PAGES
 from tests.support.burst import burst, haproxy_events
 from tests.support.server import ROOT, streamlit_server
 
-OUT = ROOT / "benchmarks" / "burst.json"
+OUT = ROOT / "test-artifacts" / "burst.json"  # run on its own; as a phase of run.py: results.json
 LESSON = "attention"  # "Self-attention, masking and heads": the lesson a class is sent to first
 SETTLE_S = 5.0  # between the two bursts: the first class's sessions are closed
 
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = run_bursts(tuple(int(n) for n in args.sessions.split(",")), args.root.resolve(),
                         contend=args.other_work)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))
     return 0

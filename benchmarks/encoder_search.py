@@ -1,6 +1,6 @@
 """Semantic search on MiniLM (issue #30), on one core: embedding the shipped corpus once, then one query → results.
 
-    .venv/bin/python -m benchmarks.encoder_search [--reps N]
+    .venv/bin/python -m benchmarks.encoder_search [--reps N]   (phase `encoder-search` of benchmarks/run.py)
 
 One torch thread.  Each rep starts from empty caches (the model's load cache, the kept corpus vectors
 and the lesson's analysis caches), then measures, in wall-clock and process CPU seconds (what a shared
@@ -38,6 +38,9 @@ QUERIES = ("How do I keep my plants alive?", "Is it going to rain tomorrow?", "T
            "What should I cook for dinner tonight?", "The children are learning to read.")
 
 
+TARGET_QUERY_S = 0.3  # issue #30: one query → its results
+
+
 def timed(work) -> tuple[float, float]:
     start, start_cpu = time.perf_counter(), time.process_time()
     work()
@@ -64,17 +67,29 @@ def one_rep() -> dict[str, float]:
     return out
 
 
+def run(reps: int = 3) -> dict:
+    """Phase `encoder-search` of benchmarks/run.py: the medians over `reps` (seconds) and every rep."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        runs = [one_rep() for _ in range(reps)]
+    finally:
+        torch.set_num_threads(threads)
+    return {"reps": reps, "corpus_sentences": len(load_corpus()), "queries": len(QUERIES),
+            "median_s": {key: round(statistics.median(rep[key] for rep in runs), 4) for key in runs[0]},
+            "runs": [{key: round(value, 4) for key, value in rep.items()} for rep in runs]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    reps = [one_rep() for _ in range(args.reps)]
-    for key in reps[0]:
-        values = [rep[key] for rep in reps]
-        print(f"{key:12s} median {statistics.median(values):.4f} s  (reps: {', '.join(f'{v:.4f}' for v in values)})")
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; {len(load_corpus())} corpus sentences, "
-          f"{len(QUERIES)} queries; target ≤ 0.3 s per query")
+    result = run(args.reps)
+    for key, value in result["median_s"].items():
+        reps = ", ".join(f"{rep[key]:.4f}" for rep in result["runs"])
+        print(f"{key:12s} median {value:.4f} s  (reps: {reps})")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; {result['corpus_sentences']} corpus "
+          f"sentences, {len(QUERIES)} queries; target ≤ {TARGET_QUERY_S} s per query")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A lecturer's first click on each lesson of a fresh server, with and without the warm-up.
 
-    .venv/bin/python -m benchmarks.first_click [--wait 20]
+    .venv/bin/python -m benchmarks.first_click [--wait 20]   (phase `first-click` of benchmarks/run.py)
 
 For each setting (EXPLORER_WARM=1, then 0) a new `streamlit run app.py` is started; Chromium opens
 the home page (the server's first run, which starts the background import and warm-up), waits
@@ -49,15 +49,21 @@ def first_clicks(warm: bool, wait_s: float) -> dict[str, float]:
     return times
 
 
+def run(wait_s: float = 20.0) -> dict:
+    """Phase `first-click` of benchmarks/run.py: seconds per lesson, warm-up on and off."""
+    on, off = first_clicks(True, wait_s), first_clicks(False, wait_s)
+    return {"wait_s": wait_s, "lessons": {lesson: {"warm_s": round(on[lesson], 2), "cold_s": round(off[lesson], 2)}
+                                          for lesson in on}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wait", type=float, default=20.0, help="seconds between opening the home page and the clicks")
     args = parser.parse_args()
-    results = {warm: first_clicks(warm, args.wait) for warm in (True, False)}
+    result = run(args.wait)
     print(f"{'lesson':<12} {'warm-up on':>11} {'warm-up off':>12}")
-    for lesson in LESSONS:
-        on, off = results[True][lesson.url_path], results[False][lesson.url_path]
-        print(f"{lesson.url_path:<12} {on:>10.2f}s {off:>11.2f}s")
+    for lesson, row in result["lessons"].items():
+        print(f"{lesson:<12} {row['warm_s']:>10.2f}s {row['cold_s']:>11.2f}s")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """CPU seconds of one uncached rerun of each lesson page at its largest settings (issue #15).
 
     .venv/bin/python -m benchmarks.heavy [--before REV] [--reps N] [--json PATH]
+    (this checkout alone: phase `heavy` of benchmarks/run.py)
 
 Each page runs through streamlit.testing's AppTest at its largest settings, once to load models and
 imports, then again with the view caches cleared (explorer.views / explorer.analysis lru caches, the
@@ -133,6 +134,14 @@ def _run_tree(tree: Path) -> dict:
     out = subprocess.run([sys.executable, "-m", "benchmarks.heavy", "--measure", str(tree)], cwd=ROOT, env=env,
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def run(reps: int = 3) -> dict:
+    """Phase `heavy` of benchmarks/run.py: this checkout only, `reps` fresh processes, medians (CPU seconds)."""
+    runs = [_run_tree(ROOT) for _ in range(reps)]
+    return {"reps": reps, "links": {page: link for page, (_, link) in PAGES.items()},
+            "median": {page: {m: round(statistics.median(r[page][m] for r in runs), 3) for m in runs[0][page]}
+                       for page in PAGES}}
 
 
 def main() -> None:

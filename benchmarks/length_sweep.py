@@ -1,6 +1,6 @@
 """The length sweep of issue #31: every shipped reversal model (one per encoding) at every length, on one core.
 
-    .venv/bin/python -m benchmarks.length_sweep [--reps N]
+    .venv/bin/python -m benchmarks.length_sweep [--reps N]   (phase `length-sweep` of benchmarks/run.py)
 
 One torch thread.  Each rep starts from empty caches (explorer.analysis.length's per-model and
 per-length caches; the shipped models' load cache too, so the first rep counts reading and checking
@@ -22,6 +22,7 @@ import torch
 from explorer.analysis import length
 from explorer.training.pretrained import load_model
 
+TARGET_SWEEP_S = 2.0  # issue #31: every model at every length
 LENGTHS = (2, 4, 6, 8, 10, 12, 15, 20, 25, 30)  # trained on 2–10: up to three times the longest
 
 
@@ -45,18 +46,30 @@ def one_rep() -> dict[str, float]:
             "load CPU": loaded_cpu - start_cpu, "cached": time.perf_counter() - swept}
 
 
+def run(reps: int = 3) -> dict:
+    """Phase `length-sweep` of benchmarks/run.py: the medians over `reps` (seconds), every rep, the accuracies."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        runs = [one_rep() for _ in range(reps)]
+        accuracies = {name: {str(n): round(a, 3) for n, a in by_length.items()} for name, by_length in sweep().items()}
+    finally:
+        torch.set_num_threads(threads)
+    return {"reps": reps, "lengths": list(LENGTHS), "samples": length.SAMPLES,
+            "median_s": {key: round(statistics.median(rep[key] for rep in runs), 3) for key in runs[0]},
+            "runs": [{key: round(value, 3) for key, value in rep.items()} for rep in runs], "accuracy": accuracies}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    reps = [one_rep() for _ in range(args.reps)]
-    for key in ("load", "load CPU", "sweep", "sweep CPU", "cached"):
-        values = [rep[key] for rep in reps]
-        print(f"{key:9s} median {statistics.median(values):.3f} s  (reps: {', '.join(f'{v:.3f}' for v in values)})")
+    result = run(args.reps)
+    for key, value in result["median_s"].items():
+        print(f"{key:9s} median {value:.3f} s  (reps: {', '.join(f'{rep[key]:.3f}' for rep in result['runs'])})")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; lengths {LENGTHS}, "
-          f"{length.SAMPLES} inputs each")
-    for name, accuracies in sweep().items():
+          f"{length.SAMPLES} inputs each; target ≤ {TARGET_SWEEP_S} s for the sweep")
+    for name, accuracies in result["accuracy"].items():
         print(f"  {name:26s} " + "  ".join(f"{n}:{a:.2f}" for n, a in accuracies.items()))
 
 

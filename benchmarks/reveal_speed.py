@@ -1,6 +1,6 @@
 """Reveal → figure: what a lecturer waits for after clicking Reveal, in headless Debian Chromium.
 
-    .venv/bin/python -m benchmarks.reveal_speed [--reps 2] [--pages decoder,real]
+    .venv/bin/python -m benchmarks.reveal_speed [--reps 2] [--pages decoder,real]  (phase `reveal` of run.py)
 
 For every step of every lesson, presentation mode at a projector's 1280×720 (`/<lesson>?present=1&step=N`,
 opened and settled first): from the pointerdown on Reveal (a capture-phase listener's performance.now())
@@ -30,7 +30,7 @@ from tests.support.server import ROOT, streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, SETTLED_JS
 
-OUT = ROOT / "benchmarks" / "reveal_speed.json"
+OUT = ROOT / "test-artifacts" / "reveal_speed.json"  # run on its own; as a phase of run.py: results.json
 PROJECTOR = {"width": 1280, "height": 720}
 
 CLICK_JS = "document.addEventListener('pointerdown', () => { window.__clickAt = performance.now(); }, true);"
@@ -162,6 +162,7 @@ def main(argv=None) -> int:
     results = run(args.reps, [p for p in args.pages.split(",") if p] or None,
                   progress=lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", flush=True))
     results["table"] = table(results)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
     print(f"load average {results['load_average_start']} → {results['load_average_end']}")
     print(results["table"])

@@ -16,11 +16,19 @@ starts and stops itself:
 4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
 5. browser: cold start and control change to repainted heatmap in headless Chromium;
    browser-speed: every lesson's sidebar switch, full load and control → repaint against the
-   one-heatmap and matched floors (benchmarks/browser_speed.py, findings in browser_speed.md).
+   one-heatmap and matched floors (benchmarks/browser_speed.py); reveal: presentation mode's
+   Reveal → answer and figure, every step of every lesson (benchmarks/reveal_speed.py); first-click:
+   a lecturer's first click on each lesson of a fresh server, warm-up on and off
+   (benchmarks/first_click.py);
+6. in one process, one torch thread: heavy, CPU of one uncached rerun of each lesson at its largest
+   settings (benchmarks/heavy.py); encoder-search, semantic search on MiniLM
+   (benchmarks/encoder_search.py); length-sweep, the length lesson's sweep (benchmarks/length_sweep.py).
 
 Writes benchmarks/results.json and benchmarks/RESULTS.md (after every phase, so an interrupted run
-keeps what it measured).  `--quick` runs the same phases with small counts (a smoke test of the
-harness, numbers not meant for RESULTS.md: it writes results-quick.json / RESULTS-quick.md).
+keeps what it measured); what each number means is written by benchmarks/report.py beside it.
+`--only NAME` runs one phase and keeps the others' earlier results.  `--quick` runs the same phases
+with small counts (a smoke test of the harness, numbers not meant for RESULTS.md): it writes
+results-quick.json / RESULTS-quick.md to a temporary directory (or `--out DIR`), never into benchmarks/.
 Every loop is bounded in count and time.
 """
 
@@ -41,6 +49,9 @@ from pathlib import Path
 from tests.support.server import ROOT, streamlit_server
 
 OUT = ROOT / "benchmarks"
+QUICK_OUT = Path(tempfile.gettempdir()) / "attention-explorer-benchmarks-quick"  # a smoke test's numbers stay out
+PHASES = ["coldstart", "latency", "load", "load-serve", "train-load", "burst", "gc", "browser", "browser-speed",
+          "reveal", "first-click", "heavy", "encoder-search", "length-sweep", "soak", "soak-heavy"]
 SERVE_WORKERS = 2  # deploy/class-server.sh's default on this 2-core machine (one per core)
 
 
@@ -128,9 +139,7 @@ def log(message: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts: check the harness, not the numbers")
-    parser.add_argument("--skip", default="", help="comma-separated phases to skip: "
-                                                   "coldstart,latency,load,load-serve,train-load,burst,gc,browser,"
-                                                   "browser-speed,soak,soak-heavy")
+    parser.add_argument("--skip", default="", help="comma-separated phases to skip: " + ",".join(PHASES))
     parser.add_argument("--only", default="", help="comma-separated phases to run, kept with the other phases "
                                                    "of the existing results file (e.g. --only soak)")
     parser.add_argument("--soak-seconds", type=float, default=0.0,
@@ -144,9 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soak-env", action="append", default=[], metavar="NAME=VALUE",
                         help="environment of the soak's server (e.g. MALLOC_ARENA_MAX=2); names the phase "
                              "soak[NAME=VALUE]")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="directory for the results and report (default benchmarks/; --quick: a temporary one)")
     args = parser.parse_args(argv)
-    phases = ["coldstart", "latency", "load", "load-serve", "train-load", "burst", "gc", "browser", "browser-speed",
-              "soak", "soak-heavy"]
+    phases = PHASES
+    unknown = {s.strip() for s in (args.skip + "," + args.only).split(",") if s.strip()} - set(phases)
+    if unknown:
+        parser.error(f"unknown phase(s) {', '.join(sorted(unknown))}; the phases: {', '.join(phases)}")
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     if only:
@@ -157,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         skip.add("soak-heavy")
     quick = args.quick
     suffix = "-quick" if quick else ""
-    recorder = Recorder(OUT / f"results{suffix}.json", OUT / f"RESULTS{suffix}.md", quick, argv)
+    out = args.out or (QUICK_OUT if quick else OUT)
+    out.mkdir(parents=True, exist_ok=True)
+    recorder = Recorder(out / f"results{suffix}.json", out / f"RESULTS{suffix}.md", quick, argv)
     if only and recorder.results_path.exists():  # keep what the earlier full run measured
         earlier = json.loads(recorder.results_path.read_text())
         recorder.data["phases"] = earlier.get("phases", {})
@@ -249,6 +264,41 @@ def main(argv: list[str] | None = None) -> int:
         return result
 
     timed("browser-speed", browser_speed_phase)
+
+    def reveal_phase():
+        from .reveal_speed import run as run_reveal
+
+        return run_reveal(reps=1 if quick else 2, pages=["decoder", "depth"] if quick else None, progress=log)
+
+    timed("reveal", reveal_phase)
+
+    def first_click_phase():
+        from .first_click import run as run_first_click
+
+        return run_first_click(wait_s=3.0 if quick else 20.0)
+
+    timed("first-click", first_click_phase)
+
+    def heavy_phase():
+        from .heavy import run as run_heavy
+
+        return run_heavy(reps=1 if quick else 3)
+
+    timed("heavy", heavy_phase)
+
+    def encoder_search_phase():
+        from .encoder_search import run as run_encoder_search
+
+        return run_encoder_search(reps=1 if quick else 3)
+
+    timed("encoder-search", encoder_search_phase)
+
+    def length_sweep_phase():
+        from .length_sweep import run as run_length_sweep
+
+        return run_length_sweep(reps=1 if quick else 3)
+
+    timed("length-sweep", length_sweep_phase)
     soak_env = dict(item.split("=", 1) for item in args.soak_env)
     soak_name = "soak" + ("[" + ",".join(args.soak_env) + "]" if soak_env else "")
     if "soak" not in skip:  # against the production server

@@ -1,0 +1,297 @@
+"""RESULTS.md's sections for the browser phases (browser-speed, reveal, first-click), the class arriving
+together (burst) and the in-process phases (heavy, encoder-search, length-sweep); report.py renders the
+rest and calls these.  Every number comes from the results dictionary; the prose beside it says what
+it means and how it was measured, never a figure of its own.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+SWITCH_FLOOR_RATIO = 1.5  # issue 27: every lesson's sidebar switch → key figure ≤ 1.5× the one-heatmap floor
+CONTROL_P50_MS = 250.0  # issue 27: control → repaint p50
+REVEAL_MS = 500.0  # issue 27: Reveal → answer and figure
+HEAVY_CPU_S = 0.25  # issue 15: what one rerun holds a thread for at the largest settings
+QUERY_S = 0.3  # issue 30: one semantic-search query → its results
+SWEEP_S = 2.0  # issue 31: the length sweep, every model at every length
+
+# Hand-written reports and raw files this report replaced; `git log -p -- benchmarks/<file>` shows them.
+EARLIER = {
+    "analysis.md": "a commentary written for the runs of 23–24 Nov 2026",
+    "browser_speed.md": "issue 18's browser measurements, before/after tables and a Chromium trace of a switch",
+    "burst.md": "why the class server checks health as it does: bursts before and after, frozen and killed workers",
+    "encoder_search.md": "issue 30's search timings, quiet and under load",
+    "heavy.md": "issue 15's work pool, before/after, and session 7's CPU per rerun (postScriptGC, Arrow bytes)",
+    "train_load.md": "issue 14's train-load phase and what one poll cost, two checkouts side by side",
+    "RESULTS-quick.md": "a smoke test's report (--quick now writes to a temporary directory)",
+    "browser_speed_before.json, browser_speed_after.json, browser_speed_key_first.json, browser_trace.json, "
+    "browser_sections.json, burst.json, results-quick.json": "the raw numbers of those reports",
+    "paired.py, poll_cost.py, browser_sections.py, browser_trace.py": "tools that compared two checkouts "
+    "or traced one switch, for those reports",
+}
+
+
+def _result(data: dict, phase: str) -> dict | None:
+    entry = data.get("phases", {}).get(phase)
+    result = entry["result"] if entry else None
+    return result if isinstance(result, dict) else None
+
+
+def _loadavg(values) -> str:
+    return " / ".join(str(v) for v in values) if isinstance(values, list | tuple) else str(values)
+
+
+def _failed(title: str, result: dict) -> list[str] | None:
+    return [f"## {title}", "", f"Failed: {result['error']}", ""] if "error" in result else None
+
+
+def _switch_ratios(speed: dict) -> dict[str, tuple[float, float, float]]:
+    """lesson → (app switch ms, one-heatmap floor ms, ratio), medians."""
+    out = {}
+    for lesson, cell in speed.get("switch", {}).items():
+        app = [e["ms"] for e in cell.get("app", []) if e.get("ms") is not None]
+        floor = [e["ms"] for e in cell.get("heatmap", []) if e.get("ms") is not None]
+        if app and floor:
+            a, f = statistics.median(app), statistics.median(floor)
+            out[lesson] = (a, f, a / f)
+    return out
+
+
+def _control_p50(speed: dict) -> dict[str, float]:
+    return {lesson: cell["app"]["p50_ms"] for lesson, cell in speed.get("control", {}).items()
+            if isinstance(cell.get("app"), dict) and cell["app"].get("p50_ms") is not None}
+
+
+def _worst(values: dict[str, float], bound: float, unit: str, digits: int = 0) -> tuple[str, bool]:
+    within = sum(v <= bound for v in values.values())
+    name = max(values, key=values.get)
+    return (f"{within} of {len(values)} within; worst {name} {values[name]:.{digits}f}{unit}",
+            within == len(values))
+
+
+def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
+    """(target, threshold, measured, met) rows for these phases."""
+    rows = []
+    speed = _result(data, "browser-speed")
+    if speed and "error" not in speed:
+        ratios = {lesson: r for lesson, (_, _, r) in _switch_ratios(speed).items()}
+        if ratios:
+            text, met = _worst(ratios, SWITCH_FLOOR_RATIO, "×", 1)
+            rows.append(("lesson switch → key figure, ÷ one-heatmap floor (Chromium)", f"≤ {SWITCH_FLOOR_RATIO}×",
+                         text, met))
+        control = _control_p50(speed)
+        if control:
+            text, met = _worst(control, CONTROL_P50_MS, " ms")
+            rows.append(("control → repaint p50 (Chromium)", f"≤ {CONTROL_P50_MS:.0f} ms", text, met))
+    reveal = _result(data, "reveal")
+    if reveal and "error" not in reveal:
+        from .reveal_speed import summary
+
+        p50 = {lesson: statistics.median(row["shown"]) for lesson, row in summary(reveal).items() if row["shown"]}
+        failures = sum(row["failures"] for row in summary(reveal).values())
+        if p50:
+            text, met = _worst(p50, REVEAL_MS, " ms")
+            rows.append(("Reveal → answer and figure, p50 per lesson (Chromium, 1280×720)", f"≤ {REVEAL_MS:.0f} ms",
+                         text + (f"; {failures} steps failed" if failures else ""), met and not failures))
+    burst = _result(data, "burst")
+    if burst and "cases" in burst:
+        runs = [(case, run) for case in burst["cases"] for run in case["runs"]]
+        lost = sum(run["sessions"] - run["loaded"] + run["errors"] for _, run in runs)
+        rows.append(("a class arriving together: every session loaded, none cut or failed",
+                     "0 lost", f"{lost} lost over {len(runs)} bursts", lost == 0))
+    heavy = _result(data, "heavy")
+    if heavy and "median" in heavy:
+        held = {page: max(row["piece"], row["script"]) for page, row in heavy["median"].items()}
+        text, met = _worst(held, HEAVY_CPU_S, " s", 3)
+        errors = sum(row.get("errors", 0) for row in heavy["median"].values())
+        rows.append(("heavy: CPU one uncached rerun holds a thread (script or pool piece), largest settings",
+                     f"≤ {HEAVY_CPU_S} s", text + (f"; {errors:.0f} page errors" if errors else ""),
+                     met and not errors))
+    search = _result(data, "encoder-search")
+    if search and "median_s" in search:
+        query = search["median_s"]["query"]
+        rows.append(("semantic search: one query → 5 results (median)", f"≤ {QUERY_S} s",
+                     f"{query:.4f} s (worst {search['median_s']['query worst']:.4f} s)", query <= QUERY_S))
+    sweep = _result(data, "length-sweep")
+    if sweep and "median_s" in sweep:
+        value = sweep["median_s"]["sweep"]
+        rows.append(("length sweep: every reversal model at every length", f"≤ {SWEEP_S:.0f} s", f"{value:.2f} s",
+                     value <= SWEEP_S))
+    return rows
+
+
+def browser_speed(data: dict) -> list[str]:
+    speed = _result(data, "browser-speed")
+    if not speed:
+        return []
+    title = "What the user waits for in the browser: switch, load, control (Chromium)"
+    if failed := _failed(title, speed):
+        return failed
+    from .browser_speed import table
+
+    return [
+        f"## {title}", "",
+        f"`benchmarks/browser_speed.py`, measured {speed.get('date', '')}, load average (1, 5, 15 min) "
+        f"{_loadavg(speed.get('load_average_start'))} → {_loadavg(speed.get('load_average_end'))}; medians of "
+        f"{speed.get('reps')} "
+        "(control: its own repetitions), ms.",
+        "Headless Chromium at 1400 × 900; three servers at once and every gesture made on all three in turn: the "
+        "**app**; the **one-heatmap floor** (`benchmarks/floor_nav_app.py FLOOR_MODE=heatmap`: the same Streamlit, "
+        "the app's page names and URLs, one 32 × 32 Plotly heatmap per lesson); the **matched floor** "
+        "(`FLOOR_MODE=profile`: each lesson draws what one run of the real lesson sent — the same figures, arrays, "
+        "tables, text and widgets — with no model).",
+        "",
+        "- **switch**: from the lesson before it (the first lesson: from Home), a click on the lesson in the sidebar "
+        "until its key figure (the first chart of the page) is drawn; Train, with no chart before a run, until its "
+        "run is done. **load**: the lesson's URL opened until the key figure is drawn, from navigation start. "
+        "**control**: one arrow key on a slider that changes the first Plotly chart, key event to the chart redrawn.",
+        "- **×**: the app's median ÷ the floor's, measured in the same minutes: read these, not the absolute "
+        "times, which move with the machine's load. Against the matched floor the ratio says what the app costs "
+        "beyond what its own output costs Streamlit and the browser; against the one-heatmap floor, what the "
+        "lesson's output costs at all.",
+        "- Profile columns (the app, median of the switches): script runs the switch caused, websocket kB "
+        "received, DOM nodes (Chromium's `Nodes`, detached ones included), script and layout time during the "
+        "switch (Chromium's Performance metrics).",
+        "",
+        table(speed), "",
+    ]
+
+
+def reveal(data: dict) -> list[str]:
+    result = _result(data, "reveal")
+    if not result:
+        return []
+    title = "Reveal → answer and figure (presentation mode, Chromium)"
+    if failed := _failed(title, result):
+        return failed
+    from .reveal_speed import table
+
+    return [f"## {title}", "",
+            f"`benchmarks/reveal_speed.py`, measured {result.get('date', '')} (load average "
+            f"{_loadavg(result.get('load_average_start'))} → {_loadavg(result.get('load_average_end'))}), "
+            f"{result.get('reps')} repetitions of "
+            "every step of every lesson at a projector's 1280 × 720 (`?present=1&step=N`, opened and settled "
+            "first). From the pointerdown on Reveal to the first animation frame in which the step's answer is "
+            "drawn and a figure starts on the first screen (**answer + figure**), and to the end of the script "
+            "run the click started, the sections drawn after the step's own included (**run done**). ms.", "",
+            table(result), ""]
+
+
+def first_click(data: dict) -> list[str]:
+    result = _result(data, "first-click")
+    if not result:
+        return []
+    title = "A lecturer's first click on each lesson of a fresh server (Chromium)"
+    if failed := _failed(title, result):
+        return failed
+    rows = [f"| {lesson} | {row['warm_s']:.2f} | {row['cold_s']:.2f} |" for lesson, row in result["lessons"].items()]
+    return [f"## {title}", "",
+            "`benchmarks/first_click.py`: a new `streamlit run app.py` with the warm-up on, then another with it "
+            f"off (`EXPLORER_WARM=0`); Chromium opens Home, waits {result['wait_s']:.0f} s (the lecturer introducing "
+            "the lesson), then clicks each lesson in the sidebar in turn: seconds from the click until that page's "
+            "script has finished and a chart is drawn. The first lesson also pays for the browser loading the "
+            "charts' code.", "",
+            "| lesson | warm-up on, s | warm-up off, s |", "|---|---:|---:|", *rows, ""]
+
+
+def burst(data: dict) -> list[str]:
+    result = _result(data, "burst")
+    if not result:
+        return []
+    title = "A class arriving together (class server)"
+    if failed := _failed(title, result):
+        return failed
+    from .burst import table
+
+    return [f"## {title}", "",
+            "`benchmarks/burst.py`: 30 and 60 websocket sessions make a browser's first visit (the page's run and "
+            "the runs it asks for next) at the same moment through `deploy/class-server.sh` started as typed (two "
+            "workers behind HAProxy), all on one lesson or on every page in turn; a fresh server each case, first "
+            "on cold caches, then once that class has left (warm). **loaded**: the first view arrived without an "
+            "exception; **cut**: the connection was closed under it; **DOWN**: workers HAProxy's log marked down; "
+            "slowest and p95 first view from the burst's start; **health**: each worker's slowest answer to "
+            "`/_stcore/health` asked directly meanwhile. A worker that answers health late is marked down and its "
+            "sessions cut: the reason for the class server's health checks, retries and watchdog "
+            "(`docs/DEPLOY.md`, *Serving a class*).", "",
+            table(result), ""]
+
+
+def heavy(data: dict) -> list[str]:
+    result = _result(data, "heavy")
+    if not result:
+        return []
+    title = "CPU of one uncached rerun at the largest settings"
+    if failed := _failed(title, result):
+        return failed
+    rows = [f"| {page} | `{'&'.join(f'{k}={v}' for k, v in result['links'].get(page, {}).items())}` | "
+            f"{row['total']:.3f} | {row['piece']:.3f} | {row['script']:.3f} | {row['pieces']:.0f} |"
+            + (f" {row['errors']:.0f} errors" if row.get("errors") else "")
+            for page, row in result["median"].items()]
+    return [f"## {title}", "",
+            f"`benchmarks/heavy.py`: each lesson through AppTest at its largest settings in a fresh process (one "
+            "torch thread), once to load imports and models, then again with the view caches cleared (loaded "
+            f"models kept): that rerun is measured; median of {result['reps']} processes, CPU seconds. **total**: "
+            "the process's CPU for the rerun, every thread; **piece**: the largest piece of work it ran on the "
+            "work pool (`explorer/views/pool.py`), the longest it held the pool's thread at once; **script**: total "
+            "minus the pieces, what the page's own script thread used. Short pieces are what let a class share "
+            "the pool in turn and a superseded rerun stop after the piece in progress. *gradients, setting* keeps "
+            "the recall models' evaluation, done once per process by the warm-up.", "",
+            "| page | link | total | largest piece | script | pieces |", "|---|---|---:|---:|---:|---:|", *rows, ""]
+
+
+def encoder_search(data: dict) -> list[str]:
+    result = _result(data, "encoder-search")
+    if not result:
+        return []
+    title = "Semantic search on MiniLM (one torch thread)"
+    if failed := _failed(title, result):
+        return failed
+    m = result["median_s"]
+    what = {"load": "load all-MiniLM-L6-v2 (read, SHA-256, build)",
+            "corpus": f"embed the {result['corpus_sentences']}-sentence corpus once, as the first search does",
+            "query": f"one query → 5 results, the corpus kept (median of {result['queries']} queries)",
+            "page": "the lesson's search section for a new query (`search_view`)",
+            "report": "pooling report and attention sinks over the corpus (the lesson's cold measurements)"}
+    rows = [f"| {text} | {m[key]:.4f} | {m.get(key + ' CPU', float('nan')):.4f} |" for key, text in what.items()
+            if key in m]
+    return [f"## {title}", "",
+            f"`benchmarks/encoder_search.py`: each of {result['reps']} repetitions from empty caches (the model's "
+            "load cache, the kept corpus vectors, the lesson's analysis caches); wall-clock and process CPU seconds "
+            "(CPU is what a shared machine's load does not inflate), medians. The worst query: "
+            f"{m.get('query worst', float('nan')):.4f} s.", "",
+            "| what | wall s | CPU s |", "|---|---:|---:|", *rows, ""]
+
+
+def length_sweep(data: dict) -> list[str]:
+    result = _result(data, "length-sweep")
+    if not result:
+        return []
+    title = "The length lesson's sweep (one torch thread)"
+    if failed := _failed(title, result):
+        return failed
+    m = result["median_s"]
+    lengths = [str(n) for n in result["lengths"]]
+    rows = [f"| {name} | " + " | ".join(f"{acc[n]:.2f}" if n in acc else "–" for n in lengths) + " |"
+            for name, acc in result["accuracy"].items()]
+    return [f"## {title}", "",
+            f"`benchmarks/length_sweep.py`: every shipped reversal model (one per positional encoding) at every "
+            f"length, {result['samples']} inputs each, from empty caches, median of {result['reps']}: loading and "
+            f"checking the models {m['load']:.2f} s (CPU {m['load CPU']:.2f} s), the sweep **{m['sweep']:.2f} s** "
+            f"(CPU {m['sweep CPU']:.2f} s), the same sweep again from the caches {m['cached']:.3f} s. The models "
+            "were trained on lengths 2–10; a learned table stops at its last row (–). Accuracy:", "",
+            "| model | " + " | ".join(lengths) + " |", "|---|" + "---:|" * len(lengths), *rows, ""]
+
+
+def sections(data: dict) -> list[str]:
+    out = []
+    for render in (browser_speed, reveal, first_click, burst, heavy, encoder_search, length_sweep):
+        out += render(data)
+    return out
+
+
+def earlier_reports() -> list[str]:
+    return ["## Earlier reports", "",
+            "This file is the only report, generated from `results.json`; a phase not yet run on the current "
+            "code has no section. Findings written by hand before were folded into the text above or left to "
+            "git's history, with the code they measured; read one with `git log -p -- benchmarks/<file>`:", "",
+            *[f"- `{files}`: {what}" for files, what in EARLIER.items()], ""]
