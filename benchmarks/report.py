@@ -182,9 +182,12 @@ def _phase_loads(data: dict) -> list[str]:
     phases = data.get("phases", {})
     if not phases:
         return []
-    out = ["## Phases", "", "| phase | duration | load average before | after |", "|---|---|---|---|"]
+    out = ["## Phases", "", "Results of different runs are kept together (`--only`): each phase's own run below "
+           "(finish time and commit, where recorded).", "",
+           "| phase | duration | load average before | after | finished | commit |", "|---|---|---|---|---|---|"]
     for name, entry in phases.items():
-        out.append(f"| {name} | {entry['seconds']:.0f} s | {entry['load_before']} | {entry['load_after']} |")
+        out.append(f"| {name} | {entry['seconds']:.0f} s | {entry['load_before']} | {entry['load_after']} | "
+                   f"{entry.get('finished', '–')} | {entry.get('commit', '–')} |")
     return [*out, ""]
 
 

@@ -120,7 +120,9 @@ class Recorder:
 
     def phase(self, name: str, result, seconds: float, load_before: list[float]) -> None:
         self.data["phases"][name] = {"seconds": round(seconds, 1), "load_before": load_before,
-                                     "load_after": loadavg(), "result": result}
+                                     "load_after": loadavg(), "result": result,
+                                     "finished": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                                     "commit": self.data["machine"]["commit"]}
         self.save()
 
     def save(self) -> None:
