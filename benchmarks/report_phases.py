@@ -204,7 +204,8 @@ def burst(data: dict) -> list[str]:
     from .burst import table
 
     return [f"## {title}", "",
-            "`benchmarks/burst.py`: 30 and 60 websocket sessions make a browser's first visit (the page's run and "
+            f"`benchmarks/burst.py`: {' and '.join(sorted({str(c['sessions']) for c in result['cases']}, key=int))} "
+            "websocket sessions make a browser's first visit (the page's run and "
             "the runs it asks for next) at the same moment through `deploy/class-server.sh` started as typed (two "
             "workers behind HAProxy), all on one lesson or on every page in turn; a fresh server each case, first "
             "on cold caches, then once that class has left (warm). **loaded**: the first view arrived without an "
