@@ -14,6 +14,8 @@ REVEAL_MS = 500.0  # issue 27: Reveal → answer and figure
 HEAVY_CPU_S = 0.25  # issue 15: what one rerun holds a thread for at the largest settings
 QUERY_S = 0.3  # issue 30: one semantic-search query → its results
 SWEEP_S = 2.0  # issue 31: the length sweep, every model at every length
+ROW_MAX = 0.7  # issue 29: the live-training default's sharpest head, mean row maximum at the end of the run
+TRAIN_90_S = 20.0  # issue 29: held-out accuracy ≥ 90 % within this many seconds of training on one core
 
 # Hand-written reports and raw files this report replaced; `git log -p -- benchmarks/<file>` shows them.
 EARLIER = {
@@ -23,6 +25,8 @@ EARLIER = {
     "encoder_search.md": "issue 30's search timings, quiet and under load",
     "heavy.md": "issue 15's work pool, before/after, and session 7's CPU per rerun (postScriptGC, Arrow bytes)",
     "train_load.md": "issue 14's train-load phase and what one poll cost, two checkouts side by side",
+    "train_search.md, train_search.json": "issue 29's search of the live-training settings (38 runs) that chose "
+    "the lesson's default; `python -m benchmarks.train_search` runs it again",
     "RESULTS-quick.md": "a smoke test's report (--quick now writes to a temporary directory)",
     "browser_speed_before.json, browser_speed_after.json, browser_speed_key_first.json, browser_trace.json, "
     "browser_sections.json, burst.json, results-quick.json": "the raw numbers of those reports",
@@ -117,7 +121,39 @@ def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
         value = sweep["median_s"]["sweep"]
         rows.append(("length sweep: every reversal model at every length", f"≤ {SWEEP_S:.0f} s", f"{value:.2f} s",
                      value <= SWEEP_S))
+    train = _result(data, "train-default")
+    if train and "runs" in train:
+        runs = train["runs"]
+        sharp = [max(max(layer) for layer in r["row_max"]) for r in runs]
+        rows.append(("live training, lesson default: sharpest head's row max at the end", f"≥ {ROW_MAX}",
+                     f"{min(sharp):.2f}–{max(sharp):.2f} over {len(runs)} seeds", min(sharp) >= ROW_MAX))
+        times = [r["training_seconds_90"] for r in runs]
+        reached = [t for t in times if t is not None]
+        rows.append(("live training, lesson default: 90 % held-out, seconds of training (one core)",
+                     f"≤ {TRAIN_90_S:.0f} s", f"{len(reached)} of {len(runs)} seeds reach it"
+                     + (f", {min(reached):.1f}–{max(reached):.1f} s" if reached else ""),
+                     len(reached) == len(runs) and max(reached, default=0) <= TRAIN_90_S))
     return rows
+
+
+def train_default(data: dict) -> list[str]:
+    result = _result(data, "train-default")
+    if not result:
+        return []
+    title = "Train it live: the lesson's default run (one torch thread)"
+    if failed := _failed(title, result):
+        return failed
+    from .train_search import table
+
+    return [f"## {title}", "",
+            "`benchmarks/train_search.py` (`run_default`): the run the page's Train button starts at its defaults "
+            f"(`{result['settings']}`), one seed at a time, in this process. **row max**: the mean over query "
+            "rows of a head's largest attention weight, per layer (heads separated by /), at the end of the run: "
+            "high when each answer letter looks at one input letter. **anti-diagonal**: the mean weight on the "
+            "reversal's cells — a high row max alone can be every row resting on the same letter. Seconds to 90 % "
+            "held-out accuracy: of the run's computing (training and held-out measurements) / of training alone; "
+            "they move with the machine's load, the step counts do not.", "",
+            table(result["runs"]), ""]
 
 
 def browser_speed(data: dict) -> list[str]:
@@ -285,7 +321,7 @@ def length_sweep(data: dict) -> list[str]:
 
 def sections(data: dict) -> list[str]:
     out = []
-    for render in (browser_speed, reveal, first_click, burst, heavy, encoder_search, length_sweep):
+    for render in (browser_speed, reveal, first_click, burst, heavy, encoder_search, length_sweep, train_default):
         out += render(data)
     return out
 

@@ -22,7 +22,8 @@ starts and stops itself:
    (benchmarks/first_click.py);
 6. in one process, one torch thread: heavy, CPU of one uncached rerun of each lesson at its largest
    settings (benchmarks/heavy.py); encoder-search, semantic search on MiniLM
-   (benchmarks/encoder_search.py); length-sweep, the length lesson's sweep (benchmarks/length_sweep.py).
+   (benchmarks/encoder_search.py); length-sweep, the length lesson's sweep (benchmarks/length_sweep.py);
+   train-default, the live-training lesson's default run (benchmarks/train_search.py).
 
 Writes benchmarks/results.json and benchmarks/RESULTS.md (after every phase, so an interrupted run
 keeps what it measured); what each number means is written by benchmarks/report.py beside it.
@@ -51,7 +52,7 @@ from tests.support.server import ROOT, streamlit_server
 OUT = ROOT / "benchmarks"
 QUICK_OUT = Path(tempfile.gettempdir()) / "attention-explorer-benchmarks-quick"  # a smoke test's numbers stay out
 PHASES = ["coldstart", "latency", "load", "load-serve", "train-load", "burst", "gc", "browser", "browser-speed",
-          "reveal", "first-click", "heavy", "encoder-search", "length-sweep", "soak", "soak-heavy"]
+          "reveal", "first-click", "heavy", "encoder-search", "length-sweep", "train-default", "soak", "soak-heavy"]
 SERVE_WORKERS = 2  # deploy/class-server.sh's default on this 2-core machine (one per core)
 
 
@@ -301,6 +302,13 @@ def main(argv: list[str] | None = None) -> int:
         return run_length_sweep(reps=1 if quick else 3)
 
     timed("length-sweep", length_sweep_phase)
+
+    def train_default_phase():
+        from .train_search import run_default
+
+        return run_default(seeds=(0,) if quick else (0, 1, 2))
+
+    timed("train-default", train_default_phase)
     soak_env = dict(item.split("=", 1) for item in args.soak_env)
     soak_name = "soak" + ("[" + ",".join(args.soak_env) + "]" if soak_env else "")
     if "soak" not in skip:  # against the production server

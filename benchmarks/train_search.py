@@ -8,7 +8,9 @@ head's mean row maximum (the mean over query rows of the largest attention weigh
     nice -n 10 python -m benchmarks.train_search [--config NAME …] [--seeds 0 1 2] [--out FILE.json]
 
 A bounded list of configurations (CONFIGS); runs one at a time.  Results are printed as a table
-and appended to the JSON file (default benchmarks/train_search.json).
+and appended to the JSON file (default test-artifacts/train_search.json).  The search chose the
+lesson's default; phase `train-default` of benchmarks/run.py (`run_default`) measures that default,
+as the page's Train button runs it, for a few seeds.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ CONFIGS: dict[str, dict] = {
     "induction-h1l2": {"task": "induction", "n_heads": 1},
     "induction-h2l2": {"task": "induction"},
 }
-DEFAULT_OUT = Path(__file__).with_name("train_search.json")
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "test-artifacts" / "train_search.json"
 
 
 def row_max(attention: np.ndarray) -> np.ndarray:
@@ -61,7 +63,29 @@ def anti_diagonal(attention: np.ndarray) -> np.ndarray:
 
 
 def measure(name: str, seed: int) -> dict:
-    settings = LiveSettings(**{"task": "reverse", "seed": seed, **CONFIGS[name]})
+    return measure_settings(name, LiveSettings(**{"task": "reverse", "seed": seed, **CONFIGS[name]}),
+                            CONFIGS[name])
+
+
+def run_default(seeds: tuple[int, ...] = (0, 1, 2)) -> dict:
+    """Phase `train-default`: the live-training lesson's default run (TrainSettings().job, one torch
+    thread), one run per seed, one at a time."""
+    from explorer.views.train import TrainSettings
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        runs = []
+        for seed in seeds:
+            (settings,) = TrainSettings(seed=seed).job.runners
+            runs.append(measure_settings("lesson default", settings, {}))
+    finally:
+        torch.set_num_threads(threads)
+    return {"settings": repr(settings), "runs": runs}
+
+
+def measure_settings(name: str, settings: LiveSettings, changes: dict) -> dict:
+    seed = settings.seed
     first = None
     snapshots = []
     for snapshot in run_settings(settings):
@@ -72,7 +96,7 @@ def measure(name: str, seed: int) -> dict:
     sharp = row_max(last.attention)
     by_step = [(s.step, round(float(row_max(s.attention).max()), 3)) for s in snapshots]
     return {
-        "config": name, "settings": CONFIGS[name], "seed": seed, "steps": last.step,
+        "config": name, "settings": changes, "seed": seed, "steps": last.step,
         "step_90": None if first is None else first.step,
         "seconds_90": None if first is None else round(first.seconds, 2),
         "training_seconds_90": None if first is None else round(first.training_seconds, 2),
@@ -113,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("at most 40 runs at a time")
     torch.set_num_threads(1)
     results = json.loads(args.out.read_text()) if args.out.exists() else []
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in args.config:
         for seed in args.seeds:
             started = time.perf_counter()

@@ -68,7 +68,8 @@ class TrainSettings:
                                 seed=self.seed, steps=self.steps,
                                 # Every sequence to reverse or sort as long as the probe's: then where
                                 # each answer letter is in the input does not depend on the length,
-                                # and the cross-attention forms a crisp line (benchmarks/train_search.md).
+                                # and the cross-attention forms a crisp line (found by benchmarks/train_search.py;
+                                # phase train-default measures it).
                                 shortest=LiveSettings.letters if self.task in RACE_TASKS else LiveSettings.shortest)
         return LiveJob.race(settings, self.race_seconds) if self.race else LiveJob.single(settings)
 
