@@ -82,18 +82,22 @@ def _last_number(s, encoding: str) -> int:
 
 
 def _lost_the_diagonal(s) -> bool:
-    """At the unseen length the weight on the letter being written falls below half of what it is at the
-    longest trained length, stays above an even spread but below twice it, and decoding goes wrong."""
+    """At the longest trained length the weight on the letter being written is over three times an even
+    spread (the anti-diagonal the step's question describes); at the unseen length it falls below half
+    of that, stays above an even spread but below twice it, and decoding goes wrong."""
     seen, unseen = s.view.seen, s.view.unseen
     if seen.refused or unseen.refused:
         return False
     even = 1 / unseen.length
-    return unseen.on_target < seen.on_target / 2 and even < unseen.on_target < 2 * even and not unseen.reversed_right
+    followed = seen.on_target > 3 / seen.length  # at the trained length the weight follows the anti-diagonal
+    return (followed and unseen.on_target < seen.on_target / 2 and even < unseen.on_target < 2 * even
+            and not unseen.reversed_right)
 
 
 def _diagonal(s) -> dict:
     unseen = s.view.unseen
     return {"on_target": unseen.on_target, "even": 1 / unseen.length, "n": unseen.length,
+            "seen": s.view.seen.on_target, "seen_n": s.view.seen.length,
             "new": s.view.trained[1] + 1}
 
 
