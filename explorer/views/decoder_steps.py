@@ -180,7 +180,7 @@ CACHE_CLAIMS = types.MappingProxyType({"cache_saves": Claim(_cache_saves, _saves
 # --- the architectures (ArchitectureView) -------------------------------------------------------------
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4)  # one int per shipped decoder task
 def _shipped_parameters(task: str) -> int | None:
     try:
         return count_parameters(load_model(DECODER_MODELS[task]).model)

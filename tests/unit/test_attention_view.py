@@ -45,7 +45,7 @@ def test_sessions_asking_for_a_view_being_computed_wait_for_it():
 
 def test_the_cache_is_bounded_and_can_be_cleared():
     info = runtime._shown.cache_info()
-    assert info.maxsize <= 64 and info.max_bytes <= 64_000_000
+    assert info.maxsize <= 256 and info.max_bytes <= 64_000_000  # every default and step view, and visitors'
     first = runtime.shown(ATTENTION, CORE)
     runtime._shown.cache_clear()
     assert runtime.shown(ATTENTION, CORE) is not first
