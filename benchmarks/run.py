@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import importlib
 import json
 import os
 import platform
@@ -268,47 +269,19 @@ def main(argv: list[str] | None = None) -> int:
 
     timed("browser-speed", browser_speed_phase)
 
-    def reveal_phase():
-        from .reveal_speed import run as run_reveal
+    # Phases that call one module's run(...) with a quick and a full set of arguments.
+    simple = (("reveal", "reveal_speed", "run", {"reps": 1, "pages": ["decoder", "depth"], "progress": log},
+               {"reps": 2, "pages": None, "progress": log}),
+              ("first-click", "first_click", "run", {"wait_s": 3.0}, {"wait_s": 20.0}),
+              ("heavy", "heavy", "run", {"reps": 1}, {"reps": 3}),
+              ("encoder-search", "encoder_search", "run", {"reps": 1}, {"reps": 3}),
+              ("length-sweep", "length_sweep", "run", {"reps": 1}, {"reps": 3}),
+              ("train-default", "train_search", "run_default", {"seeds": (0,)}, {"seeds": (0, 1, 2)}))
+    for name, module, function, quick_args, full_args in simple:
+        def phase(module=module, function=function, kwargs=quick_args if quick else full_args):
+            return getattr(importlib.import_module(f".{module}", __package__), function)(**kwargs)
 
-        return run_reveal(reps=1 if quick else 2, pages=["decoder", "depth"] if quick else None, progress=log)
-
-    timed("reveal", reveal_phase)
-
-    def first_click_phase():
-        from .first_click import run as run_first_click
-
-        return run_first_click(wait_s=3.0 if quick else 20.0)
-
-    timed("first-click", first_click_phase)
-
-    def heavy_phase():
-        from .heavy import run as run_heavy
-
-        return run_heavy(reps=1 if quick else 3)
-
-    timed("heavy", heavy_phase)
-
-    def encoder_search_phase():
-        from .encoder_search import run as run_encoder_search
-
-        return run_encoder_search(reps=1 if quick else 3)
-
-    timed("encoder-search", encoder_search_phase)
-
-    def length_sweep_phase():
-        from .length_sweep import run as run_length_sweep
-
-        return run_length_sweep(reps=1 if quick else 3)
-
-    timed("length-sweep", length_sweep_phase)
-
-    def train_default_phase():
-        from .train_search import run_default
-
-        return run_default(seeds=(0,) if quick else (0, 1, 2))
-
-    timed("train-default", train_default_phase)
+        timed(name, phase)
     soak_env = dict(item.split("=", 1) for item in args.soak_env)
     soak_name = "soak" + ("[" + ",".join(args.soak_env) + "]" if soak_env else "")
     if "soak" not in skip:  # against the production server

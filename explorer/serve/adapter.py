@@ -335,8 +335,7 @@ def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
     part = section.part
     if section.title:
         st.subheader(section.title, anchor=section.name)
-    given = {f.name: getattr(outer, f.name) for f in dataclasses.fields(part.settings)
-             if "control" not in f.metadata and hasattr(outer, f.name)}
+    given = runtime.given_by(part, outer)
     if section.again is not None:
         given[ATTEMPT] = st.session_state.get(section.again.key + "_count", 0)
     draws = section.draw if isinstance(section.draw, tuple) else (section.draw,)

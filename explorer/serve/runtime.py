@@ -27,7 +27,7 @@ from ..views.pool import REQUESTER, Requester
 from ..views.settings import check, from_link
 from .lessons import LESSONS, LessonSpec
 
-__all__ = ["Shown", "at_step", "shown", "shown_at", "warm"]
+__all__ = ["Shown", "at_step", "given_by", "shown", "shown_at", "warm"]
 
 
 @dataclass(frozen=True)
@@ -77,11 +77,13 @@ def at_step(lesson: LessonSpec, values: Mapping[str, object], page_settings=None
     """The settings a lesson step's (or a link's) `values` give `lesson`, keyed by the controls' URL
     names; a section with settings of its own takes the fields it shares with its page's settings
     (`page_settings`) from them, as the page gives them."""
-    given = {}
-    if page_settings is not None:
-        given = {f.name: getattr(page_settings, f.name) for f in dataclasses.fields(lesson.settings)
-                 if "control" not in f.metadata and hasattr(page_settings, f.name)}
-    return from_link(lesson.settings, values, **given)
+    return from_link(lesson.settings, values, **({} if page_settings is None else given_by(lesson, page_settings)))
+
+
+def given_by(lesson: LessonSpec, page_settings) -> dict:
+    """The fields of a section's settings that are not its own controls, taken from its page's settings."""
+    return {f.name: getattr(page_settings, f.name) for f in dataclasses.fields(lesson.settings)
+            if "control" not in f.metadata and hasattr(page_settings, f.name)}
 
 
 def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSONS,
