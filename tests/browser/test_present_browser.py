@@ -43,6 +43,17 @@ FIGURE_TOPS_JS = """() => [...document.querySelectorAll(
   .map(c => c.getBoundingClientRect().top)"""
 
 
+CLICKER_READY_JS = """() => window.__explorerClicker === true
+  && document.querySelector('.st-key-lesson_next button') !== null"""
+
+
+def press_when_the_clicker_listens(page, key: str) -> None:
+    """Press `key` once the page's clicker handler is installed and the step bar is drawn (both arrive
+    with the page's first run; a key pressed before that is the browser's, as on any page)."""
+    page.wait_for_function(CLICKER_READY_JS, timeout=10_000, polling=100)
+    page.keyboard.press(key)
+
+
 @pytest.fixture
 def projector_page(new_page):
     def open_at(url: str):
@@ -138,12 +149,12 @@ def test_the_clicker_drives_the_lesson_whatever_has_the_focus(key, projector_pag
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first  # in the folded sidebar
     slider.focus()
     before = runs_done(page)
-    page.keyboard.press(key)
+    press_when_the_clicker_listens(page, key)
     wait_until_settled(page, before, f"pressing {key}")
     assert "step=1" in page.url and "layers=2" in page.url, page.url  # step 1 sets two layers
     slider.focus()
     before = runs_done(page)
-    page.keyboard.press("PageUp" if key == "PageDown" else "ArrowLeft")
+    press_when_the_clicker_listens(page, "PageUp" if key == "PageDown" else "ArrowLeft")
     wait_until_settled(page, before, "going back")
     assert "step=" not in page.url, page.url
 
