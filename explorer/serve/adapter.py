@@ -238,8 +238,14 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
-    if controls.opened or st.session_state.get(_STEP_KEY) != steps.number:
-        st.session_state.pop(_DEFAULTS_KEY, None)  # a fresh visit, or a step that set its controls whole
+    if controls.opened:
+        st.session_state.pop(_DEFAULTS_KEY, None)  # a fresh visit
+    elif st.session_state.get(_STEP_KEY) != steps.number and steps.step is not None:
+        # A step set the controls it names: those keep its values even where what they follow changed;
+        # a control it leaves alone still follows (the sentences follow the example the step picks).
+        remembered = st.session_state.get(_DEFAULTS_KEY, {})
+        for key in steps.step.settings:
+            remembered.pop(key, None)
     st.session_state[_STEP_KEY] = steps.number
     st.sidebar.header(sidebar)
     main = [name for name, control in controls_of(lesson.settings) if control.main]

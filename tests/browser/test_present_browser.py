@@ -84,31 +84,39 @@ def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, pro
 
 
 
-STEPS = [(lesson, n) for lesson in LESSONS for n in range(1, len(load_steps(lesson.url_path)) + 1)]
-
-
-@pytest.mark.parametrize(("lesson", "number"), STEPS, ids=[f"{p.url_path}-{n}" for p, n in STEPS])
-def test_a_revealed_step_shows_its_answer_and_its_figure_on_the_first_screen(lesson, number, projector_page,
-                                                                               app_url, screenshot_dir):
-    """A lecturer clicks Reveal on a projector: the answer and the figure it talks about (the step's
-    section is drawn first) both start on the first screen, for every step of every lesson."""
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.url_path for p in LESSONS])
+def test_the_clicker_walks_every_step_with_its_answer_and_figure_on_the_first_screen(lesson, projector_page,
+                                                                                     app_url, screenshot_dir):
+    """A lecturer goes through a whole lesson with the clicker alone on a projector: from step 1 each
+    PageDown reveals the step, whose answer and the figure it talks about (the step's section is drawn
+    first) both start on the first screen, and the next PageDown opens the next step."""
     require_chromium()
-    page = projector_page(f"{app_url}/{lesson.url_path}?present=1&step={number}")
-    text = answer(lesson.url_path, load_steps(lesson.url_path)[number - 1])
-    start = text.replace("*", "").replace("`", "")[:30]
-    page.get_by_role("button", name="Reveal").first.click()
-    # The answer appearing is the sign the Reveal's run happened (a run of a view computed by the
-    # warm-up can be shorter than a frame, too short for the run counter to see); then the sections
-    # put off to a follow-up run arrive and the page settles.
-    page.locator('[data-testid="stAlert"]').filter(has_text=start).first.wait_for(timeout=30_000)
-    wait_until_settled(page, 0, f"revealing step {number}")
-    assert_no_exception(page, "revealing a step")
-    page.wait_for_timeout(800)  # Vega charts draw after the run finishes
-    box = page.locator('[data-testid="stAlert"]').filter(has_text=start).first.bounding_box()
-    page.screenshot(path=str(screenshot_dir / f"present-reveal-{lesson.url_path}-{number}.png"))
-    assert box is not None and box["y"] < PROJECTOR["height"] - 60, f"the answer starts at {box and box['y']:.0f} px"
-    tops = page.evaluate(FIGURE_TOPS_JS)
-    assert tops and min(tops) <= REVEALED_FOLD_PX, f"the first figure starts at {min(tops or [0]):.0f} px"
+    steps = load_steps(lesson.url_path)
+    page = projector_page(f"{app_url}/{lesson.url_path}?present=1&step=1")
+    for number in range(1, len(steps) + 1):
+        assert f"step={number}" in page.url, page.url
+        start = answer(lesson.url_path, steps[number - 1]).replace("*", "").replace("`", "")[:30]
+        press_when_the_clicker_listens(page, "PageDown")
+        # The answer appearing is the sign the Reveal's run happened (a run of a view computed by the
+        # warm-up can be shorter than a frame, too short for the run counter to see); then the
+        # sections put off to a follow-up run arrive and the page settles.
+        page.locator('[data-testid="stAlert"]').filter(has_text=start).first.wait_for(timeout=30_000)
+        wait_until_settled(page, 0, f"revealing step {number}")
+        assert_no_exception(page, f"revealing step {number}")
+        page.wait_for_timeout(800)  # Vega charts draw after the run finishes
+        box = page.locator('[data-testid="stAlert"]').filter(has_text=start).first.bounding_box()
+        page.screenshot(path=str(screenshot_dir / f"present-reveal-{lesson.url_path}-{number}.png"))
+        assert box is not None and box["y"] < PROJECTOR["height"] - 60, \
+            f"step {number}: the answer starts at {box and box['y']:.0f} px"
+        tops = page.evaluate(FIGURE_TOPS_JS)
+        assert tops and min(tops) <= REVEALED_FOLD_PX, f"step {number}: the first figure starts at {min(tops or [0]):.0f} px"
+        if number < len(steps):
+            press_when_the_clicker_listens(page, "PageDown")
+            page.wait_for_url(f"**step={number + 1}*", timeout=30_000)
+            # The next step asks its question with a Reveal button (its run, of views the warm-up
+            # computed, may be too short for the run counter to see).
+            page.locator('.st-key-lesson_next button').filter(has_text="Reveal").wait_for(timeout=30_000)
+            wait_until_settled(page, 0, f"going on to step {number + 1}")
 
 
 def test_text_from_a_link_never_renders_as_bold_or_a_link(new_page, app_url):

@@ -67,3 +67,20 @@ def test_a_setting_in_the_link_wins_over_the_step():
     assert other != value, "name another value for this setting here, or the test cannot fail"
     at = page_test(page.path, {"step": "1", key: str(other)}).run()
     assert at.session_state[key] == other
+
+
+@pytest.mark.parametrize("page", STEPPED, ids=[p.url_path for p in STEPPED])
+def test_walking_the_steps_with_next_shows_each_answer_as_its_link_does(page):
+    """A lecturer clicks through the whole lesson with Next alone: each revealed step shows the answer
+    its own link shows (a control the step leaves alone follows what the step sets, as the sentences
+    follow the example the step picks: encoders step 3 → 4 once kept step 3's sentences)."""
+    steps = load_steps(page.url_path)
+    at = page_test(page.path, {"step": "1"}).run()
+    for number, step in enumerate(steps, start=1):
+        assert at.session_state["step"] == number
+        at.button(key="lesson_next").click().run()  # Reveal
+        assert_no_exception(at)
+        shown = answer(page.url_path, step)
+        assert sum(shown in el.value for el in at.success) == 1, f"step {number}: {shown!r} not shown once"
+        if number < len(steps):
+            at.button(key="lesson_next").click().run()  # Next
