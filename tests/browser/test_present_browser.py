@@ -109,7 +109,8 @@ def test_the_clicker_walks_every_step_with_its_answer_and_figure_on_the_first_sc
         assert box is not None and box["y"] < PROJECTOR["height"] - 60, \
             f"step {number}: the answer starts at {box and box['y']:.0f} px"
         tops = page.evaluate(FIGURE_TOPS_JS)
-        assert tops and min(tops) <= REVEALED_FOLD_PX, f"step {number}: the first figure starts at {min(tops or [0]):.0f} px"
+        assert tops and min(tops) <= REVEALED_FOLD_PX, \
+            f"step {number}: the first figure starts at {min(tops or [0]):.0f} px"
         if number < len(steps):
             press_when_the_clicker_listens(page, "PageDown")
             page.wait_for_url(f"**step={number + 1}*", timeout=30_000)
