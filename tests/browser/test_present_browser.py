@@ -43,6 +43,15 @@ FIGURE_TOPS_JS = """() => [...document.querySelectorAll(
   .map(c => c.getBoundingClientRect().top)"""
 
 
+# Vega charts draw after the run finishes: each has its SVG with marks in it.
+VEGA_DRAWN_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+  .every((chart) => chart.querySelector('.vega-embed svg .mark-group, .vega-embed canvas'))"""
+
+
+def vega_drawn(page) -> None:
+    page.wait_for_function(VEGA_DRAWN_JS, timeout=10_000, polling=100)
+
+
 CLICKER_READY_JS = """() => window.__explorerClicker === true
   && document.querySelector('.st-key-lesson_next button') !== null"""
 
@@ -72,7 +81,7 @@ def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, pro
     require_chromium()
     page = projector_page(f"{app_url}/{lesson.url_path}?present=1")
     assert_no_exception(page, "presentation mode")
-    page.wait_for_timeout(800)  # Vega charts draw after the run finishes
+    vega_drawn(page)
     layout = page.evaluate(LAYOUT_JS)
     page.screenshot(path=str(screenshot_dir / f"present-{lesson.url_path}.png"))
     assert layout["tops"], "the page draws a chart"
@@ -103,7 +112,7 @@ def test_the_clicker_walks_every_step_with_its_answer_and_figure_on_the_first_sc
         page.locator('[data-testid="stAlert"]').filter(has_text=start).first.wait_for(timeout=30_000)
         wait_until_settled(page, 0, f"revealing step {number}")
         assert_no_exception(page, f"revealing step {number}")
-        page.wait_for_timeout(800)  # Vega charts draw after the run finishes
+        vega_drawn(page)
         box = page.locator('[data-testid="stAlert"]').filter(has_text=start).first.bounding_box()
         page.screenshot(path=str(screenshot_dir / f"present-reveal-{lesson.url_path}-{number}.png"))
         assert box is not None and box["y"] < PROJECTOR["height"] - 60, \

@@ -20,24 +20,27 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 PAGES = [lesson for lesson in LESSONS if lesson.section is None]
 
 
-@pytest.mark.parametrize("lesson", PAGES, ids=lambda lesson: lesson.page)
-def test_warming_computes_every_lesson_default_and_its_page_then_computes_nothing(lesson):
+@pytest.fixture(scope="module")
+def warmed() -> set[str]:
+    """One warm-up from an empty cache, shared by the tests below (each checks that its pages then
+    compute nothing; a warm-up per test cost 4 s each)."""
     runtime._shown.cache_clear()
-    warmed = set(warm_lessons())
+    return set(warm_lessons())
+
+
+def test_the_warm_up_names_every_lesson_and_every_page_s_steps(warmed):
     assert {name for name in warmed if not name.startswith("steps of ")} == {spec.name for spec in LESSONS}
     assert {name for name in warmed if name.startswith("steps of ")} == {f"steps of {page.page}" for page in PAGES}
+
+
+@pytest.mark.parametrize("lesson", PAGES, ids=lambda lesson: lesson.page)
+def test_after_the_warm_up_a_page_and_the_reveal_of_any_step_compute_nothing(lesson, warmed):
+    """A visitor's first page, and a lecturer's Reveal of any step, find their views (the page's and
+    its sections') computed."""
     misses = runtime._shown.cache_info().misses
     at = run_page(f"app_pages/{lesson.page}.py")
     assert not at.exception and not at.info
     assert runtime._shown.cache_info().misses == misses, "the page found its default view warmed"
-
-
-@pytest.mark.parametrize("lesson", PAGES, ids=lambda lesson: lesson.page)
-def test_after_the_warm_up_revealing_any_step_computes_nothing(lesson):
-    """A lecturer's Reveal finds its step's views (the page's and its sections') computed."""
-    runtime._shown.cache_clear()
-    warm_lessons()
-    misses = runtime._shown.cache_info().misses
     for number in range(1, len(load_steps(lesson.page)) + 1):
         at = page_test(f"app_pages/{lesson.page}.py", {"step": str(number)}).run()
         at.button(key="lesson_next").click().run()  # Reveal
