@@ -11,6 +11,24 @@ import torch
 os.environ.setdefault("EXPLORER_WARM", "0")
 
 
+def _scan_installed_components_once() -> None:
+    """Every AppTest scans all installed packages for Streamlit components (0.25 s of each AppTest's
+    run here, most of a page's test run): the packages do not change while the tests run, so the
+    tests scan once.  Test speed only; on a Streamlit without this scanner nothing changes."""
+    import functools
+
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:
+        return
+    scan = getattr(manifest_scanner, "scan_component_manifests", None)
+    if scan is not None and not hasattr(scan, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.lru_cache(maxsize=1)(scan)
+
+
+_scan_installed_components_once()
+
+
 def _load_torch_mha(torch_mha: torch.nn.MultiheadAttention, ours) -> torch.nn.MultiheadAttention:
     """Copy an explorer MultiHeadAttention's weights into a torch.nn.MultiheadAttention."""
     with torch.no_grad():
