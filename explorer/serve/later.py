@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from ..ui.internals import in_fragment_run, stop_fragment_timer
+from ..ui.internals import in_fragment_run, interrupted, stop_fragment_timer
 from .page import serve_heavy_work
 
 __all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_figures_appear", "note_page_opened"]
@@ -51,11 +51,18 @@ def _section_after_the_page(draw: Callable[..., None], args: tuple, kwargs: dict
     if not in_fragment_run():  # the page's own run: hold the section's place
         st.caption(PLACEHOLDER)
         return
-    stop_fragment_timer()
     serve_heavy_work()  # this run's heavy work goes through the pool as the session's
-    draw(*args, **kwargs)
-    if controls is not None and keys:  # the page's note ran before these controls existed
-        controls.report(only=keys)
+    try:
+        draw(*args, **kwargs)
+        if controls is not None and keys:  # the page's note ran before these controls existed
+            controls.report(only=keys)
+    except BaseException as error:
+        # A run Streamlit stops for a newer one leaves the section half drawn: the timer stays on and
+        # its next tick draws it again.  A fault is shown once (the timer stops).
+        if not interrupted(error):
+            stop_fragment_timer()
+        raise
+    stop_fragment_timer()  # drawn whole: the follow-up is done
 
 
 def below_the_fold(draw: Callable[..., None], *args, controls=None, keys: tuple[str, ...] = (), **kwargs) -> None:

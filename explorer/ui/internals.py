@@ -7,6 +7,7 @@ Each is here because Streamlit has no public API for it:
                            does), raised while a run waits for the work pool
     in_fragment_run()      is this run a fragment's own rerun?
     stop_fragment_timer()  stop the browser's timer of the fragment running now (a one-off follow-up)
+    interrupted(error)     is this exception Streamlit stopping the run for a newer one (not a fault)?
     arrow_bytes(rows)      Streamlit's own conversion of chart data to Arrow, done once per setting
     StreamlitAPIException, StreamlitPageNotFoundError   the errors Streamlit raises, to catch them
 """
@@ -22,7 +23,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 __all__ = ["StreamlitAPIException", "StreamlitPageNotFoundError", "arrow_bytes", "in_fragment_run",
-           "stop_fragment_timer", "yield_point"]
+           "interrupted", "stop_fragment_timer", "yield_point"]
 
 
 def yield_point() -> None:
@@ -35,6 +36,10 @@ def yield_point() -> None:
     if request.type == ScriptRequestType.RERUN:
         raise RerunException(request.rerun_data)
     raise StopException()
+
+
+def interrupted(error: BaseException) -> bool:
+    return isinstance(error, (RerunException, StopException))
 
 
 def in_fragment_run() -> bool:

@@ -52,6 +52,10 @@ def test_script_requests_and_their_exceptions():
     assert {"RERUN", "STOP"} <= set(ScriptRequestType.__members__)
     assert RerunException("data").rerun_data == "data"
     assert issubclass(StopException, BaseException)
+    from explorer.ui.internals import interrupted
+
+    assert interrupted(RerunException("data")) and interrupted(StopException())
+    assert not interrupted(ValueError("a fault")) and not interrupted(KeyboardInterrupt())
 
 
 def test_arrow_bytes_round_trip():
