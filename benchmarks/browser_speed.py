@@ -13,8 +13,8 @@ For every lesson page (explorer.ui.catalog.LESSONS):
 
 * switch: click the lesson in the sidebar navigation (coming from the lesson before it) until the
   page's key figure — its first chart in page order — is drawn: a Plotly chart whose drawn data
-  (`_fullData`) is new, or a Vega chart whose canvas/svg is new.  Pages with no chart (Train,
-  before a run) count until their script run has finished.
+  (`_fullData`) is new, or a Vega chart whose canvas/svg is new.  Every lesson draws one before any
+  action (Train: its untrained model's grid, step 0).
 * load: page.goto(the lesson's URL) until the key figure is drawn, from navigation start.
 * control: a slider that changes the first Plotly chart (found as benchmarks/browser.py does),
   pressed with an arrow key; key event to the chart redrawn.
@@ -62,18 +62,12 @@ MARK_JS = """
 }
 """
 
-# The key figure (first chart of the main area) drawn, and new since MARK_JS; or, with no chart, the run done.
+# The key figure (first chart of the main area) drawn, and new since MARK_JS.
 DRAWN_JS = """
-({noChart, title}) => {
+({title}) => {
   const main = document.querySelector('[data-testid="stMain"]');
   if (!main) return false;
   const app = document.querySelector('[data-testid="stApp"]');
-  if (noChart) {
-    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-    if (window.__stRunsDone <= window.__runsBefore) return false;
-    window.__drawnAt = performance.now();
-    return true;
-  }
   const chart = main.querySelector('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]');
   if (!chart) return false;
   const old = window.__old || new WeakSet();
@@ -177,7 +171,7 @@ class Tab:
                 "metrics": self.metrics()}
 
     def wait_drawn(self, info, timeout_ms: int = 30_000) -> float:
-        self.page.wait_for_function(DRAWN_JS, arg={"noChart": _no_chart(info), "title": info.title},
+        self.page.wait_for_function(DRAWN_JS, arg={"title": info.title},
                                     timeout=timeout_ms, polling="raf")
         return self.page.evaluate("window.__drawnAt")
 
@@ -201,10 +195,6 @@ def _delta(before: dict, after: dict) -> dict:
             1000 * (after["metrics"].get(key, 0) - before["metrics"].get(key, 0)), 1)
     out["dom_nodes"] = int(after["metrics"].get("Nodes", 0))
     return out
-
-
-def _no_chart(info) -> bool:
-    return info.url_path == "train"
 
 
 def measure_switch(tab: Tab, info, profile: bool) -> dict:

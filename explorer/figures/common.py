@@ -29,6 +29,8 @@ import plotly.io
 from plotly.basedatatypes import BaseFigure
 from plotly.colors import get_colorscale
 
+from .margins import fit_margins
+
 __all__ = [
     "CHART_HEIGHT",
     "DIVERGING",
@@ -373,7 +375,10 @@ class FrozenFigure(BaseFigure):
     called (BaseFigure.__init__ is not run)."""
 
     def __init__(self, figure: go.Figure):  # no BaseFigure state: the text is all there is
-        self.__dict__["_json"] = plotly.io.to_json(figure, validate=False)
+        text = plotly.io.to_json(figure, validate=False)
+        spec = json.loads(text)
+        fitted = fit_margins(spec)  # drawn in one pass in the browser (explorer/figures/margins.py)
+        self.__dict__["_json"] = text if fitted is spec else json.dumps(fitted, separators=(",", ":"))
 
     def to_dict(self) -> dict:
         return json.loads(self.__dict__["_json"])
@@ -386,5 +391,5 @@ class FrozenFigure(BaseFigure):
 
 
 def frozen(figure: go.Figure) -> FrozenFigure:
-    """`figure` kept as its JSON text (see FrozenFigure)."""
+    """`figure` kept as its JSON text (see FrozenFigure), its margins worked out (`fit_margins`)."""
     return FrozenFigure(figure)

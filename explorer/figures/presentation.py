@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 
 from .common import PRESENT_HEIGHT
+from .margins import fit_margins
 
 __all__ = ["PRESENT_FONT_PX", "enlarge_plotly", "enlarge_vega_lite"]
 
@@ -56,7 +57,8 @@ def _colour_bar(bar: dict, minimum: int) -> None:
 def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
     """A copy of a Plotly figure dict whose text is at least `minimum` px: the default font, every
     axis's ticks and title, colour bars, the legend, annotations, and every explicit size below it;
-    drawn at the figure's presentation height if it names one (`layout.meta`, PRESENT_HEIGHT)."""
+    drawn at the figure's presentation height if it names one (`layout.meta`, PRESENT_HEIGHT), its
+    margins worked out again for the larger text (explorer/figures/margins.py)."""
     spec = copy.deepcopy(spec)
     layout = spec.setdefault("layout", {})
     _at_least(layout, "font", minimum + 2)
@@ -76,7 +78,7 @@ def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
     meta = layout.get("meta")
     if isinstance(meta, dict) and isinstance(meta.get(PRESENT_HEIGHT), (int, float)):
         layout["height"] = meta[PRESENT_HEIGHT]  # the figure's own height for one projected screen
-    return spec
+    return fit_margins(spec)  # room for the larger labels, worked out again
 
 
 def _raise_vega_fonts(node, minimum: int) -> None:

@@ -109,6 +109,33 @@ def assert_no_exception(page, when: str) -> None:
     assert not page.errors, f"{when}: uncaught JavaScript errors on {page.url}: {page.errors}"
 
 
+# Every tick label and axis title of every drawn Plotly chart that reaches past its chart's own box
+# (cut off on screen): margins are worked out on the server (explorer/figures/margins.py), not by Plotly.
+LABELS_CUT_JS = """
+() => {
+  const cut = [];
+  for (const svg of document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg:first-of-type')) {
+    const box = svg.getBoundingClientRect();
+    if (!box.width) continue;
+    const key = svg.closest('[class*="st-key-"]');
+    for (const t of svg.parentElement.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text')) {
+      const r = t.getBoundingClientRect();
+      if (!r.width || !t.textContent.trim()) continue;
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+        cut.push(`${key ? key.className.match(/st-key-[^ ]+/)[0] : 'chart'}: ${t.textContent}`);
+    }
+  }
+  return cut;
+}
+"""
+
+
+def assert_no_label_cut(page, when: str) -> None:
+    """No tick label or axis title of any drawn Plotly chart is cut off by its chart's edge."""
+    cut = page.evaluate(LABELS_CUT_JS)
+    assert not cut, f"{when}: {len(cut)} labels cut off at their chart's edge on {page.url}: {cut[:8]}"
+
+
 def full_page_screenshot(page, path) -> None:
     """Streamlit scrolls inside [data-testid="stMain"], not the document, so Playwright's full_page
     captures only the viewport: grow the viewport to the content height for the shot, then restore."""

@@ -12,7 +12,13 @@ import pytest
 from explorer.ui.catalog import LESSONS
 from explorer.ui.steps import load_steps
 from tests.browser.conftest import require_chromium
-from tests.browser.test_browser import assert_no_exception, open_page, runs_done, wait_until_settled
+from tests.browser.test_browser import (
+    assert_no_exception,
+    assert_no_label_cut,
+    open_page,
+    runs_done,
+    wait_until_settled,
+)
 from tests.support.claims import answer
 
 PROJECTOR = {"width": 1280, "height": 720}
@@ -113,6 +119,7 @@ def test_the_clicker_walks_every_step_with_its_answer_and_figure_on_the_first_sc
         wait_until_settled(page, 0, f"revealing step {number}")
         assert_no_exception(page, f"revealing step {number}")
         vega_drawn(page)
+        assert_no_label_cut(page, f"step {number}")
         box = page.locator('[data-testid="stAlert"]').filter(has_text=start).first.bounding_box()
         page.screenshot(path=str(screenshot_dir / f"present-reveal-{lesson.url_path}-{number}.png"))
         assert box is not None and box["y"] < PROJECTOR["height"] - 60, \

@@ -1,0 +1,125 @@
+"""A figure's margins worked out here, so that the browser draws it in one pass.
+
+Plotly's `automargin` (on for every axis in Streamlit's theme) measures the tick labels once the
+figure is drawn, widens the margins to hold them and draws the figure again: that second pass is
+about half of what drawing a heatmap of tokens costs the browser (benchmarks/RESULTS.md, phase
+browser-speed).  When every labelled axis of a figure labels its ticks with text we know — tokens
+(`token_axis`), or no tick labels at all — the room they need is worked out from the text instead,
+and the figure asks for it as its margins with `automargin` off.  A figure with any other labelled
+axis (numbers Plotly picks) is left to `automargin`.
+
+Widths are estimated on the generous side (a label's characters at 0.68 em, capitals and wide
+letters more): a margin a few pixels wider than needed costs nothing, a label cut off at the edge is
+unreadable.  tests/browser/test_legibility_browser.py checks in Chromium that no tick label or axis
+title of any lesson's figures is cut off by the edge of its chart.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import math
+
+__all__ = ["FITTED", "fit_margins", "label_width"]
+
+FITTED = "fitted_margins"  # layout.meta key: the figure's own margins before fitting (fitted again when enlarged)
+PAD = 8  # px between the plot area and the axis (Streamlit's theme sets margin.pad 8; fixed here)
+LABEL_GAP = 4  # px between an axis and its tick labels
+LINE = 1.5  # a line of text, in em, generously
+SAFETY = 6  # px of margin beyond the labels' reach
+_NARROW, _WIDE = set("ijlrtfI.,:;'!|()[] "), set("mwMWQGOD@%#&")
+
+
+def label_width(text: str, size: float) -> float:
+    """The width in px of `text` (HTML entities read as their character) at `size` px, generously."""
+    text = html.unescape(str(text))
+    em = sum(0.42 if c in _NARROW else 1.0 if c in _WIDE else 0.85 if c.isupper() else
+             0.68 if c.isascii() else 1.1 for c in text)
+    return em * size + 2
+
+
+def _size(font: dict | None, default: float) -> float:
+    return float((font or {}).get("size") or default)
+
+
+def _title(axis: dict) -> tuple[str, dict]:
+    title = axis.get("title")
+    if isinstance(title, str):
+        return title, {}
+    if isinstance(title, dict):
+        return str(title.get("text") or ""), title
+    return "", {}
+
+
+def _labels(axis: dict) -> list[str] | None:
+    """The axis's tick labels, [] if it shows none, None if Plotly picks them (numbers)."""
+    if axis.get("visible") is False or axis.get("showticklabels") is False:
+        return []
+    if axis.get("tickmode") == "array" and axis.get("ticktext") is not None:
+        return [str(t) for t in axis["ticktext"] if str(t)]
+    return None
+
+
+def _extent(axis: dict, horizontal: bool, base_size: float) -> tuple[float, float]:
+    """How far the axis's labels and title reach out from the plot area (px), and, for a horizontal
+    axis with slanted labels, how far they reach sideways past its start."""
+    size = _size(axis.get("tickfont"), base_size)
+    labels = _labels(axis)
+    widths = [label_width(t, size) for t in labels] if labels else []
+    reach, sideways = PAD, 0.0
+    if widths:
+        if not horizontal:
+            reach += LABEL_GAP + max(widths)
+        elif axis.get("tickangle") in (0, None):
+            reach += LABEL_GAP + LINE * size
+        else:
+            slant = math.radians(abs(float(axis["tickangle"])))
+            reach += LABEL_GAP + max(widths) * math.sin(slant) + size * math.cos(slant)
+            sideways = widths[0] * math.cos(slant)
+    text, title = _title(axis)
+    if text:
+        reach += LINE * _size(title.get("font"), base_size) + 12  # Plotly sets a title ~10 px off its labels
+    return reach + SAFETY, sideways
+
+
+def _axes(layout: dict) -> dict[str, dict]:
+    return {name: axis for name, axis in layout.items()
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict)}
+
+
+def fit_margins(spec: dict) -> dict:
+    """`spec` (a Plotly figure's dict) with its margins worked out and `automargin` off, when every
+    labelled axis has known labels (see the module); otherwise `spec` itself, unchanged.  A spec
+    fitted before is fitted again from its own margins (presentation mode enlarges its fonts)."""
+    if not (axes := _axes(spec.get("layout") or {})) or any(_labels(axis) is None for axis in axes.values()):
+        return spec
+    spec = copy.deepcopy(spec)
+    layout = spec["layout"]
+    axes = _axes(layout)
+    meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
+    base = dict(meta.get(FITTED) or layout.get("margin") or {})
+    margin = {side: float(base.get(side, 80 if side in "lr" else 100 if side == "t" else 80)) for side in "lrtb"}
+    base_size = _size(layout.get("font"), 12)
+    for name, axis in axes.items():
+        horizontal = name.startswith("x")
+        anchor = str(axis.get("anchor") or ("y" if horizontal else "x"))
+        anchor_name = ("yaxis" if horizontal else "xaxis") + anchor[1:]
+        across = axes.get(anchor_name, {}).get("domain", [0.0, 1.0])  # the span of the other axis: where this one sits
+        reach, sideways = _extent(axis, horizontal, base_size)
+        if horizontal:
+            top = axis.get("side") == "top"
+            if (top and across[1] >= 0.999) or (not top and across[0] <= 0.001):
+                side = "t" if top else "b"
+                margin[side] = max(margin[side], reach)
+            if sideways and axis.get("domain", [0.0, 1.0])[0] <= 0.001:
+                margin["l"] = max(margin["l"], sideways + PAD)
+        else:
+            right = axis.get("side") == "right"
+            if (right and across[1] >= 0.999) or (not right and across[0] <= 0.001):
+                side = "r" if right else "l"
+                margin[side] = max(margin[side], reach)
+        axis["automargin"] = False
+    layout["margin"] = {**{k: v for k, v in (layout.get("margin") or {}).items() if k not in "lrtb"},
+                        **{side: math.ceil(value) for side, value in margin.items()}, "pad": PAD}
+    layout["meta"] = {**meta, FITTED: {side: base[side] for side in "lrtb" if side in base}}
+    return spec

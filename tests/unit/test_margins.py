@@ -1,0 +1,81 @@
+"""Margins worked out on the server (explorer/figures/margins.py): which figures get them, that they
+hold their labels, and that presentation mode works them out again for its larger text.  That no
+label is cut off in a real browser is checked by tests/browser (assert_no_label_cut)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer.figures.common import FONT_SIZE, bar_chart, frozen, heatmap, token_axis
+from explorer.figures.margins import FITTED, PAD, fit_margins, label_width
+from explorer.figures.presentation import PRESENT_FONT_PX, enlarge_plotly
+from explorer.serve import runtime
+from explorer.serve.lessons import LESSONS
+
+BY_NAME = {lesson.name: lesson for lesson in LESSONS}
+
+
+def spec_of(figure) -> dict:
+    return json.loads(figure.to_json())
+
+
+def test_wider_text_is_wider_and_entities_count_as_one_character():
+    assert label_width("WWW", 16) > label_width("iii", 16)
+    assert label_width("animal", 20) > label_width("animal", 16)
+    assert label_width("&lt;s&gt;", 16) == label_width("<s>", 16)
+
+
+def test_a_figure_of_token_axes_gets_margins_and_no_automargin():
+    labels = ["the", "animal", "didn't", "cross"]
+    spec = spec_of(heatmap([[0.1] * 4] * 4, x_labels=labels, y_labels=labels))
+    fitted = fit_margins(spec)
+    layout = fitted["layout"]
+    assert all(layout[axis]["automargin"] is False for axis in ("xaxis", "yaxis"))
+    widest = max(label_width(t, FONT_SIZE) for t in labels)
+    assert layout["margin"]["l"] >= widest + PAD  # the row labels, on the left
+    assert layout["margin"]["t"] >= spec["layout"]["margin"]["t"]  # never less than the figure asked for
+    assert layout["meta"][FITTED] == {side: spec["layout"]["margin"][side] for side in "lrtb"}
+    assert spec["layout"]["yaxis"]["automargin"] is True, "the spec given is not changed"
+
+
+def test_longer_labels_get_a_wider_margin():
+    short = fit_margins(spec_of(heatmap([[0.1]], x_labels=["a"], y_labels=["a"])))
+    long = fit_margins(spec_of(heatmap([[0.1]], x_labels=["a"], y_labels=["extraordinarily"])))
+    assert long["layout"]["margin"]["l"] > short["layout"]["margin"]["l"] + 50
+
+
+def test_an_axis_plotly_labels_itself_leaves_the_figure_to_automargin():
+    spec = spec_of(bar_chart(["a", "b"], [0.2, 0.8], title="t", value_title="weight"))  # a numeric x axis
+    assert fit_margins(spec) is spec
+
+
+def test_slanted_labels_at_the_bottom_reach_down_and_to_the_left():
+    axis = token_axis(["attention", "is", "everything"], domain=(0.0, 1.0), anchor="y", size=16)
+    assert axis["tickangle"] == -45
+    spec = {"data": [], "layout": {"xaxis": axis, "yaxis": {"showticklabels": False}, "margin": {"l": 0, "b": 0}}}
+    margin = fit_margins(spec)["layout"]["margin"]
+    assert margin["b"] > 0.7 * label_width("everything", 16)  # the longest, at 45°
+    assert margin["l"] >= 0.7 * label_width("attention", 16)  # the first one leans left
+
+
+def test_presentation_mode_works_the_margins_out_again_for_its_larger_text():
+    labels = ["the", "animal", "didn't", "cross"]
+    fitted = fit_margins(spec_of(heatmap([[0.1] * 4] * 4, x_labels=labels, y_labels=labels)))
+    enlarged = enlarge_plotly(fitted)
+    assert enlarged["layout"]["yaxis"]["tickfont"]["size"] >= PRESENT_FONT_PX
+    assert enlarged["layout"]["margin"]["l"] > fitted["layout"]["margin"]["l"]
+    assert enlarged["layout"]["meta"][FITTED] == fitted["layout"]["meta"][FITTED], "from the figure's own margins"
+    assert enlarge_plotly(enlarged)["layout"]["margin"] == enlarged["layout"]["margin"], "not compounded"
+
+
+@pytest.mark.parametrize(("lesson", "field"), [("lookup", "matrix"), ("attention", "grid"), ("attention", "layer_grid"),
+                                               ("decoder", "step"), ("train", "grid"), ("real", "overview"),
+                                               ("encoders", "vectors")])
+def test_the_lessons_token_figures_are_sent_with_their_margins_worked_out(lesson, field):
+    figure = getattr(runtime.shown(BY_NAME[lesson], BY_NAME[lesson].settings()).figures, field)
+    sent = frozen(figure).to_dict()
+    axes = [axis for name, axis in sent["layout"].items() if name.startswith(("xaxis", "yaxis"))]
+    assert axes and all(axis["automargin"] is False for axis in axes)
+    assert FITTED in sent["layout"]["meta"]
