@@ -1,4 +1,4 @@
-"""RESULTS.md's sections for the browser phases (browser-speed, reveal, first-click), the class arriving
+"""RESULTS.md's sections for the browser phases (browser-speed, plotly-draw, reveal, first-click), the class arriving
 together (burst) and the in-process phases (heavy, encoder-search, length-sweep); report.py renders the
 rest and calls these.  Every number comes from the results dictionary; the prose beside it says what
 it means and how it was measured, never a figure of its own.
@@ -213,6 +213,25 @@ def reveal(data: dict) -> list[str]:
             table(result), ""]
 
 
+def plotly_draw(data: dict) -> list[str]:
+    result = _result(data, "plotly-draw")
+    if not result:
+        return []
+    title = "One figure drawn alone: margins worked out or Plotly's automargin (Chromium)"
+    if failed := _failed(title, result):
+        return failed
+    return [f"## {title}", "",
+            f"`benchmarks/plotly_draw.py`, median of {result.get('reps')} repetitions, ms: every Plotly figure of "
+            f"every lesson at its defaults, drawn alone into a 1000 px wide div of a blank page (plotly.js "
+            f"{result.get('plotly_js')}), from `Plotly.newPlot` to the next animation frame. **As sent**: the "
+            "figure as the app sends it: where every labelled axis shows known text, its margins are worked out "
+            "on the server and `automargin` is off (explorer/figures/margins.py, *worked out*); otherwise Plotly's "
+            "automargin (*automargin*). **Automargin**: the same figure as built, its margins left to Plotly, which "
+            "measures the drawn labels and draws the figure again. Beside them, the browser-speed floor's 32 × 32 "
+            "heatmap, drawn in the same repetitions.", "",
+            result["table"], ""]
+
+
 def first_click(data: dict) -> list[str]:
     result = _result(data, "first-click")
     if not result:
@@ -321,7 +340,8 @@ def length_sweep(data: dict) -> list[str]:
 
 def sections(data: dict) -> list[str]:
     out = []
-    for render in (browser_speed, reveal, first_click, burst, heavy, encoder_search, length_sweep, train_default):
+    for render in (browser_speed, plotly_draw, reveal, first_click, burst, heavy, encoder_search, length_sweep,
+                   train_default):
         out += render(data)
     return out
 

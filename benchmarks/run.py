@@ -16,7 +16,8 @@ starts and stops itself:
 4. garbage collection: runner.postScriptGC × gc.freeze(), latency and memory;
 5. browser: cold start and control change to repainted heatmap in headless Chromium;
    browser-speed: every lesson's sidebar switch, full load and control → repaint against the
-   one-heatmap and matched floors (benchmarks/browser_speed.py); reveal: presentation mode's
+   one-heatmap and matched floors (benchmarks/browser_speed.py); plotly-draw: every lesson's Plotly
+   figures drawn alone, as sent and with Plotly's automargin (benchmarks/plotly_draw.py); reveal: presentation mode's
    Reveal → answer and figure, every step of every lesson (benchmarks/reveal_speed.py); first-click:
    a lecturer's first click on each lesson of a fresh server, warm-up on and off
    (benchmarks/first_click.py);
@@ -53,7 +54,8 @@ from tests.support.server import ROOT, streamlit_server
 OUT = ROOT / "benchmarks"
 QUICK_OUT = Path(tempfile.gettempdir()) / "attention-explorer-benchmarks-quick"  # a smoke test's numbers stay out
 PHASES = ["coldstart", "latency", "load", "load-serve", "train-load", "burst", "gc", "browser", "browser-speed",
-          "reveal", "first-click", "heavy", "encoder-search", "length-sweep", "train-default", "soak", "soak-heavy"]
+          "plotly-draw", "reveal", "first-click", "heavy", "encoder-search", "length-sweep", "train-default", "soak",
+          "soak-heavy"]
 SERVE_WORKERS = 2  # deploy/class-server.sh's default on this 2-core machine (one per core)
 
 
@@ -268,6 +270,15 @@ def main(argv: list[str] | None = None) -> int:
         return result
 
     timed("browser-speed", browser_speed_phase)
+
+    def plotly_draw_phase():
+        from .plotly_draw import run_plotly_draw, table
+
+        result = run_plotly_draw(reps=2 if quick else 8, progress=log)
+        result["table"] = table(result)
+        return result
+
+    timed("plotly-draw", plotly_draw_phase)
 
     # Phases that call one module's run(...) with a quick and a full set of arguments.
     simple = (("reveal", "reveal_speed", "run", {"reps": 1, "pages": ["decoder", "depth"], "progress": log},
