@@ -16,8 +16,9 @@ is cached by those settings.  Fields of the part's settings that have no control
 the main settings' field of the same name.  A section with a `title` is anchored by its name; a
 lesson step about it says, under the key figure, that its figure is further down (with the link).
 A control marked `main` (explorer.views.settings) is drawn in a row above the key figure instead
-of the sidebar.  A control drawn by the page itself (a preset picker
-with a text box) is passed in `custom`: {field name: make(controls, where, settings_so_far)}.
+of the sidebar (under the section a revealed step is about, when that section is drawn first).  A
+control drawn by the page itself (a preset picker with a text box) is passed in `custom`:
+{field name: make(controls, where, settings_so_far)}.
 A part drawn in stages gives `draw` as a tuple of functions and `rows`, how many of its
 controls (in field order) stand above each: `Section("models", (shuffle, reversal), part=MODELS,
 rows=(3, 3))` draws three controls, the shuffle, three more controls, the reversal.  `presets`
@@ -249,6 +250,11 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     st.session_state[_STEP_KEY] = steps.number
     st.sidebar.header(sidebar)
     main = [name for name, control in controls_of(lesson.settings) if control.main]
+    # A revealed step about another section has that section above the key figure's own controls, so
+    # that its figure starts on the first screen (the controls stay with the key figure, under it).
+    about_another = main and steps.section and steps.section != sections[0].name and \
+        any(s.name == steps.section for s in sections)
+    step_place = st.container() if about_another else None
     row = st.columns([2] * len(main) + [1], gap="large") if main else []
     places = {None: st.sidebar, **dict(zip(main, row, strict=False))}
     settings = make_settings(lesson.settings, controls, places, custom)
@@ -274,6 +280,9 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         first, *rest = step_first(sections, steps.section)
         if lesson.live is not None and first is sections[0]:  # a run on the server: its moment shown live
             serve_live(lesson, shown, first.draw, sendable)
+        elif step_place is not None:
+            with step_place:
+                _section(first, shown, steps, controls, custom)
         else:
             _section(first, shown, steps, controls, custom, key=first is sections[0])
         for section in rest:

@@ -2,7 +2,7 @@
 catalog and the lesson text kept as Markdown beside the pages.  Loads without torch, so the home
 page renders before torch is imported."""
 
-from .controls import OWN_TEXT, UrlControls, altair_chart, download_csv, page_header, sequence_input, vega_lite_spec
+from .controls import OWN_TEXT, UrlControls, altair_chart, download_csv, vega_lite_spec
 from .present import plotly_chart, presenting
 from .prose import lesson_text
 from .steps import Lesson
@@ -16,10 +16,8 @@ __all__ = [
            "download_csv",
            "escape_markdown",
            "lesson_text",
-           "page_header",
            "plotly_chart",
            "presenting",
            "quoted",
-           "sequence_input",
            "vega_lite_spec",
 ]

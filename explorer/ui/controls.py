@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import math
 from collections.abc import Callable, Sequence
 
@@ -24,8 +23,7 @@ from .links import Choice, Flag, Number, Text, Unusable, read
 from .present import presenting
 from .text import escape_markdown, quoted
 
-__all__ = ["OWN_TEXT", "PARAMETERS_KEY", "SequenceInput", "UrlControls", "altair_chart", "download_csv",
-           "page_header", "sequence_input"]
+__all__ = ["OWN_TEXT", "PARAMETERS_KEY", "UrlControls", "altair_chart", "download_csv", "vega_lite_spec"]
 
 PARAMETERS_KEY = "_url_parameters"  # session state: this page's URL parameters, {key: (label, value)}
 
@@ -234,54 +232,6 @@ class UrlControls:
                     icon=":material/link_off:")
 
 
-class SequenceInput(list):
-    """The tokens a page runs on (a list), and what was dropped, cut or replaced on the way from the
-    user's text (`problems`, plain text).  A verdict on the model's answer is only honest when
-    `complete`: the model read everything the user wrote."""
-
-    def __init__(self, tokens, problems=()):
-        super().__init__(tokens)
-        self.problems = tuple(problems)
-
-    @property
-    def complete(self) -> bool:
-        return not self.problems
-
-
-def sequence_input(controls: UrlControls, task, presets: Sequence[str], key: str, text_key: str, *, label: str,
-                   text_label: str, unit: str, help: str, max_chars: int, where=st) -> SequenceInput:
-    """A preset picker with an "own text" option, parsed into the task's tokens.
-
-    Unknown or surplus tokens are said right under the input; fewer than two usable tokens fall
-    back to the first preset, so the page always has a sequence to show.
-    """
-    picked = controls.selectbox(label, [*presets, OWN_TEXT], 0, key, where=where)
-    text = picked
-    if picked == OWN_TEXT:
-        text = controls.text_area(text_label, presets[0], text_key, max_chars, where=where, help=help)
-    parsed = task.parse(text)
-    problems, tokens = list(parsed.problems), list(parsed.tokens)
-    if len(tokens) < 2:
-        problems.append(f"fewer than two {unit}, so the first example is shown instead")
-        tokens = list(task.parse(presets[0]).tokens)
-    if problems:  # they quote what the user typed: shown as literal text
-        where.warning("\n".join(f"- {escape_markdown(problem)}." for problem in problems), icon=":material/warning:")
-    return SequenceInput(tokens, problems)
-
-
-@st.cache_data(max_entries=96, show_spinner=False)
-def _vega_lite_spec(module: str, name: str, args: tuple, kwargs: dict) -> dict:
-    """The Vega-Lite dict of one chart builder call, cached by its arguments (frames are hashed by
-    content).  Building an Altair chart and converting it is costly; a cached spec comes back as a
-    fresh copy at next to no cost, so a rerun that changes some other control
-    does not pay for it again.  The builder is looked up by name, so only the figure modules
-    (explorer.figures.*) are accepted."""
-    if not module.startswith("explorer.figures."):
-        raise ValueError(f"not a chart builder of explorer.figures: {module}.{name}")
-    build = getattr(importlib.import_module(module), name)
-    return vega_lite_spec(build(*args, **kwargs))
-
-
 def vega_lite_spec(chart) -> dict:
     """An Altair chart's Vega-Lite dict, unvalidated, with its inline datasets (rows) as Arrow bytes.
     Streamlit sends each dataset as Arrow and converts rows to it at every draw (most of a drawn
@@ -293,23 +243,15 @@ def vega_lite_spec(chart) -> dict:
     return spec
 
 
-def altair_chart(build, *args, where=st, key: str | None = None, **kwargs) -> None:
-    """Draw `build(*args, **kwargs)`, an Altair chart builder of `explorer.figures`, through a cache of its
-    Vega-Lite dict (see `_vega_lite_spec`).  A ready Vega-Lite dict is drawn as it is.  Either way
-    st.altair_chart's schema validation, which would run for every chart on every rerun, is skipped:
-    the builders are validated once, by the unit tests."""
-    spec = build if isinstance(build, dict) else _vega_lite_spec(build.__module__, build.__name__, args, kwargs)
+def altair_chart(spec: dict, *, where=st, key: str | None = None) -> None:
+    """Draw a chart's Vega-Lite dict as `vega_lite_spec` made it (the lesson runtime makes it once per
+    setting), its fonts raised when presenting.  st.altair_chart's schema validation, which would run
+    for every chart on every rerun, is skipped: the builders are validated once, by the unit tests."""
     if presenting():
         from ..figures.presentation import enlarge_vega_lite
 
         spec = enlarge_vega_lite(spec)
     where.vega_lite_chart(spec, width="stretch", key=key)
-
-
-def page_header(title: str, lead: str) -> None:
-    """The page title and a one-paragraph lead in the same style on every page."""
-    st.title(title)
-    st.markdown(lead)
 
 
 def download_csv(filename: str, label: str, make_csv: Callable[..., str], *args, where=st, key=None,

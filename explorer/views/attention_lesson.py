@@ -21,7 +21,6 @@ import numpy as np
 
 from ..model.positional import ENCODINGS
 from ..model.transformer import is_causal
-from ..training.parsed_input import OWN_TEXT
 from ..training.tasks import get_task
 from .attention import (
     MASKS,
@@ -39,7 +38,7 @@ from .attention import (
     shipped_variants,
 )
 from .attention_claims import Seen, notices
-from .settings import setting
+from .settings import own_text, picked_text, picker, setting
 
 __all__ = ["BLOCKS", "COMPARISONS", "AttentionLessonView", "AttentionSettings", "CompareSettings", "CompareView",
            "attention_lesson_view", "compare_view", "natural_mask", "read_input"]
@@ -64,8 +63,7 @@ def read_input(s, task: str | None = None) -> tuple[tuple[str, ...], tuple[str, 
     """The tokens of the task's input (by default the chosen task's), and what could not be read
     (fewer than two usable tokens: the first preset instead)."""
     name = task or s.task
-    picked = getattr(s, f"input_{name}")
-    parsed = get_task(name).parse(getattr(s, f"text_{name}") if picked == OWN_TEXT else picked)
+    parsed = get_task(name).parse(picked_text(s, name))
     problems, tokens = list(parsed.problems), parsed.tokens
     if len(tokens) < 2:
         problems.append("fewer than two known tokens, so the first example is shown instead")
@@ -79,14 +77,11 @@ def _pad_limit(task: str):
 
 
 def _input(task: str):
-    return setting(PRESETS[task][0], "Input", url=f"input_{task}", options=(*PRESETS[task], OWN_TEXT),
-                   when=lambda s: s.task == task)
+    return picker(task, PRESETS[task])
 
 
 def _text(task: str):
-    return setting(PRESETS[task][0], "Your input", url=f"text_{task}", max_chars=MAX_CHARS,
-                   help="Tokens separated by spaces, from this task's vocabulary.",
-                   when=lambda s: s.task == task and getattr(s, f"input_{task}") == OWN_TEXT)
+    return own_text(task, PRESETS[task][0], MAX_CHARS, "Tokens separated by spaces, from this task's vocabulary.")
 
 
 def _pad(task: str):

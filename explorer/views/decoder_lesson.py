@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.kv_timing import CacheSweep, cache_sweep
+from ..training.parsed_input import OWN_TEXT
 from ..training.pretrained import PretrainedModelError, find_spec
 from ..training.tasks import get_task
 from .decoder import (
@@ -27,13 +28,12 @@ from .decoder import (
     model_shape,
     step_counts,
 )
-from .settings import setting
+from .settings import own_text, picked_text, picker, setting
 
 __all__ = ["OWN_TEXT", "SWEEP_LENGTHS", "WIDER", "ArchitectureSettings", "ArchitectureView", "CacheSettings",
            "CacheView", "DecoderSettings", "DecoderView", "architecture_view", "cache_view", "count_claim",
            "decoder_view", "mistake_claim", "mistake_effect", "timing_claim", "tokens_of", "wider_claim"]
 
-OWN_TEXT = "your own text…"  # the preset pickers' own-text option (explorer.ui.controls.OWN_TEXT)
 TOP_K = 5
 SWEEP_LENGTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128)  # the stopwatch's lengths (up to ~6× the longest example)
 WIDER = (256, 2, 4)  # the wider model the stopwatch also times (d_model, layers, heads): 4× wider, as deep
@@ -47,25 +47,21 @@ def _seq2seq(task: str) -> bool:
 
 def _input(task: str):
     """The preset picker of one model's input (it exists while that model is chosen)."""
-    return setting(PRESETS[task][0], "Input" if _seq2seq(task) else "Prompt", url=f"input_{task}",
-                   options=(*PRESETS[task], OWN_TEXT), widget="selectbox", when=lambda s: s.task == task)
+    return picker(task, PRESETS[task], "Input" if _seq2seq(task) else "Prompt", widget="selectbox")
 
 
 def _text(task: str):
     """The text box under the picker, when it says "your own text…"."""
-    help = ("Letters A–P separated by spaces (or one word)." if _seq2seq(task) else
-            "Tokens t0 … t23 separated by spaces; a run of different tokens, then its start again.")
-    return setting(PRESETS[task][0], "Your input", url=f"text_{task}", max_chars=MAX_CHARS, help=help,
-                   when=lambda s: s.task == task and getattr(s, f"input_{task}") == OWN_TEXT)
+    return own_text(task, PRESETS[task][0], MAX_CHARS,
+                    "Letters A–P separated by spaces (or one word)." if _seq2seq(task) else
+                    "Tokens t0 … t23 separated by spaces; a run of different tokens, then its start again.")
 
 
 def tokens_of(settings) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The tokens the model reads, and what was dropped, cut or replaced on the way from the
     chosen or typed text (plain sentences).  Fewer than two usable tokens: the first preset."""
     task = get_task(settings.task)
-    picked = getattr(settings, f"input_{settings.task}")
-    text = getattr(settings, f"text_{settings.task}") if picked == OWN_TEXT else picked
-    parsed = task.parse(text)
+    parsed = task.parse(picked_text(settings, settings.task))
     problems, tokens = list(parsed.problems), list(parsed.tokens)
     if len(tokens) < 2:
         unit = "letters from A to P" if _seq2seq(settings.task) else "known tokens (t0 … t23)"

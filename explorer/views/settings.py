@@ -43,7 +43,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-__all__ = ["Control", "check", "controls_of", "from_link", "samples", "setting", "so_far"]
+from ..training.parsed_input import OWN_TEXT
+
+__all__ = ["Control", "check", "controls_of", "from_link", "own_text", "picked_text", "picker", "samples", "setting",
+           "so_far"]
 
 WIDGETS = ("slider", "select_slider", "selectbox", "radio", "toggle", "text")
 
@@ -142,6 +145,25 @@ def setting(default, label: str, *, url: str, bounds: Sequence[float] | Callable
     if not callable(control.options) and not callable(control.bounds) and not control.allows(default):
         raise ValueError(f"{label}: the default {default!r} is not one its control allows")
     return dataclasses.field(default=default, metadata={"control": control})
+
+
+def picker(task: str, presets: Sequence[str], label: str = "Input", widget: str | None = None):
+    """The preset picker of one task's input, field `input_<task>` (there while that task is chosen):
+    the task's examples, then OWN_TEXT, which opens the text box `own_text(task, ...)`."""
+    return setting(presets[0], label, url=f"input_{task}", options=(*presets, OWN_TEXT), widget=widget,
+                   when=lambda s: s.task == task)
+
+
+def own_text(task: str, default: str, max_chars: int, help: str):
+    """The text box under a task's preset picker, field `text_<task>`: there while the picker says OWN_TEXT."""
+    return setting(default, "Your input", url=f"text_{task}", max_chars=max_chars, help=help,
+                   when=lambda s: s.task == task and getattr(s, f"input_{task}") == OWN_TEXT)
+
+
+def picked_text(settings, task: str) -> str:
+    """The text of a task's input (`picker`, `own_text`): the example picked, or the text typed."""
+    picked = getattr(settings, f"input_{task}")
+    return getattr(settings, f"text_{task}") if picked == OWN_TEXT else picked
 
 
 def controls_of(settings_type: type) -> list[tuple[str, Control]]:
