@@ -149,7 +149,8 @@ def token_axis(labels, *, domain, anchor, size, reverse=False, show=True, every:
     """A numeric axis 0 … n−1 with the tokens as tick text (show=False: blank ticks, for panels that
     share the row labels of the first), every `every`-th token labelled (see `label_step`).  Labels
     are never turned by Plotly (it turns crowded ones 90°, into a column of letters): short ones stay
-    upright, longer ones on a horizontal axis are slanted 45°; the margin grows to hold them."""
+    upright, longer ones on a horizontal axis are slanted 45°; the margin grows to hold them (Plotly's
+    automargin here; the figure is sent with that room worked out instead, explorer/figures/margins.py)."""
     shown = list(range(0, len(labels), max(1, every)))
     axis = {
         "domain": list(domain), "anchor": anchor, "tickmode": "array", "tickvals": shown,

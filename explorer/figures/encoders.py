@@ -108,7 +108,7 @@ def encoder_figures(view) -> EncoderFigures:
         return EncoderFigures(None, None, None, None)
     labels = token_labels(view.tokens)
     to_mean = bar_chart(labels, view.to_mean, title="Each token vector against the mean", label_title="token",
-                        value_title="cosine with the mean", domain=(min(0.0, float(view.to_mean.min())) - 0.1, 1.15))
+                        value_title="cosine to mean", domain=(min(0.0, float(view.to_mean.min())) - 0.1, 1.15))
     vectors = vectors_heatmap(view.tokens, view.hidden, view.mean)
     to_mean.layout.height = max(vectors.layout.height, 300)  # side by side; a long text's bars squeeze as its rows do
     return EncoderFigures(vectors, to_mean, pooling_chart(view.report), pooling_frame(view.report))
