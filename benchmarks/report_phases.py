@@ -220,6 +220,8 @@ def plotly_draw(data: dict) -> list[str]:
     title = "One figure drawn alone: margins worked out or Plotly's automargin (Chromium)"
     if failed := _failed(title, result):
         return failed
+    from .plotly_draw import table
+
     return [f"## {title}", "",
             f"`benchmarks/plotly_draw.py`, median of {result.get('reps')} repetitions, ms: every Plotly figure of "
             f"every lesson at its defaults, drawn alone into a 1000 px wide div of a blank page (plotly.js "
@@ -229,7 +231,7 @@ def plotly_draw(data: dict) -> list[str]:
             "automargin (*automargin*). **Automargin**: the same figure as built, its margins left to Plotly, which "
             "measures the drawn labels and draws the figure again. Beside them, the browser-speed floor's 32 × 32 "
             "heatmap, drawn in the same repetitions.", "",
-            result["table"], ""]
+            table(result), ""]
 
 
 def first_click(data: dict) -> list[str]:

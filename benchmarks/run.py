@@ -271,17 +271,10 @@ def main(argv: list[str] | None = None) -> int:
 
     timed("browser-speed", browser_speed_phase)
 
-    def plotly_draw_phase():
-        from .plotly_draw import run_plotly_draw, table
-
-        result = run_plotly_draw(reps=2 if quick else 8, progress=log)
-        result["table"] = table(result)
-        return result
-
-    timed("plotly-draw", plotly_draw_phase)
-
     # Phases that call one module's run(...) with a quick and a full set of arguments.
-    simple = (("reveal", "reveal_speed", "run", {"reps": 1, "pages": ["decoder", "depth"], "progress": log},
+    simple = (("plotly-draw", "plotly_draw", "run_plotly_draw", {"reps": 2, "progress": log},
+               {"reps": 8, "progress": log}),
+              ("reveal", "reveal_speed", "run", {"reps": 1, "pages": ["decoder", "depth"], "progress": log},
                {"reps": 2, "pages": None, "progress": log}),
               ("first-click", "first_click", "run", {"wait_s": 3.0}, {"wait_s": 20.0}),
               ("heavy", "heavy", "run", {"reps": 1}, {"reps": 3}),

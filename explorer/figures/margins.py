@@ -27,6 +27,7 @@ PAD = 8  # px between the plot area and the axis (Streamlit's theme sets margin.
 LABEL_GAP = 4  # px between an axis and its tick labels
 LINE = 1.5  # a line of text, in em, generously
 SAFETY = 6  # px of margin beyond the labels' reach
+PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # Plotly's own margins, for a side a figure leaves out
 _NARROW, _WIDE = set("ijlrtfI.,:;'!|()[] "), set("mwMWQGOD@%#&")
 
 
@@ -98,7 +99,7 @@ def fit_margins(spec: dict) -> dict:
     axes = _axes(layout)
     meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
     base = dict(meta.get(FITTED) or layout.get("margin") or {})
-    margin = {side: float(base.get(side, 80 if side in "lr" else 100 if side == "t" else 80)) for side in "lrtb"}
+    margin = {side: float(base.get(side, default)) for side, default in PLOTLY_MARGIN.items()}
     base_size = _size(layout.get("font"), 12)
     for name, axis in axes.items():
         horizontal = name.startswith("x")
