@@ -1,6 +1,6 @@
 """The two server-level findings: garbage collection after every run, and TCP_NODELAY.
 
-GC: four servers at once, runner.postScriptGC on/off × app.py's gc.freeze() on/off
+GC: four servers at once, runner.postScriptGC on/off × the startup's gc.freeze() (explorer/serve/startup.py) on/off
 (EXPLORER_GC_FREEZE).  Latency: every page at its default setting, reruns interleaved over the four
 servers so that machine load hits them alike.  Memory: the same fixed sequence of visits on each
 (every control of every page through its values), then each server's resident memory.

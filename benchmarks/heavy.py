@@ -4,8 +4,8 @@
     (this checkout alone: phase `heavy` of benchmarks/run.py)
 
 Each page runs through streamlit.testing's AppTest at its largest settings, once to load models and
-imports, then again with the view caches cleared (explorer.views / explorer.analysis lru caches, the
-lesson runtime's cache, st.cache_data; loaded models are kept): that second run is measured.
+imports, then again with the caches of computed results cleared (explorer.caching's result caches, the
+lesson runtime's among them; loaded models are kept): that second run is measured.
 
 * total: process CPU time (every thread) of the uncached rerun;
 * piece: the largest piece of work the rerun ran on explorer.views.pool (thread CPU time of that
@@ -54,11 +54,20 @@ PAGES = {
 }
 
 
-KEEP = {"gradients, setting": {"recall_accuracy"}}  # caches a page's measured rerun keeps
+KEEP = {"gradients, setting": {"explorer.views.gradients.recall_accuracy"}}  # caches a page's measured rerun keeps
 
 
 def _clear_view_caches(keep: set[str] = frozenset()) -> None:
-    import streamlit as st
+    """Every computed result of the library; what is loaded from shipped files stays loaded (and
+    MiniLM's corpus vectors with it, as a server keeps them from its first search on)."""
+    keep = {*keep, "explorer.training.minilm._corpus_vectors"}
+    caching = sys.modules.get("explorer.caching")
+    if caching is not None:  # every cache of the library is listed there (the runtime's one cache among them)
+        for cache in caching.CACHES:
+            if cache.kind == "result" and cache.name not in keep:
+                cache.function.cache_clear()
+        return
+    import streamlit as st  # an older tree (--before): its caches, found in its modules
 
     layers = ("explorer.views", "explorer.analysis")
     for name, module in list(sys.modules.items()):
@@ -66,7 +75,7 @@ def _clear_view_caches(keep: set[str] = frozenset()) -> None:
             for value in vars(module).values():  # defined there: a loaded model (training) stays loaded
                 own = getattr(value, "__module__", None) or ""
                 if callable(getattr(value, "cache_clear", None)) and own.startswith(layers) \
-                        and getattr(value, "__name__", "") not in keep:
+                        and f"{own}.{getattr(value, '__name__', '')}" not in keep:
                     value.cache_clear()
     runtime = sys.modules.get("explorer.serve.runtime")
     if runtime is not None:  # the lesson runtime's one cache

@@ -374,7 +374,7 @@ def _gc(data: dict) -> list[str]:
            f"Four servers at once; every page at its defaults, {gc['reps']} reruns back to back on each, interleaved "
            "over the servers (p50 / p95 ms). Memory: resident memory after those reruns, and after the same fixed "
            "sequence of visits on each server (every control of every page through up to 6 of its values).", "",
-           "| runner.postScriptGC | gc.freeze() in app.py | " + " | ".join(pages)
+           "| runner.postScriptGC | gc.freeze() after a page's first run | " + " | ".join(pages)
            + " | RSS after reruns | RSS after the fixed workload |",
            "|---|---|" + "---|" * len(pages) + "---|---|"]
     for v in variants:

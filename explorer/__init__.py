@@ -11,7 +11,7 @@ model ← training ← analysis ← views; tests/system/test_layers.py keeps it 
 
 The names below are the public API for notebook users (see the README, "Use it from Python").  They
 are imported on first use (PEP 562), so that `explorer.ui` loads without torch: the app's home page
-renders without waiting for torch's import, which happens in the background (app.py).
+renders without waiting for torch's import, which happens in the background (explorer/serve/startup.py).
 """
 
 import importlib

@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..caching import bounded_cache
 from ..model.building import seeded
 from ..model.transformer import NORM_PLACEMENTS, EncoderLayer
-from .caching import bounded_cache
 from .gradients import INPUT_SEED_OFFSET, default_readout, random_sequence
 
 __all__ = [

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..caching import bounded_cache
 from ..training.minilm import SENTENCE_TOKENS, MiniLM, load_minilm
 from ..training.sentences import POOLINGS, Corpus, cosine_matrix, load_corpus
-from .caching import bounded_cache
 
 __all__ = ["AttentionSinks", "PoolingScores", "attention_sinks", "pair_indices", "pooling_report"]
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..caching import bounded_cache
 from ..model.building import seeded
 from ..model.generation import IncrementalDecoder
 from ..model.transformer import Transformer, TransformerConfig
-from .caching import bounded_cache
 
 __all__ = ["CacheSweep", "cache_sweep", "crossover"]
 

@@ -25,12 +25,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..caching import bounded_cache
 from ..model.building import with_weights
 from ..model.generation import IncrementalDecoder
 from ..model.positional import ENCODINGS, t5_relative_buckets
 from ..training.pretrained import MODEL_SPECS, build_model, load_model, model_name
 from ..training.tasks import EOS, SequenceToSequenceTask
-from .caching import bounded_cache
 
 __all__ = [
     "LONGEST",

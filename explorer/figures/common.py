@@ -15,7 +15,6 @@ below float64's smallest number (≈ 1e−308), which a true log scale (or a bro
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ import plotly.io
 from plotly.basedatatypes import BaseFigure
 from plotly.colors import get_colorscale
 
+from ..caching import loaded
 from .margins import fit_margins
 
 __all__ = [
@@ -77,7 +77,7 @@ CHART_HEIGHT = 420
 # --- Plotly ---------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=16)
+@loaded(16)
 def _scale_stops(name: str) -> tuple[tuple[float, str], ...]:
     return tuple((float(v), str(c)) for v, c in get_colorscale(name))
 

@@ -7,6 +7,9 @@ once per setting, the warm-up of every lesson's default view, and the adapter to
     adapter.py   `serve_lesson`: a page script declares its sections; this draws them
     live.py      a lesson that trains on the server (`LessonSpec.live`): its buttons, the session's
                  run in the training manager, the polling fragment and the replay
+    startup.py   once per server: torch's import and the warm-up in the background, gc.freeze
 
-Lessons move onto it one at a time (issue "One lesson runtime"): depth first, then gradients and train.
+Every cache of the library is made by explorer/caching.py; runtime.py lists, budgets and clears them.
+
+Every lesson page (app_pages/, all but home.py) is one call to `serve_lesson`.
 """

@@ -143,7 +143,7 @@ def measured_box(box) -> None:
 
 def warm_lessons() -> dict[str, float]:
     """Every lesson's default view and figures, then every lesson step's, as the pages will ask for
-    them (app.py's warm-up)."""
+    them (the server's warm-up: explorer/serve/startup.py)."""
     pages = {lesson.page for lesson in LESSONS}
     return runtime.warm(sendable, LESSONS, {page: [step.settings for step in load_steps(page)] for page in pages})
 

@@ -13,6 +13,11 @@ in a cache of their own, so that polling a run never pushes the lessons' views o
 `warm()` computes every lesson's default view, `view(Settings())`: the defaults are the settings
 dataclass's, not a copy of them; then the view of every lesson step (`at_step`: a step's values, as
 a link gives them), so that a lecturer's Reveal finds its view computed.
+
+Every cache in the library is made by explorer/caching.py and listed there; the runtime owns them:
+`RESULT_BUDGET` is what a server process may keep of computed results, all caches together (the
+sum of their byte budgets must fit it: tests/system/test_sessions.py); `caches()` lists them with
+their use and `clear()` empties them (a test that replaces the shipped files, a benchmark's cold run).
 """
 
 from __future__ import annotations
@@ -22,12 +27,17 @@ import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..analysis.caching import bounded_cache
+from .. import caching
+from ..caching import bounded_cache
 from ..views.pool import REQUESTER, Requester
 from ..views.settings import check, from_link
 from .lessons import LESSONS, LessonSpec
 
-__all__ = ["Shown", "at_step", "given_by", "shown", "shown_at", "warm"]
+__all__ = ["RESULT_BUDGET", "Shown", "at_step", "caches", "clear", "given_by", "shown", "shown_at", "warm"]
+
+# Bytes of computed results one server process may keep, in every cache of the library together
+# (the loads of shipped files come on top: they are few, and each is loaded once).
+RESULT_BUDGET = 256_000_000
 
 
 @dataclass(frozen=True)
@@ -118,3 +128,15 @@ def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSON
     finally:
         REQUESTER.reset(token)
     return seconds
+
+
+def caches() -> list[tuple[str, str, caching.CacheInfo]]:
+    """(name, kind, cache_info()) of every cache in the library loaded so far (kind "result" or "load")."""
+    return [(cache.name, cache.kind, cache.function.cache_info()) for cache in caching.CACHES]
+
+
+def clear(kinds: tuple[str, ...] = ("result", "load"), keep: frozenset[str] = frozenset()) -> None:
+    """Empty every cache of these kinds (`keep`: names of caches left as they are)."""
+    for cache in caching.CACHES:
+        if cache.kind in kinds and cache.name not in keep:
+            cache.function.cache_clear()

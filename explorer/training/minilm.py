@@ -24,10 +24,8 @@ raises `MiniLMError` with a message that says how to restore it; the rest of the
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +34,7 @@ import numpy as np
 import torch
 from safetensors.torch import load as load_safetensors
 
+from ..caching import bounded_cache, loaded
 from ..model.building import with_weights
 from ..model.transformer import EncoderLayer, Stack, TransformerConfig
 from .pretrained import PRETRAINED_DIR, PretrainedModelError
@@ -307,7 +306,7 @@ class MiniLM:
         return rank(scores, k)
 
 
-@functools.lru_cache(maxsize=2)  # ≤ 2 corpora × 2 poolings × 2048 × 384 float32: 12.6 MB at most
+@bounded_cache(2, max_bytes=28_000_000)  # 2 poolings × 2048 × 384 float32 = 6.3 MB a corpus
 def _corpus_vectors(model: MiniLM, corpus: tuple[str, ...]) -> dict[str, np.ndarray]:
     vectors = model._embed(corpus, ("mean", "cls"), SENTENCE_TOKENS)
     for array in vectors.values():
@@ -315,10 +314,7 @@ def _corpus_vectors(model: MiniLM, corpus: tuple[str, ...]) -> dict[str, np.ndar
     return vectors
 
 
-_LOADING = threading.Lock()  # two sessions opening the page at once load the model once, not twice
-
-
-@functools.lru_cache(maxsize=2)
+@loaded(2)
 def _load(model_dir: Path) -> MiniLM:
     return MiniLM(model_dir)
 
@@ -327,6 +323,5 @@ def load_minilm(model_dir: Path | str | None = None) -> MiniLM:
     """all-MiniLM-L6-v2 from pretrained/all-MiniLM-L6-v2 (or `model_dir`), loaded once per process and
     shared: callers must not modify it.  Raises MiniLMError when a file is missing or damaged
     (nothing is cached then, so restored files are picked up on the next call)."""
-    path = Path(model_dir) if model_dir is not None else minilm_dir()
-    with _LOADING:
-        return _load(path)
+    # Two sessions opening the page at once load it once: the second waits for the first's load.
+    return _load(Path(model_dir) if model_dir is not None else minilm_dir())

@@ -10,7 +10,6 @@ regenerates it.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import torch
 from safetensors.torch import load as load_safetensors
 from torch import nn
 
+from ..caching import loaded
 from ..model.building import with_weights
 from ..model.rnn import RECURRENT_KINDS, RecurrentTagger
 from ..model.transformer import Transformer, TransformerConfig
@@ -318,7 +318,7 @@ def load_model_uncached(name: str, directory: Path = PRETRAINED_DIR) -> LoadedMo
     return LoadedModel(name, model, task, card)
 
 
-@functools.lru_cache(maxsize=64)
+@loaded(64)
 def load_model(name: str) -> LoadedModel:
     """The shipped model `name`, loaded once per process and shared; callers must not modify it."""
     return load_model_uncached(name)

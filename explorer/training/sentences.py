@@ -21,13 +21,14 @@ the lowercase word sets.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..caching import loaded
 
 __all__ = [
     "CORPUS_FILE",
@@ -75,7 +76,7 @@ class Corpus:
         return self.topics[self.group[i]]
 
 
-@functools.lru_cache(maxsize=2)
+@loaded(2)
 def load_corpus(path: Path | str = CORPUS_FILE) -> Corpus:
     """The shipped corpus (or another file of the same form), read once per process."""
     doc = json.loads(Path(path).read_text(encoding="utf-8"))

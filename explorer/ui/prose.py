@@ -9,10 +9,10 @@ be given.  Other braces ($b^{2i/d}$, $2i{+}1$) are left alone.
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 
+from ..caching import loaded
 from ..views.claims import fill
 
 __all__ = ["LESSON_DIR", "lesson_sections", "lesson_text"]
@@ -21,7 +21,7 @@ LESSON_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 _SECTION = re.compile(r"^<!-- (.+?) -->$", re.MULTILINE)
 
 
-@functools.lru_cache(maxsize=16)
+@loaded(16)
 def lesson_sections(page: str) -> dict[str, str]:
     """{section name: its text, without the blank lines around it} of app_pages/lessons/<page>.md,
     read once per process."""

@@ -22,7 +22,6 @@ answer a presentation clicker too (PageDown / PageUp): PageDown reveals first, t
 
 from __future__ import annotations
 
-import functools
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ..caching import loaded
 from ..views.claims import Claim, say
 from .text import escape_markdown
 
@@ -52,7 +52,7 @@ class Step:
     claim: str = ""  # the claim that makes `reveal` true (its numbers are filled from the view)
 
 
-@functools.lru_cache(maxsize=32)
+@loaded(32)
 def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
     """The steps of a page (its url_path), checked: every step has a title, a question to predict,
     what to reveal, and a table of settings.  A page without a file has no steps."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..analysis.caching import bounded_cache
+from ..caching import bounded_cache
 from ..model.building import seeded
 from ..model.transformer import Transformer, TransformerConfig
 from ..training.pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..analysis.caching import bounded_cache
 from ..analysis.cost import Cost, attention_cost, conv1d_cost, encoder_layer_cost, recurrent_cost
 from ..analysis.timing import Timing, measure_forward_times
+from ..caching import bounded_cache
 from ..model.attention import MultiHeadAttention
 from ..model.parameters import count_parameters
 from ..model.rnn import RecurrentNet

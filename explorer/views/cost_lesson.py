@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..analysis.caching import bounded_cache
 from ..analysis.timing import Timing, slower_from
+from ..caching import bounded_cache
 from .claims import Claim
 from .cost import ComplexityRow, complexity_rows, forward_times, operations_curves, operations_lengths
 from .measured import Measured, attention_parameters, convolution_parallel

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..analysis.caching import bounded_cache
 from ..analysis.cost import cache_setup_cost, generation_step_cost
 from ..analysis.decoding import decode_steps
+from ..caching import bounded_cache
 from ..model.building import shapes_only
 from ..model.parameters import count_parameters
 from ..model.transformer import Transformer, TransformerConfig

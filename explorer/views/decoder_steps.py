@@ -7,11 +7,11 @@ parameter counts: ArchitectureView) and its values are the numbers and tokens th
 
 from __future__ import annotations
 
-import functools
 import types
 
 import numpy as np
 
+from ..caching import loaded
 from ..model.parameters import count_parameters
 from ..training.pretrained import PretrainedModelError, load_model
 from .claims import Claim
@@ -180,7 +180,7 @@ CACHE_CLAIMS = types.MappingProxyType({"cache_saves": Claim(_cache_saves, _saves
 # --- the architectures (ArchitectureView) -------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4)  # one int per shipped decoder task
+@loaded(4)  # one int per shipped decoder task
 def _shipped_parameters(task: str) -> int | None:
     try:
         return count_parameters(load_model(DECODER_MODELS[task]).model)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.bptt import recurrent_log_gradient_norms
-from ..analysis.caching import bounded_cache
 from ..analysis.dependency import UnmaskedAttentionStack, fast_dependency_matrix
 from ..analysis.gradients import INPUT_SEED_OFFSET, build_sequence_model, input_gradient_norms, random_sequence
+from ..caching import bounded_cache
 from ..model.rnn import RECURRENT_KINDS
 from ..training.pretrained import distance_band_edges, load_model, recall_correct
 from .pool import POOL

@@ -19,14 +19,13 @@ are deep copies, cached per process.
 from __future__ import annotations
 
 import copy
-import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..analysis.caching import bounded_cache
+from ..caching import bounded_cache, loaded
 from ..model.positional import ABSOLUTE_ENCODINGS, index_encoding, sinusoidal_encoding, sinusoidal_wavelengths
 from ..training.pretrained import PretrainedModelError, load_model, model_name
 from ..training.tasks import get_task
@@ -91,7 +90,7 @@ class EncodingMatrix:
     source: str  # one line for a caption
 
 
-@functools.lru_cache(maxsize=4)
+@loaded(4)
 def learned_table(name: str = LEARNED_MODEL, stack: str = "encoder") -> np.ndarray:
     """The position table a shipped model learned, as a read-only float64 copy (never the model's)."""
     module = getattr(load_model(name).model, stack).position
@@ -300,7 +299,7 @@ def matrix_view(kind: str, n_positions: int, d_model: int, base: float, measure:
 # --- why attention needs position: the shuffle demo --------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8)  # one per shipped encoding (7 of them)
+@loaded(8)  # one per shipped encoding (7 of them)
 def float64_encoder(encoding: str):
     """A float64 deep copy of the encoder of `reverse-<encoding>-h4-l2` (the shared model is untouched)."""
     encoder = copy.deepcopy(load_model(model_name(REVERSE_TASK, encoding)).model.encoder)

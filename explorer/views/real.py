@@ -7,14 +7,13 @@ here are read-only.  A missing or damaged package raises MiniLMError, which the 
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.caching import bounded_cache
 from ..analysis.referent import REFERENT_FILE
+from ..caching import bounded_cache, loaded
 from ..model.positional import sinusoidal_encoding
 from ..training.minilm import MiniLMError, load_minilm
 
@@ -93,7 +92,7 @@ class ReferentHeads:
     regenerate: str
 
 
-@functools.lru_cache(maxsize=1)
+@loaded(1)
 def referent_heads() -> ReferentHeads:
     """pretrained/minilm-referent-heads.json, checked for shape; MiniLMError if it is missing or broken."""
     try:
@@ -120,7 +119,7 @@ def model_facts() -> dict:
             "positions": c.max_len, "vocabulary": c.vocab_size}
 
 
-@functools.lru_cache(maxsize=1)
+@loaded(1)
 def minilm_positions() -> tuple[np.ndarray, float]:
     """The learned position table (512, 384) as a read-only float64 copy, and the 99th percentile of
     its |values|: a few dimensions reach 1.9 while 99 % of the values are within ±0.065, so a colour
@@ -130,7 +129,7 @@ def minilm_positions() -> tuple[np.ndarray, float]:
     return table, float(np.percentile(np.abs(table), 99))
 
 
-@functools.lru_cache(maxsize=1)
+@loaded(1)
 def position_tables() -> tuple[np.ndarray, np.ndarray, float]:
     """(MiniLM's learned position table, the sinusoidal table of the same size, the learned table's
     colour bound; see minilm_positions), read-only."""

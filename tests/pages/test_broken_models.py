@@ -10,13 +10,12 @@ page loads is not listed by hand: it is recorded by running every page of the ca
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
 
 import explorer.training.pretrained as pretrained
+from explorer.serve import runtime
 from explorer.ui.catalog import PAGES
 from tests.pages.test_hostile_input import run as run_page
 
@@ -24,15 +23,9 @@ REGENERATE = "python -m explorer.training.train"
 
 
 def clear_caches() -> None:
-    """Every cache of every loaded explorer module (lru_caches and view caches), and Streamlit's."""
-    pretrained.load_model.cache_clear()
-    for name, module in list(sys.modules.items()):
-        if name == "explorer" or name.startswith("explorer."):
-            for value in list(vars(module).values()):
-                if callable(value) and hasattr(value, "cache_clear"):
-                    value.cache_clear()  # the runtime's one cache (explorer.serve.runtime._shown) among them
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    """Every cache of the library (explorer.caching's, listed by the runtime): the loaded models,
+    the views computed from them, and the runtime's one cache."""
+    runtime.clear()
 
 
 class Copy:

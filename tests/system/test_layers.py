@@ -4,12 +4,15 @@
     figures                                  handed data: imports no other layer
     ui                                       Streamlit helpers; may use every layer but serve
     serve                                    the lesson runtime: may use every layer; its adapter
-                                             (serve/adapter.py, page.py, later.py, live.py) is the
+                                             (serve/adapter.py, page.py, later.py, live.py, startup.py) is the
                                              only Streamlit code outside ui
 
 Pages (app_pages/) and app.py may import anything; only they and explorer/ui import streamlit.
 Streamlit's non-public modules (anything but `streamlit` itself) are imported by one file alone,
 explorer/ui/internals.py, which tests/unit/test_streamlit_internals.py pins.
+Every cache is made by explorer/caching.py (a foundation every layer may import; it imports none),
+which lists them for the runtime: no other cache mechanism anywhere (functools' caches, Streamlit's),
+but the runtime's use of st.cache_resource for what runs once per server (explorer/serve).
 Every import counts, also one inside a function.
 """
 
@@ -32,7 +35,7 @@ ALLOWED = {
     "ui": {"model", "training", "analysis", "views", "figures"},
     "serve": {"model", "training", "analysis", "views", "figures", "ui"},
 }
-STREAMLIT_ALLOWED = {"ui", "serve/adapter.py", "serve/page.py", "serve/later.py", "serve/live.py"}
+STREAMLIT_ALLOWED = {"ui", "serve/adapter.py", "serve/page.py", "serve/later.py", "serve/live.py", "serve/startup.py"}
 PRIVATE_STREAMLIT_ALLOWED = ROOT / "explorer" / "ui" / "internals.py"
 PLOTTING = ("plotly", "altair")
 PLOTTING_ALLOWED = {"figures", "ui", "serve/adapter.py"}
@@ -41,6 +44,7 @@ MAX_PAGE_LINES = 300
 MAX_FUNCTION_LINES = 80
 
 LIBRARY = sorted((ROOT / "explorer").rglob("*.py"))
+CACHING = ROOT / "explorer" / "caching.py"
 PAGES = sorted((ROOT / "app_pages").glob("*.py"))
 
 
@@ -80,6 +84,9 @@ def test_the_rules_see_every_layer():
 @pytest.mark.parametrize("path", LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
 def test_imports_run_one_way(path: Path):
     layer = layer_of(path)
+    if path == CACHING:  # the foundation: no layer of explorer
+        assert not [m for _, m in imported_modules(path) if m.split(".")[0] in ("explorer", "streamlit", "torch")]
+        return
     if layer is None:  # explorer/__init__.py: the public API, loaded lazily
         return
     wrong = []
@@ -88,6 +95,8 @@ def test_imports_run_one_way(path: Path):
         if parts[0] == "explorer" and len(parts) > 1 and parts[1] in LAYERS:
             if parts[1] != layer and parts[1] not in ALLOWED[layer]:
                 wrong.append(f"line {line}: {module} (a {layer} module may import {sorted(ALLOWED[layer])})")
+        elif parts[:2] == ["explorer", "caching"]:
+            pass  # the one cache mechanism, for every layer
         elif parts[0] == "explorer" and len(parts) > 1:
             wrong.append(f"line {line}: {module} is not a layer of explorer")
         where = {layer, "/".join(path.relative_to(ROOT / "explorer").parts)}
@@ -162,8 +171,8 @@ PAGE_TRICKS = ("cache_resource", "cache_data", "lru_cache", "functools.cache", "
                "fragment", "below_the_fold", "put_off", "warm")
 
 
-def page_tricks(source: str) -> list[str]:
-    """What of PAGE_TRICKS a page's source names (attributes, names, imported modules and names)."""
+def page_tricks(source: str, tricks: tuple[str, ...] = PAGE_TRICKS) -> list[str]:
+    """What of `tricks` a source names (attributes, names, imported modules and names)."""
     names = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Attribute):
@@ -173,7 +182,7 @@ def page_tricks(source: str) -> list[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update(alias.name for alias in node.names)
             names.add(getattr(node, "module", None) or "")
-    return sorted(t for t in PAGE_TRICKS if any(t == n or t in n.split(".") for n in names))
+    return sorted(t for t in tricks if any(t == n or t in n.split(".") for n in names))
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
@@ -187,3 +196,37 @@ def test_the_page_rule_catches_a_cache():
     assert page_tricks("import streamlit as st\n\n@st.cache_data\ndef f():\n    return 1\n") == ["cache_data"]
     assert page_tricks("from functools import lru_cache\n") == ["lru_cache"]
     assert page_tricks("from explorer.serve.later import below_the_fold\n") == ["below_the_fold"]
+
+
+# Cache mechanisms other than explorer.caching's (functools', Streamlit's, a hand-made single flight).
+OTHER_CACHES = ("lru_cache", "functools.cache", "cached_property", "cache_data", "cache_resource", "SingleFlight")
+
+
+def other_caches(source: str) -> list[str]:
+    found = page_tricks(source, OTHER_CACHES)
+    tree = ast.parse(source)
+    if any(isinstance(n, ast.ImportFrom) and n.module == "functools" and any(a.name == "cache" for a in n.names)
+           for n in ast.walk(tree)):
+        found.append("functools.cache")
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_cache_is_made_by_the_one_cache_module(path: Path):
+    """A newcomer learns one cache: explorer.caching's (bounded_cache for results, loaded for shipped
+    files), which the runtime lists, budgets and clears; the runtime alone keeps what runs once per
+    server in st.cache_resource."""
+    if path == CACHING:
+        return
+    in_runtime = path.is_relative_to(ROOT / "explorer" / "serve")
+    allowed = {"cache_resource"} if in_runtime else set()
+    found = [name for name in other_caches(path.read_text()) if name not in allowed]
+    assert not found, f"{path.relative_to(ROOT)}: a cache outside explorer.caching: {found}"
+
+
+def test_the_cache_rule_catches_one():
+    lru = "import functools\n\n@functools.lru_cache(maxsize=2)\ndef f(x):\n    return x\n"
+    assert other_caches(lru) == ["lru_cache"]
+    assert other_caches("from functools import cache\n") == ["functools.cache"]
+    assert other_caches("import streamlit as st\n\n@st.cache_resource\ndef f():\n    return 1\n") == ["cache_resource"]
+    assert other_caches("from explorer.caching import bounded_cache, loaded\n") == []

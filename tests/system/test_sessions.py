@@ -8,8 +8,10 @@
 * Every cache in explorer/ and app_pages/ is bounded (lru_cache with a maxsize, st.cache_* with
   max_entries or ttl): nothing a class of users sets can grow process memory without limit.
 * The caches of computed results (explorer/views, explorer/analysis) are bounded by bytes as well
-  (explorer.analysis.caching.bounded_cache with max_bytes); only a plain lru_cache of at most
-  SMALL_LRU entries (per-process loads, a few fixed results) is left bounded by count alone.
+  (explorer.caching.bounded_cache with max_bytes); only a load (explorer.caching.loaded) of at most
+  SMALL_LRU entries (shipped files, a few results fixed by them) is left bounded by count alone.
+* Every cache of the library is listed by explorer.caching, and their byte budgets together fit the
+  runtime's RESULT_BUDGET.
 """
 
 from __future__ import annotations
@@ -193,7 +195,7 @@ def _cached_functions(path):
             for decorator in node.decorator_list:
                 call = decorator if isinstance(decorator, ast.Call) else None
                 name = ast.unparse(call.func if call else decorator)
-                if "cache" in name:
+                if "cache" in name or name == "loaded":
                     yield node, name, call
 
 
@@ -206,7 +208,41 @@ def test_computed_results_are_cached_within_a_byte_budget():
                 continue  # max_bytes is checked by test_every_cache_is_bounded
             size = call.keywords[0].value if call and call.keywords else (call.args[0] if call and call.args else None)
             small = isinstance(size, ast.Constant) and isinstance(size.value, int) and size.value <= SMALL_LRU
-            if not (name in ("functools.lru_cache", "lru_cache") and small):
+            if not (name == "loaded" and small):
                 problems.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {name} is not bounded by bytes "
-                                f"(use bounded_cache, or an lru_cache of at most {SMALL_LRU} entries)")
+                                f"(use bounded_cache, or a load of at most {SMALL_LRU} entries)")
     assert not problems, "\n".join(problems)
+
+
+def _decorated_caches() -> set[str]:
+    """module.function of every function the library's source decorates with bounded_cache or loaded."""
+    found = set()
+    for path in sorted((ROOT / "explorer").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in node.decorator_list:
+                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    if ast.unparse(target) in ("bounded_cache", "loaded", "caching.bounded_cache", "caching.loaded"):
+                        found.add(f"{module}.{node.name}")
+    return found
+
+
+def test_every_cache_is_listed_and_the_results_fit_the_runtimes_budget():
+    """The runtime owns the library's caches: every one is in explorer.caching.CACHES once every
+    lesson is loaded, and the byte budgets of the result caches add up to at most RESULT_BUDGET."""
+    import explorer.serve.adapter  # noqa: F401  every lesson's view and figures, through LESSONS
+    from explorer.serve import runtime
+
+    listed = [cache for cache in runtime.caches() if cache[0].startswith("explorer.")]  # not tests' own
+    names = [name for name, _, _ in listed]
+    assert len(names) == len(set(names)), "a cache listed twice"
+    decorated = _decorated_caches()
+    assert len(decorated) >= 30, "the source scan found the caches"
+    assert decorated == set(names), (f"made but not listed: {decorated - set(names)}; "
+                                     f"listed, not in the source: {set(names) - decorated}")
+    results = [(name, info.max_bytes) for name, kind, info in listed if kind == "result"]
+    assert all(budget for _, budget in results), "a result cache without a byte budget"
+    total = sum(budget for _, budget in results)
+    assert total <= runtime.RESULT_BUDGET, f"{total / 1e6:.0f} MB of result caches > {runtime.RESULT_BUDGET / 1e6} MB"
+    assert all(kind == "load" and info.max_bytes is None for _, kind, info in listed if kind != "result")

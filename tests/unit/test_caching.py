@@ -1,4 +1,4 @@
-"""explorer.analysis.caching: a cache bounded by entries and by the bytes of its arrays."""
+"""explorer.caching: a cache bounded by entries and by the bytes of its arrays."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis.caching import ENTRY_OVERHEAD, bounded_cache, nbytes
+from explorer.caching import CACHES, ENTRY_OVERHEAD, bounded_cache, loaded, nbytes
 
 
 @dataclass(frozen=True)
@@ -130,3 +130,56 @@ def test_a_failure_is_not_handed_to_the_callers_that_waited_for_it():
             first.result(10)
         assert all(np.array_equal(f.result(10), np.arange(3)) for f in waiting)
     assert len(calls) == 2  # the failure, then one computation for all three that waited
+
+
+def test_a_load_is_kept_whatever_its_size_bounded_by_count_and_read_once_when_asked_at_once():
+    calls, started = [], threading.Event()
+
+    @loaded(2)
+    def load(name):
+        calls.append(name)
+        started.set()
+        time.sleep(0.2)
+        return np.zeros(1_000_000)  # 8 MB: a result cache would need a 32 MB budget to keep it
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        first = pool.submit(load, "a")
+        started.wait(5)
+        results = [f.result(10) for f in (first, *[pool.submit(load, "a") for _ in range(3)])]
+    assert calls == ["a"] and all(r is results[0] for r in results)  # lru_cache would load it up to 4 times
+    load("b"), load("c")
+    info = load.cache_info()
+    assert (info.currsize, info.maxsize, info.max_bytes) == (2, 2, None)
+    assert load("c") is load("c") and calls == ["a", "b", "c"]
+
+
+def test_a_load_that_fails_keeps_nothing():
+    attempts = []
+
+    @loaded(4)
+    def load(name):
+        attempts.append(name)
+        if len(attempts) == 1:
+            raise FileNotFoundError(name)
+        return name.upper()
+
+    with pytest.raises(FileNotFoundError):
+        load("model")
+    assert load("model") == "MODEL" and load("model") == "MODEL" and attempts == ["model", "model"]
+
+
+def test_every_cache_made_is_listed_with_its_kind():
+    @bounded_cache(3, max_bytes=1000)
+    def result(x):
+        return x
+
+    @loaded(1)
+    def shipped(x):
+        return x
+
+    listed = {cache.name: cache for cache in CACHES}
+    here = f"{__name__}.test_every_cache_made_is_listed_with_its_kind.<locals>"
+    assert listed[f"{here}.result"].kind == "result" and listed[f"{here}.result"].function is result
+    assert listed[f"{here}.shipped"].kind == "load" and listed[f"{here}.shipped"].function is shipped
+    with pytest.raises(ValueError):
+        loaded(0)
