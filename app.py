@@ -10,10 +10,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import streamlit as st
 
+from explorer.serve.catalog import PAGES  # loads without torch (explorer/__init__.py)
 from explorer.serve.later import note_page_opened
+from explorer.serve.present import presenting_from_link
 from explorer.serve.startup import after_page_run
-from explorer.ui.catalog import PAGES  # loads without torch (explorer/__init__.py)
-from explorer.ui.present import presenting_from_link
 
 # A shipped icon: Material icons would be fetched from the internet for the browser tab.
 # A projected link (?present=1) opens with the sidebar folded away, so the figure has the screen.

@@ -3,10 +3,10 @@
 import streamlit as st
 
 from explorer.figures.common import matrix_csv
+from explorer.serve import download_csv, escape_markdown, lesson_text, plotly_chart, presenting
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import ATTENTION, ATTENTION_COMPARE
 from explorer.training.tasks import get_task
-from explorer.ui import download_csv, escape_markdown, lesson_text, plotly_chart, presenting
 
 RIGHT, WRONG = ":green[:material/check_circle: correct]", ":red[:material/cancel: wrong]"
 

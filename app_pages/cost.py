@@ -5,9 +5,9 @@ import streamlit as st
 from explorer.analysis.cost import attention_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS
 from explorer.figures.common import frame_csv
+from explorer.serve import altair_chart, download_csv, plotly_chart
 from explorer.serve.adapter import Button, Section, measured_box, serve_lesson
 from explorer.serve.lessons import COST, COST_CROSSOVER, COST_STOPWATCH
-from explorer.ui import altair_chart, download_csv, plotly_chart
 from explorer.views.cost import COST_LAYER_DETAILS, MAX_PASS_S, layers_to_connect
 from explorer.views.cost_lesson import TIMING_BUDGET_S, timed
 

@@ -5,10 +5,10 @@ import functools
 
 import streamlit as st
 
+from explorer.serve import escape_markdown, lesson_text, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import DECODER, DECODER_ARCHITECTURES, DECODER_CACHE
 from explorer.training.tasks import get_task
-from explorer.ui import escape_markdown, lesson_text, plotly_chart
 from explorer.views.decoder import DECODER_MODELS
 from explorer.views.decoder_lesson import count_claim, mistake_claim, mistake_effect, timing_claim, wider_claim
 

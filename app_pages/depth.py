@@ -3,9 +3,9 @@
 import streamlit as st
 
 from explorer.figures.common import frame_csv
+from explorer.serve import altair_chart, download_csv, lesson_text, plotly_chart
 from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import DEPTH
-from explorer.ui import altair_chart, download_csv, lesson_text, plotly_chart
 
 
 def gradient_by_layer(shown) -> None:

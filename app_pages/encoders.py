@@ -9,9 +9,9 @@ import streamlit as st
 
 from explorer.figures.common import frame_csv, matrix_csv
 from explorer.figures.encoders import CLIP_PERCENTILE, vectors_frame
+from explorer.serve import download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import ENCODER_BIRNN, ENCODER_SEARCH, ENCODER_SIMILARITY, ENCODER_SINKS, ENCODERS
-from explorer.ui import download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.views.encoders import BIRNN_WIDTH
 
 text = functools.partial(lesson_text, "encoders")

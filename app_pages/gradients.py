@@ -4,9 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import frame_csv, subscript
+from explorer.serve import altair_chart, download_csv, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import GRADIENT_DEPENDENCY, GRADIENT_RECALL, GRADIENTS
-from explorer.ui import altair_chart, download_csv, plotly_chart
 from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS, dependency_numbers
 from explorer.views.gradients import LEARNING_STEPS, RECALL_MODELS
 

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from explorer.ui import UrlControls
-from explorer.ui.catalog import LESSONS
-from explorer.ui.present import present_setting, style_page
+from explorer.serve import UrlControls
+from explorer.serve.catalog import LESSONS
+from explorer.serve.present import present_setting, style_page
 
 style_page()
 st.title("Attention Explorer")

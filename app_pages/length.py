@@ -7,9 +7,9 @@ from explorer.analysis.claims import PUBLISHED_LENGTHS
 from explorer.analysis.length import REVERSAL_MODELS, SAMPLES
 from explorer.figures.common import frame_csv
 from explorer.figures.length import human_bytes
+from explorer.serve import altair_chart, download_csv, lesson_text, plotly_chart
 from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
-from explorer.ui import altair_chart, download_csv, lesson_text, plotly_chart
 from explorer.views.length import ENCODING_LABELS
 
 PAGE = "length"

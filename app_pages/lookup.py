@@ -4,9 +4,9 @@ import streamlit as st
 
 from explorer.analysis.lookup import EXAMPLE_QUERY
 from explorer.figures.common import matrix_csv
+from explorer.serve import download_csv, plotly_chart
 from explorer.serve.adapter import Button, Preset, Section, measured_box, serve_lesson
 from explorer.serve.lessons import LOOKUP
-from explorer.ui import download_csv, plotly_chart
 from explorer.views.lookup import NOTHING, listed, lookup_facts, read_dictionary
 
 

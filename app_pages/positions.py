@@ -12,9 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import matrix_csv
+from explorer.serve import altair_chart, escape_markdown, lesson_text, plotly_chart
 from explorer.serve.adapter import Button, Preset, Section, claimed, measured_box, serve_lesson
 from explorer.serve.lessons import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
-from explorer.ui import altair_chart, escape_markdown, lesson_text, plotly_chart
 from explorer.views import position_facts as facts
 from explorer.views.position_lesson import CLASSIC, LECTURE
 from explorer.views.positions import LEARNED_MODEL, column_names

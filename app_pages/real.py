@@ -10,9 +10,9 @@ import functools
 import streamlit as st
 
 from explorer.figures.common import matrix_csv
+from explorer.serve import download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import REAL, REAL_REFERENT, REAL_TABLES
-from explorer.ui import download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.views.real import PAGE_MAX_TOKENS
 from explorer.views.real_lesson import sentence_facts
 

@@ -9,10 +9,10 @@ import math
 import numpy as np
 import streamlit as st
 
+from explorer.serve import lesson_text, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import TRAIN
 from explorer.training.runs import default_manager
-from explorer.ui import lesson_text, plotly_chart
 from explorer.views.train import RACE_TASKS
 
 text = functools.partial(lesson_text, "train")

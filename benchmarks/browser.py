@@ -16,7 +16,7 @@ import statistics
 import tempfile
 import time
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.support.server import streamlit_server
 
 from .latency import page_label

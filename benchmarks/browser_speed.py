@@ -9,7 +9,7 @@ recorded at the start of the run).  Both floors have the app's pages and URL pat
 st.navigation, so every measurement is the same gesture on all three, taken in turn (interleaved)
 in one run, and the machine's load hits all three alike.
 
-For every lesson page (explorer.ui.catalog.LESSONS):
+For every lesson page (explorer.serve.catalog.LESSONS):
 
 * switch: click the lesson in the sidebar navigation (coming from the lesson before it) until the
   page's key figure — its first chart in page order — is drawn: a Plotly chart whose drawn data
@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from explorer.ui.catalog import LESSONS
+from explorer.serve.catalog import LESSONS
 from tests.support.server import ROOT, streamlit_server
 from tests.support.wsclient import Session
 

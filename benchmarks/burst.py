@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.support.burst import burst, haproxy_events
 from tests.support.server import ROOT, streamlit_server
 

@@ -2,7 +2,7 @@
 
 Each round starts a fresh `streamlit run app.py` (same flags as the other benchmarks), waits for
 /_stcore/health, opens the home page over the websocket and waits for its `script_finished`, then
-visits every page of explorer.ui.catalog.PAGES once in catalog order, each in a new session (what the
+visits every page of explorer.serve.catalog.PAGES once in catalog order, each in a new session (what the
 first student to open each page waits for: imports, model loading, first figures).
 """
 
@@ -12,7 +12,7 @@ import asyncio
 import statistics
 import time
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.support.server import streamlit_server
 from tests.support.wsclient import Session
 

@@ -19,7 +19,7 @@ import os
 import socket
 import time
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.support.server import streamlit_server
 from tests.support.wsclient import Session
 

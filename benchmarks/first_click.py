@@ -17,7 +17,7 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-from explorer.ui.catalog import LESSONS
+from explorer.serve.catalog import LESSONS
 from tests.support.server import streamlit_server
 
 CHROMIUM = "/usr/bin/chromium"

@@ -1,5 +1,5 @@
 """Multipage floor apps for the browser benchmark (benchmarks/browser_speed.py): the same
-Streamlit, the same page names and URL paths as the app (st.navigation over explorer.ui.catalog.PAGES),
+Streamlit, the same page names and URL paths as the app (st.navigation over explorer.serve.catalog.PAGES),
 so a sidebar switch can be timed on the floor exactly as on the app.
 
 FLOOR_MODE=heatmap: every page draws a title and one 32×32 Plotly heatmap under a slider that shifts it.
@@ -21,7 +21,7 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project root
 
 from benchmarks.profiles import draw_item, load_profile
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 
 MODE = os.environ.get("FLOOR_MODE", "heatmap")
 PROFILE_DIR = Path(os.environ.get("FLOOR_PROFILE_DIR", "benchmarks/profiles"))

@@ -1,6 +1,6 @@
 """Interaction latency per page, side by side with the floor app.
 
-For every page of explorer.ui.catalog.PAGES, two settings:
+For every page of explorer.serve.catalog.PAGES, two settings:
 
 * default: the page as a bare link opens it;
 * largest: every slider at its maximum (select sliders at their last option), then each selectbox,
@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.support.wsclient import RunResult, Session, settable
 
 from .profiles import profile_summary, record_profile, save_profile

@@ -1,6 +1,6 @@
 """Classroom load: many concurrent sessions on loopback, each changing a control every ~2 s.
 
-Sessions are spread round-robin over explorer.ui.catalog.PAGES and arrive over the first seconds.
+Sessions are spread round-robin over explorer.serve.catalog.PAGES and arrive over the first seconds.
 Each one opens its page (the first visit is reported on its own), then until the end of the run
 sleeps a random 0.75-1.25 × the interval, sets one random URL-bound control (slider, select,
 radio or toggle) to a random allowed value and waits for the rerun to finish.  Sessions use the
@@ -23,7 +23,7 @@ import contextlib
 import random
 import time
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.support.server import tree_cpu_seconds, tree_memory_by_process, tree_memory_mb
 from tests.support.wsclient import Session, settable
 

@@ -23,8 +23,8 @@ import statistics
 import time
 from pathlib import Path
 
-from explorer.ui.catalog import LESSONS
-from explorer.ui.steps import load_steps
+from explorer.serve.catalog import LESSONS
+from explorer.serve.steps import load_steps
 from tests.support.claims import answer
 from tests.support.server import ROOT, streamlit_server
 

@@ -17,7 +17,7 @@ import asyncio
 import random
 import time
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.support.server import free_port, tree_memory_mb
 from tests.support.wsclient import Session
 

@@ -5,12 +5,14 @@
     analysis   lookup, gradients, back-propagation through time, dependency, depth, cost, timing
     views      what each lesson page shows, computed and cached, read-only (no Streamlit)
     figures    Plotly/Altair builders: handed arrays, they return figures (import no other layer)
-    ui         the only Streamlit code: URL-bound controls, downloads, the page catalog
+    serve      the lesson runtime and the only Streamlit code: lessons declared and served, URL-bound
+               controls, presentation mode, lesson steps, downloads, the page catalog
+    caching    the one cache mechanism, for every layer (the runtime lists and budgets the caches)
 
 model ← training ← analysis ← views; tests/system/test_layers.py keeps it so.
 
 The names below are the public API for notebook users (see the README, "Use it from Python").  They
-are imported on first use (PEP 562), so that `explorer.ui` loads without torch: the app's home page
+are imported on first use (PEP 562), so that `explorer.serve` loads without torch: the app's home page
 renders without waiting for torch's import, which happens in the background (explorer/serve/startup.py).
 """
 

@@ -48,7 +48,7 @@ def nbytes(value, _seen: set[int] | None = None) -> int:
     seen.add(id(value))
     if isinstance(value, np.ndarray):
         return value.nbytes
-    torch = sys.modules.get("torch")  # not imported: nothing here holds a tensor (explorer.ui loads without it)
+    torch = sys.modules.get("torch")  # not imported: nothing here holds a tensor (explorer.serve loads without it)
     if torch is not None and isinstance(value, torch.Tensor):
         return value.element_size() * value.nelement()
     if torch is not None and isinstance(value, torch.nn.Module):

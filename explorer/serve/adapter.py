@@ -22,7 +22,7 @@ control drawn by the page itself (a preset picker with a text box) is passed in 
 A part drawn in stages gives `draw` as a tuple of functions and `rows`, how many of its
 controls (in field order) stand above each: `Section("models", (shuffle, reversal), part=MODELS,
 rows=(3, 3))` draws three controls, the shuffle, three more controls, the reversal.  `presets`
-(explorer.ui.widgets.Preset) are buttons under the sidebar's controls that set several at once.
+(explorer.serve.widgets.Preset) are buttons under the sidebar's controls that set several at once.
 
 A view may fail for a reason the user should read (a damaged model file): the exceptions its
 LessonSpec lists in `failures` are shown as an error — a part's in its section's place; the main
@@ -53,17 +53,18 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..figures.common import frozen
-from ..ui import escape_markdown, vega_lite_spec
-from ..ui.prose import lesson_sections
-from ..ui.steps import load_steps
-from ..ui.widgets import advancing_slider, preset_text, row_places
 from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
+from .controls import vega_lite_spec
 from .later import below_the_fold, note_figures_appear
 from .lessons import LESSONS, LessonSpec
 from .live import serve_live
 from .page import lesson_page, next_lesson, serve_heavy_work
+from .prose import lesson_sections
+from .steps import load_steps
+from .text import escape_markdown
+from .widgets import advancing_slider, preset_text, row_places
 
 __all__ = ["ATTEMPT", "Button", "Preset", "Section", "claimed", "measured_box", "sendable", "serve_lesson",
            "warm_lessons"]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from ..ui.internals import in_fragment_run, interrupted, stop_fragment_timer
+from .internals import in_fragment_run, interrupted, stop_fragment_timer
 from .page import serve_heavy_work
 
 __all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_figures_appear", "note_page_opened"]

@@ -27,10 +27,10 @@ from collections.abc import Callable
 import streamlit as st
 
 from ..training.runs import ClientBusy, QueueFull, RunView, default_manager
-from ..ui import lesson_text
-from ..ui.client import client_address
 from . import runtime
+from .client import client_address
 from .page import session_key
+from .prose import lesson_text
 
 __all__ = ["ENDED", "reached", "repace", "serve_live"]
 

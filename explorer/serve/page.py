@@ -7,10 +7,11 @@ import uuid
 
 import streamlit as st
 
-from ..ui.catalog import LESSONS, PAGES
-from ..ui.controls import UrlControls
-from ..ui.internals import StreamlitPageNotFoundError, yield_point
-from ..ui.present import (
+from ..views.pool import REQUESTER, Requester
+from .catalog import LESSONS, PAGES
+from .controls import UrlControls
+from .internals import StreamlitPageNotFoundError, yield_point
+from .present import (
     IMAGE_FORMATS,
     IMAGE_KEY,
     PRESENT_KEY,
@@ -20,8 +21,7 @@ from ..ui.present import (
     style_page,
     write_present_link,
 )
-from ..ui.steps import Lesson
-from ..views.pool import REQUESTER, Requester
+from .steps import Lesson
 
 __all__ = ["lesson_page", "next_lesson", "serve_heavy_work", "session_key"]
 

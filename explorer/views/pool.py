@@ -13,7 +13,7 @@ on the pool's one thread while the session's script thread waits (using no CPU).
   stops after the piece in progress: superseded reruns do not keep computing;
 * the queue is bounded (`max_sessions`); a request beyond it waits for room.
 
-Who is asking comes from `REQUESTER`, a context variable `explorer.ui` sets at the start of each
+Who is asking comes from `REQUESTER`, a context variable the runtime (explorer/serve) sets at the start of each
 page run (this layer does not import Streamlit).  Without one (tests, the warm-up thread,
 benchmarks) `run` calls the piece directly.  An exception raised by a piece reaches its caller.
 """

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from explorer.ui.catalog import LESSONS, PAGES
+from explorer.serve.catalog import LESSONS, PAGES
 from tests.browser.conftest import _log_tail, require_chromium
 
 IDLE_TIMEOUT_MS = 30_000  # one script run, first load included (imports torch, builds figures)
@@ -324,7 +324,7 @@ def test_page(info, request, screenshot_dir):
 
 
 def test_a_refused_link_value_leaves_the_address_and_the_next_move_reaches_it(app_url, new_page):
-    """A link value a control cannot take (explorer.ui.links) is not given to Streamlit: the control
+    """A link value a control cannot take (explorer.serve.links) is not given to Streamlit: the control
     is drawn unbound at its default, so the value leaves the address, the note names the control,
     and the first move of the control afterwards still reaches the address (the browser does not
     write it for a control drawn unbound; the server does, on the next run)."""

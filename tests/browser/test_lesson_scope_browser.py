@@ -16,9 +16,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from explorer.serve.catalog import LESSONS
+from explorer.serve.controls import UrlControls
 from explorer.serve.later import PLACEHOLDER
-from explorer.ui.catalog import LESSONS
-from explorer.ui.controls import UrlControls
 from tests.browser.conftest import _log_tail, require_chromium
 from tests.browser.test_browser import IDLE_TIMEOUT_MS, QUIET_MS, SETTLED_JS, assert_no_exception, assert_no_label_cut
 

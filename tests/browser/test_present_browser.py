@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import pytest
 
-from explorer.ui.catalog import LESSONS
-from explorer.ui.steps import load_steps
+from explorer.serve.catalog import LESSONS
+from explorer.serve.steps import load_steps
 from tests.browser.conftest import require_chromium
 from tests.browser.test_browser import (
     assert_no_exception,

@@ -16,7 +16,7 @@ import pytest
 
 import explorer.training.pretrained as pretrained
 from explorer.serve import runtime
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.pages.test_hostile_input import run as run_page
 
 REGENERATE = "python -m explorer.training.train"

@@ -6,7 +6,7 @@ import io
 import numpy as np
 import pytest
 
-from explorer.ui.catalog import LESSONS
+from explorer.serve.catalog import LESSONS
 from explorer.views.attention import PRESETS
 from tests.support.apptest import downloaded_text, run_page_with_downloads
 

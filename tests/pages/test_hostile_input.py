@@ -1,6 +1,6 @@
 """Hostile input: arbitrary strings in every URL parameter and every text box of every page.
 
-Every page of explorer.ui.catalog.PAGES is run through AppTest, via app.py's navigation.  Its
+Every page of explorer.serve.catalog.PAGES is run through AppTest, via app.py's navigation.  Its
 parameters are discovered, not listed: a bound widget's key is its URL parameter, so the page is
 run once at its defaults and then with every select box and radio at its last option (which
 reveals widgets that only appear for some choices, such as "your own text…" boxes), collecting
@@ -28,8 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.ui.catalog import PAGES
-from explorer.ui.text import escape_markdown, quoted
+from explorer.serve.catalog import PAGES
+from explorer.serve.text import escape_markdown, quoted
 from tests.support.apptest import ROOT, info_text, page_test
 
 CHOICE_KINDS = ("selectbox", "radio")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.ui.catalog import LESSONS
-from explorer.ui.controls import UrlControls
+from explorer.serve.catalog import LESSONS
+from explorer.serve.controls import UrlControls
 from tests.support.apptest import ROOT, assert_no_exception
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -4,8 +4,8 @@ Back move between steps."""
 
 import pytest
 
-from explorer.ui.catalog import LESSONS
-from explorer.ui.steps import STEP_DIR, load_steps
+from explorer.serve.catalog import LESSONS
+from explorer.serve.steps import STEP_DIR, load_steps
 from tests.support.apptest import assert_no_exception, page_test
 from tests.support.claims import answer
 

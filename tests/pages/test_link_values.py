@@ -9,7 +9,7 @@ what it could not read.
 
 The parameters are discovered, never listed: every widget bound to the URL (its proto carries the
 `query_param_key`, the lesson step included) and every parameter the page's UrlControls publishes
-(explorer.ui.controls.PARAMETERS_KEY, such as `present`, which is no bound widget), under the link
+(explorer.serve.controls.PARAMETERS_KEY, such as `present`, which is no bound widget), under the link
 that makes each appear (`url_parameters`: each option of each choice, then unions of those links).
 
 Run time on two cores: the parameters that appear under the same link share their runs.  Run j sets
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from explorer.ui.catalog import LESSONS
-from explorer.ui.controls import PARAMETERS_KEY
-from explorer.ui.text import escape_markdown
+from explorer.serve.catalog import LESSONS
+from explorer.serve.controls import PARAMETERS_KEY
+from explorer.serve.text import escape_markdown
 from tests.pages.test_hostile_input import CHOICE_KINDS, link_text, run
 from tests.support.apptest import info_text
 

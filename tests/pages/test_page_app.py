@@ -1,7 +1,7 @@
 """AppTest: the entry point, the navigation and the home page (run through app.py, because
 st.page_link only resolves pages registered with st.navigation)."""
 
-from explorer.ui.catalog import LESSONS, PAGES
+from explorer.serve.catalog import LESSONS, PAGES
 from tests.support.apptest import ROOT, assert_no_exception, page_test
 
 

@@ -12,10 +12,9 @@ from explorer.analysis.decoding import decode_steps
 from explorer.analysis.kv_timing import CacheSweep, cache_sweep
 from explorer.model.parameters import count_parameters
 from explorer.model.transformer import Transformer, TransformerConfig
-from explorer.serve import runtime
+from explorer.serve import lesson_text, runtime
+from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from explorer.ui import lesson_text
-from explorer.ui.steps import load_steps
 from explorer.views import decoder_lesson
 from explorer.views.decoder_lesson import CLOCK, SWEEP_LENGTHS, WIDER, timing_claim, wider_claim
 from tests.support.apptest import (

@@ -6,9 +6,9 @@ import pytest
 
 from explorer.analysis.dependency import dependency_path_lengths
 from explorer.analysis.encoders import attention_sinks, pooling_report
+from explorer.serve.steps import load_steps
 from explorer.training.minilm import load_minilm
 from explorer.training.sentences import load_corpus, word_overlap_search
-from explorer.ui.steps import load_steps
 from explorer.views.encoders import DEFAULT_QUERY, DEFAULT_TEXT, PRESETS
 from explorer.views.gradients import dependency_views
 from tests.support.apptest import (

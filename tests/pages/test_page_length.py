@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from explorer.analysis.length import REVERSAL_MODELS, accuracy_by_length
-from explorer.ui.steps import load_steps
+from explorer.serve.steps import load_steps
 from explorer.views.length import LENGTHS
 from tests.support.apptest import (
     assert_no_exception,

@@ -9,9 +9,9 @@ import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from explorer.model.positional import alibi_slopes
+from explorer.serve.prose import lesson_sections
+from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from explorer.ui.prose import lesson_sections
-from explorer.ui.steps import load_steps
 from tests.support.apptest import info_text, page_test, plotly_array, run_page
 
 PAGE = "app_pages/positions.py"

@@ -10,8 +10,8 @@ import pytest
 
 import explorer.training.minilm as minilm
 from explorer.analysis.referent import REFERENT_FILE
-from explorer.ui.prose import lesson_sections
-from explorer.ui.steps import load_steps
+from explorer.serve.prose import lesson_sections
+from explorer.serve.steps import load_steps
 from explorer.views.real import PAGE_MAX_TOKENS, PAIR, PRESETS, pair_views, position_tables, real_view, referent_heads
 from tests.pages.test_broken_models import clear_caches
 from tests.support.apptest import heatmap_z, info_text, page_test, plotly_array, plotly_figures, run_page

@@ -155,7 +155,7 @@ def test_a_busy_server_shows_the_queue_position():
 
 
 def test_a_client_past_its_share_of_runs_is_told_so_and_nothing_is_queued(monkeypatch):
-    from explorer.ui.client import LOCAL  # AppTest's session has no address: it counts as this machine
+    from explorer.serve.client import LOCAL  # AppTest's session has no address: it counts as this machine
 
     manager = default_manager()
     monkeypatch.setattr(manager, "per_client", 1)

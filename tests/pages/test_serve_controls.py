@@ -12,8 +12,8 @@ def probe_script():
 
     import streamlit as st
 
+    from explorer.serve import UrlControls
     from explorer.serve.adapter import make_settings
-    from explorer.ui import UrlControls
     from explorer.views.settings import check, setting
 
     @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from urllib.parse import unquote
 import pytest
 from markdown_it import MarkdownIt
 
-from explorer.ui.catalog import LESSONS
+from explorer.serve.catalog import LESSONS
 from tests.support.apptest import info_text, run_page
 
 # The attack from the classroom issue: a parameter name that closes the code span it is shown in.

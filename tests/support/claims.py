@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from explorer.serve import runtime
 from explorer.serve.lessons import LESSONS, LessonSpec
-from explorer.ui.prose import lesson_sections
-from explorer.ui.steps import load_steps
+from explorer.serve.prose import lesson_sections
+from explorer.serve.steps import load_steps
 from explorer.views.claims import say, typed_numbers
 from explorer.views.settings import _values as choices
 from explorer.views.settings import check, controls_of, samples

@@ -30,7 +30,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.support.apptest import run_async
 from tests.support.server import ROOT, class_server_workers, free_port, process_tree, stop, wait_healthy
 from tests.support.wsclient import Session

@@ -2,14 +2,12 @@
 
     model ← training ← analysis ← views      (each may import the layers to its left)
     figures                                  handed data: imports no other layer
-    ui                                       Streamlit helpers; may use every layer but serve
-    serve                                    the lesson runtime: may use every layer; its adapter
-                                             (serve/adapter.py, page.py, later.py, live.py, startup.py) is the
-                                             only Streamlit code outside ui
+    serve                                    the lesson runtime: may use every layer; the only
+                                             Streamlit code of explorer
 
-Pages (app_pages/) and app.py may import anything; only they and explorer/ui import streamlit.
+Pages (app_pages/) and app.py may import anything; only they and explorer/serve import streamlit.
 Streamlit's non-public modules (anything but `streamlit` itself) are imported by one file alone,
-explorer/ui/internals.py, which tests/unit/test_streamlit_internals.py pins.
+explorer/serve/internals.py, which tests/unit/test_streamlit_internals.py pins.
 Every cache is made by explorer/caching.py (a foundation every layer may import; it imports none),
 which lists them for the runtime: no other cache mechanism anywhere (functools' caches, Streamlit's),
 but the runtime's use of st.cache_resource for what runs once per server (explorer/serve).
@@ -25,20 +23,19 @@ import pytest
 
 from tests.support.apptest import ROOT
 
-LAYERS = ("model", "training", "analysis", "views", "figures", "ui", "serve")
+LAYERS = ("model", "training", "analysis", "views", "figures", "serve")
 ALLOWED = {
     "model": set(),
     "training": {"model"},
     "analysis": {"model", "training"},
     "views": {"model", "training", "analysis"},
     "figures": set(),
-    "ui": {"model", "training", "analysis", "views", "figures"},
-    "serve": {"model", "training", "analysis", "views", "figures", "ui"},
+    "serve": {"model", "training", "analysis", "views", "figures"},
 }
-STREAMLIT_ALLOWED = {"ui", "serve/adapter.py", "serve/page.py", "serve/later.py", "serve/live.py", "serve/startup.py"}
-PRIVATE_STREAMLIT_ALLOWED = ROOT / "explorer" / "ui" / "internals.py"
+STREAMLIT_ALLOWED = {"serve"}
+PRIVATE_STREAMLIT_ALLOWED = ROOT / "explorer" / "serve" / "internals.py"
 PLOTTING = ("plotly", "altair")
-PLOTTING_ALLOWED = {"figures", "ui", "serve/adapter.py"}
+PLOTTING_ALLOWED = {"figures", "serve/adapter.py", "serve/present.py"}
 MAX_LIBRARY_LINES = 400
 MAX_PAGE_LINES = 300
 MAX_FUNCTION_LINES = 80
@@ -101,7 +98,7 @@ def test_imports_run_one_way(path: Path):
             wrong.append(f"line {line}: {module} is not a layer of explorer")
         where = {layer, "/".join(path.relative_to(ROOT / "explorer").parts)}
         if parts[0] == "streamlit" and not where & STREAMLIT_ALLOWED:
-            wrong.append(f"line {line}: streamlit outside explorer/ui and the runtime's adapter")
+            wrong.append(f"line {line}: streamlit outside the runtime (explorer/serve)")
         if parts[0] in PLOTTING and not where & PLOTTING_ALLOWED:
             wrong.append(f"line {line}: {parts[0]} outside explorer/figures")
     assert not wrong, "\n".join(wrong)
@@ -163,7 +160,7 @@ def test_only_the_internals_module_imports_private_streamlit(path: Path):
     if path == PRIVATE_STREAMLIT_ALLOWED:
         return
     private = [(line, name) for line, name in imported_modules(path) if name.startswith("streamlit.")]
-    assert not private, f"Streamlit internals outside explorer/ui/internals.py: {private}"
+    assert not private, f"Streamlit internals outside explorer/serve/internals.py: {private}"
 
 
 # What only the lesson runtime (explorer/serve) does: caching, deferred drawing, fragments, warm-up.

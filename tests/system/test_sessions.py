@@ -22,7 +22,7 @@ import pickle
 
 import pytest
 
-from explorer.ui.catalog import PAGES
+from explorer.serve.catalog import PAGES
 from tests.pages.test_hostile_input import run as run_page
 from tests.support.apptest import ROOT, run_async
 from tests.support.server import streamlit_server

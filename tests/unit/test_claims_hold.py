@@ -36,7 +36,7 @@ from explorer.serve.lessons import (
     REAL_REFERENT,
     REAL_TABLES,
 )
-from explorer.ui.steps import load_steps
+from explorer.serve.steps import load_steps
 from explorer.views.claims import Claim, fill, power_of_ten, typed_numbers
 from tests.support.claims import problems
 

@@ -11,7 +11,7 @@ import pytest
 
 from explorer.analysis.timing import Timing
 from explorer.serve import runtime
-from explorer.ui.steps import load_steps
+from explorer.serve.steps import load_steps
 from explorer.views import cost_lesson
 from explorer.views.cost_lesson import CostSettings, cost_facts, cost_view
 from tests.support.apptest import page_test, run_page, vega_data

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from explorer.analysis.kv_timing import CacheSweep
-from explorer.ui.controls import OWN_TEXT as UI_OWN_TEXT
+from explorer.serve.controls import OWN_TEXT as UI_OWN_TEXT
 from explorer.views.decoder_lesson import (
     OWN_TEXT,
     ArchitectureSettings,
@@ -36,7 +36,7 @@ def test_the_settings_keep_the_page_link_names():
     urls = {control.url for settings in (DecoderSettings, ArchitectureSettings) for _, control in controls_of(settings)}
     assert urls == {"task", "input_reverse", "text_reverse", "input_sort", "text_sort", "input_induction",
                     "text_induction", "layer", "head", "mistake", "t", "arch_d", "arch_layers", "arch_vocab"}
-    assert OWN_TEXT == UI_OWN_TEXT, "the preset pickers' own-text option is the one explorer.ui offers"
+    assert OWN_TEXT == UI_OWN_TEXT, "the preset pickers' own-text option is the one explorer.serve offers"
     check(DecoderSettings(task="induction", head="2", t=4, mistake="4"))
     for wrong in (DecoderSettings(head="5"), DecoderSettings(task="induction", head="3"), DecoderSettings(t=7),
                   DecoderSettings(mistake="7"), DecoderSettings(input_reverse="Z Z")):

@@ -14,9 +14,9 @@ from explorer.analysis.memory import PUBLISHED_SHAPES
 from explorer.figures.length import human_bytes
 from explorer.serve import runtime
 from explorer.serve.lessons import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
+from explorer.serve.prose import lesson_sections
+from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from explorer.ui.prose import lesson_sections
-from explorer.ui.steps import load_steps
 from explorer.views.claims import say, typed_numbers
 from explorer.views.length import (
     LENGTH_CLAIMS,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from explorer.analysis.lookup import EXAMPLE_KEYS, EXAMPLE_VALUES
-from explorer.ui.steps import load_steps
+from explorer.serve.steps import load_steps
 from explorer.views.lookup import LookupSettings, lookup_facts, lookup_view, read_dictionary
 from explorer.views.settings import controls_of
 from tests.support.apptest import info_text, page_test, run_page

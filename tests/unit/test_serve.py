@@ -10,7 +10,7 @@ import pytest
 from explorer.serve import runtime
 from explorer.serve.adapter import ATTEMPT, sendable, warm_lessons
 from explorer.serve.lessons import LESSONS
-from explorer.ui.steps import load_steps
+from explorer.serve.steps import load_steps
 from explorer.views.settings import check, controls_of, setting
 from tests.support.apptest import page_test, run_page
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.serve import lesson_text
 from explorer.training.live import HELD_OUT, LIVE_TASKS, live_task, run_settings
-from explorer.ui import lesson_text
 from explorer.views.train import RACE_TASKS, LossAtStart, TrainSettings, train_view
 from tests.support.apptest import run_page
 
@@ -104,7 +104,7 @@ def test_the_page_shows_the_sentences_of_its_own_view(link):
 
 def test_the_first_steps_reveal_holds_for_its_settings():
     """Step 1's answer: no weight near 0 or 1, an even spread of 1/6, 19 output tokens."""
-    from explorer.ui.steps import load_steps
+    from explorer.serve.steps import load_steps
 
     step = load_steps("train")[0]
     names = {"heads": "n_heads", "layers": "n_layers"}

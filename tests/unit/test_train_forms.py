@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from explorer.serve.steps import load_steps
 from explorer.training.live import run_settings
 from explorer.training.runs import RunView
-from explorer.ui.steps import load_steps
 from explorer.views.train import TrainSettings, at_moment, train_view
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from explorer.serve.prose import lesson_sections
+from explorer.serve.steps import load_steps
 from explorer.training.live import HELD_OUT, LiveSettings, live_task
 from explorer.training.minilm import load_minilm
-from explorer.ui.prose import lesson_sections
-from explorer.ui.steps import load_steps
 from explorer.views.claims import typed_numbers
 from explorer.views.depth import DepthSettings
 from explorer.views.settings import controls_of

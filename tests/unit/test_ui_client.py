@@ -1,4 +1,4 @@
-"""explorer.ui.client: the visitor's address, from the websocket peer or from the proxy's header."""
+"""explorer.serve.client: the visitor's address, from the websocket peer or from the proxy's header."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from streamlit.runtime.context import StreamlitHeaders
 
-from explorer.ui import client
+from explorer.serve import client
 
 FORWARDED = "X-Forwarded-For"
 

@@ -1,8 +1,8 @@
-"""What a link may say (explorer.ui.links): the rules take a value only as the app writes it, once."""
+"""What a link may say (explorer.serve.links): the rules take a value only as the app writes it, once."""
 
 import pytest
 
-from explorer.ui.links import Choice, Flag, Number, Text, Unusable, read
+from explorer.serve.links import Choice, Flag, Number, Text, Unusable, read
 
 LAYERS = Number(1, 24, 1)
 GAIN = Number(0.1, 8.0, 0.1)

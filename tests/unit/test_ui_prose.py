@@ -1,9 +1,9 @@
-"""explorer.ui.prose: the lesson text beside the pages is split into its sections as written, and
+"""explorer.serve.prose: the lesson text beside the pages is split into its sections as written, and
 only the fields a section names are filled in."""
 
 import pytest
 
-from explorer.ui.prose import LESSON_DIR, lesson_sections, lesson_text
+from explorer.serve.prose import LESSON_DIR, lesson_sections, lesson_text
 
 
 def test_every_lesson_file_has_named_sections_without_the_editors_note():

@@ -1,4 +1,4 @@
-"""explorer.ui.altair_chart: a chart drawn from its spec as the lesson runtime makes it once per setting
+"""explorer.serve.altair_chart: a chart drawn from its spec as the lesson runtime makes it once per setting
 (`vega_lite_spec`: its data already Arrow bytes) is the element Streamlit itself makes from the chart
 (the same spec and the same Arrow dataset)."""
 
@@ -10,7 +10,7 @@ SCRIPT = """
 import streamlit as st
 
 from explorer.figures.gradients import gradient_chart, gradient_frame
-from explorer.ui import altair_chart, vega_lite_spec
+from explorer.serve import altair_chart, vega_lite_spec
 from explorer.views.gradients import gradient_curves, path_lengths
 
 curves = gradient_curves(16, 8, "default", 1.0, 4, 2)
