@@ -29,7 +29,7 @@ from plotly.basedatatypes import BaseFigure
 from plotly.colors import get_colorscale
 
 from ..caching import loaded
-from .margins import fit_margins
+from .margins import fit_margins, phone_width
 
 __all__ = [
     "CHART_HEIGHT",
@@ -380,6 +380,7 @@ class FrozenFigure(BaseFigure):
         spec = json.loads(text)
         fitted = fit_margins(spec)  # drawn in one pass in the browser (explorer/figures/margins.py)
         self.__dict__["_json"] = text if fitted is spec else json.dumps(fitted, separators=(",", ":"))
+        self.__dict__["phone_width"] = phone_width(fitted)  # where its panel titles fit side by side
 
     def to_dict(self) -> dict:
         return json.loads(self.__dict__["_json"])

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import copy
 import html
+import itertools
 import math
+import re
 
-__all__ = ["FITTED", "fit_margins", "label_width"]
+__all__ = ["FITTED", "fit_margins", "label_width", "phone_width"]
 
 FITTED = "fitted_margins"  # layout.meta key: the figure's own margins before fitting (fitted again when enlarged)
 PAD = 8  # px between the plot area and the axis (Streamlit's theme sets margin.pad 8; fixed here)
@@ -29,6 +31,8 @@ LINE = 1.5  # a line of text, in em, generously
 SAFETY = 6  # px of margin beyond the labels' reach
 PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # Plotly's own margins, for a side a figure leaves out
 _NARROW, _WIDE = set("ijlrtfI.,:;'!|()[] "), set("mwMWQGOD@%#&")
+TITLE_GAP = 8  # px between two panel titles side by side
+_MARKUP = re.compile(r"</?(?:span|b|i|em|sub|sup|br)\b[^>]*>")  # Plotly's text markup, not drawn as text
 
 
 def label_width(text: str, size: float) -> float:
@@ -124,3 +128,25 @@ def fit_margins(spec: dict) -> dict:
                         **{side: math.ceil(value) for side, value in margin.items()}, "pad": PAD}
     layout["meta"] = {**meta, FITTED: {side: base[side] for side in "lrtb" if side in base}}
     return spec
+
+
+def phone_width(spec: dict) -> int:
+    """The narrowest width (px) of the chart at which its panel titles side by side — annotations at
+    one height, in paper coordinates — do not run into each other; 0 for a figure without two on a row.
+    A phone scrolls such a chart sideways at this width (explorer/serve/present.py)."""
+    layout = spec.get("layout") or {}
+    margin = {**PLOTLY_MARGIN, **{k: v for k, v in (layout.get("margin") or {}).items() if k in "lrtb"}}
+    base_size = _size(layout.get("font"), 12)
+    rows: dict[float, list[tuple[float, float]]] = {}
+    for note in layout.get("annotations") or []:
+        if note.get("xref", "paper") != "paper" or note.get("yref", "paper") != "paper" or note.get("textangle"):
+            continue
+        width = label_width(_MARKUP.sub("", str(note.get("text", ""))), _size(note.get("font"), base_size))
+        rows.setdefault(round(float(note.get("y", 0.0)), 3), []).append((float(note.get("x", 0.5)), width))
+    need = 0.0  # px of plot area the closest pair of titles needs
+    for row in rows.values():
+        row.sort()
+        for (x0, w0), (x1, w1) in itertools.pairwise(row):
+            if x1 > x0:
+                need = max(need, ((w0 + w1) / 2 + TITLE_GAP) / (x1 - x0))
+    return math.ceil(float(margin["l"]) + float(margin["r"]) + need) if need else 0

@@ -132,7 +132,8 @@ CLICKER_JS = """
 
 # Every page, on a phone (~390 px): the step bar wraps onto more lines instead of running off the
 # screen, and a chart keeps a width its panels' titles and tick labels fit in (the figures thin their
-# labels for the desk's and projector's widths), scrolling sideways; the chart toolbar's full-screen
+# labels for the desk's and projector's widths), scrolling sideways (wider than 600 px where a figure's
+# panel titles need it: `plotly_chart`); the chart toolbar's full-screen
 # button shows it at the phone's whole size.
 _PHONE_CSS = """
 <style>
@@ -144,6 +145,9 @@ _PHONE_CSS = """
 }
 </style>
 """
+PHONE_CHART_PX = 600  # a phone's chart is at least this wide (the rule above); wider where its panel titles need it
+_PHONE_WIDER = ("<style>@media (max-width: 640px) {{ .st-key-{key} [data-testid=\"stFullScreenFrame\"] "
+                "{{ min-width: {px}px !important; }} }}</style>")
 
 
 def style_page() -> None:
@@ -189,6 +193,10 @@ def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
 
         spec = figure if isinstance(figure, dict) else figure.to_plotly_json()
         figure = go.Figure(enlarge_plotly(spec), _validate=False)
+    else:
+        wider = getattr(figure, "__dict__", {}).get("phone_width", 0)  # a FrozenFigure's (explorer/figures/margins.py)
+        if key and wider > PHONE_CHART_PX:
+            where.html(_PHONE_WIDER.format(key=key, px=wider))
     kwargs.setdefault("width", "stretch")
     kwargs.setdefault("config", {"displayModeBar": True, "displaylogo": False,
                                  "modeBarButtonsToRemove": list(PLOTLY_BUTTONS_REMOVED),

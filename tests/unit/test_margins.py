@@ -5,11 +5,13 @@ label is cut off in a real browser is checked by tests/browser (assert_no_label_
 from __future__ import annotations
 
 import json
+import math
 
+import plotly.graph_objects as go
 import pytest
 
 from explorer.figures.common import FONT_SIZE, bar_chart, frozen, heatmap, token_axis
-from explorer.figures.margins import FITTED, PAD, fit_margins, label_width
+from explorer.figures.margins import FITTED, PAD, fit_margins, label_width, phone_width
 from explorer.figures.presentation import PRESENT_FONT_PX, enlarge_plotly
 from explorer.serve import runtime
 from explorer.serve.lessons import LESSONS
@@ -79,3 +81,34 @@ def test_the_lessons_token_figures_are_sent_with_their_margins_worked_out(lesson
     axes = [axis for name, axis in sent["layout"].items() if name.startswith(("xaxis", "yaxis"))]
     assert axes and all(axis["automargin"] is False for axis in axes)
     assert FITTED in sent["layout"]["meta"]
+
+
+def _titled(*titles: tuple[str, float], y: float = 1.0) -> dict:
+    return {"data": [], "layout": {"margin": {"l": 40, "r": 20, "t": 30, "b": 30},
+                                   "annotations": [{"text": text, "x": x, "y": y, "xref": "paper", "yref": "paper",
+                                                    "font": {"size": 14}} for text, x in titles]}}
+
+
+def test_phone_width_is_where_panel_titles_side_by_side_stop_running_into_each_other():
+    two = phone_width(_titled(("head 1", 0.25), ("head 2", 0.75)))
+    need = (label_width("head 1", 14) + label_width("head 2", 14)) / 2 + 8  # px between their centres
+    assert two == math.ceil(40 + 20 + need / 0.5)
+    assert phone_width(_titled(("a longer title", 0.25), ("head 2", 0.75))) > two  # longer text, wider
+    assert phone_width(_titled(("head 1", 0.1), ("head 2", 0.9))) < two  # further apart, narrower
+    twelve = phone_width(_titled(*[(f"head {i}", (i - 0.5) / 12) for i in range(1, 13)]))
+    assert twelve > 3 * two  # twelve panels: each pair of neighbours twelve times closer than two halves
+    assert phone_width(_titled(("alone", 0.5))) == 0
+    on_two_rows = _titled(("head 1", 0.25), y=1.0)
+    on_two_rows["layout"]["annotations"] += _titled(("head 2", 0.26), y=0.5)["layout"]["annotations"]
+    assert phone_width(on_two_rows) == 0  # titles of different rows never meet side by side
+    marked = phone_width(_titled(("<span style='color:#E69F00'>■</span> head 1", 0.25), ("head 2", 0.75)))
+    assert marked < phone_width(_titled(("<span style='color:#E69F00'>■</span> head 1".replace("<", "&lt;"), 0.25),
+                                        ("head 2", 0.75)))  # markup is not drawn as text
+
+
+def test_the_phone_rule_and_its_width_agree():
+    from explorer.serve import present
+
+    assert f"min-width: {present.PHONE_CHART_PX}px" in present._PHONE_CSS
+    frozen_grid = frozen(go.Figure(layout=_titled(*[(f"head {i}", (i - 0.5) / 12) for i in range(1, 13)])["layout"]))
+    assert frozen_grid.__dict__["phone_width"] > present.PHONE_CHART_PX  # the runtime's figures carry it

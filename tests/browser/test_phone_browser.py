@@ -1,0 +1,67 @@
+"""Every lesson on a phone (390 × 844, Debian Chromium), opened by its link and drawn whole: no
+exception, the page does not run off the screen sideways (a chart wider than the screen scrolls
+inside its own box), and in every Plotly chart no two panel titles, and no two tick labels of one
+kind drawn upright, overlap, and no label is cut at the chart's edge.  A chart whose panel titles need more than
+the phone's 600 px chart width gets the width they need (explorer/figures/margins.py `phone_width`,
+explorer/serve/present.py); before that, six lessons' titles ran into each other here."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.serve.catalog import LESSONS
+from explorer.serve.later import PLACEHOLDER
+from tests.browser.conftest import require_chromium
+from tests.browser.test_browser import assert_no_exception, assert_no_label_cut, open_page
+from tests.browser.test_legibility_browser import overlap
+
+PHONE = {"width": 390, "height": 844}
+KINDS = (".annotation-text", ".xtick text", ".ytick text")
+
+# Per chart and kind of label: every non-empty label as the four corners of its drawn box, with the
+# angle it is drawn at (as in test_legibility_browser).  Labels slanted 45° are left out: a token
+# axis slants its labels where they stand close, and their boxes (a whole line high) then touch
+# where the letters do not (seen in screenshots of real's and length's token grids at 390 px).
+LABELS_JS = """
+(kinds) => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((chart) => {
+  const key = chart.closest('[class*="st-key-"]');
+  const name = key ? key.className.match(/st-key-[^ ]+/)[0] : 'chart';
+  return {name, kinds: kinds.map((kind) => [...chart.querySelectorAll(kind)]
+    .filter((t) => t.textContent.trim() && t.getBBox().width > 0)
+    .map((t) => {
+      const b = t.getBBox(), m = t.getScreenCTM();
+      const corner = (x, y) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
+      return {text: t.textContent, angle: Math.round(Math.atan2(m.b, m.a) * 180 / Math.PI),
+              quad: [corner(b.x, b.y), corner(b.x + b.width, b.y),
+        corner(b.x + b.width, b.y + b.height), corner(b.x, b.y + b.height)]};
+    }))};
+})
+"""
+OVERFLOW_JS = """
+() => { const main = document.querySelector('[data-testid="stMain"]');
+        return [main.scrollWidth, main.clientWidth, document.documentElement.scrollWidth]; }
+"""
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.url_path)
+def test_every_lesson_reads_on_a_phone(lesson, new_page, app_url, screenshot_dir):
+    require_chromium()
+    page = new_page()
+    page.set_viewport_size(PHONE)
+    page = open_page(lambda: page, f"{app_url}/{lesson.url_path}")
+    page.wait_for_function("(text) => !document.body.innerText.includes(text)", arg=PLACEHOLDER.split(" ", 1)[1],
+                           timeout=20_000)  # the sections under the key figure, drawn in their own run
+    page.wait_for_timeout(800)  # Plotly finishes laying out after its first draw
+    assert_no_exception(page, f"opening {lesson.url_path} on a phone")
+    page.screenshot(path=str(screenshot_dir / f"phone-{lesson.url_path}.png"))
+    main, main_visible, document = page.evaluate(OVERFLOW_JS)
+    assert main <= main_visible + 1 and document <= PHONE["width"] + 1, \
+        f"the page runs {max(main - main_visible, document - PHONE['width'])} px off the screen sideways"
+    clashes = []
+    for chart in page.evaluate(LABELS_JS, list(KINDS)):
+        for kind, labels in zip(KINDS, chart["kinds"], strict=True):
+            labels = [label for label in labels if label["angle"] == 0]
+            clashes += [f"{chart['name']} {kind}: {a['text']!r} × {b['text']!r}"
+                        for i, a in enumerate(labels) for b in labels[i + 1:] if overlap(a["quad"], b["quad"], 2)]
+    assert not clashes, f"{len(clashes)} pairs of labels overlap on a phone: {clashes[:6]}"
+    assert_no_label_cut(page, f"{lesson.url_path} on a phone")
