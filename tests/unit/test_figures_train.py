@@ -1,6 +1,8 @@
 """explorer.figures.train: the curves and the race pass Plotly's full validation and draw the data
 they are handed, on axes fixed to the whole run."""
 
+import gc
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -75,11 +77,13 @@ def test_attention_panels_without_cell_hover_still_give_the_weight():
     assert full["layout"] == light["layout"]
 
 
-def test_a_frozen_figure_gives_the_dict_of_the_figure_it_was_and_holds_only_text():
+def test_a_frozen_figure_gives_the_dict_of_the_figure_it_was_and_holds_only_text_and_numbers():
     data = curve("transformer", 5, 0.02)
     expected = go.Figure(training_curves(data, 800, marker=50).to_dict()).to_dict()
     figure = frozen(training_curves(data, 800, marker=50))
     assert isinstance(figure, FrozenFigure)
     assert validated(figure) == expected and figure.to_plotly_json() == figure.to_dict()
     assert figure.to_dict() is not figure.to_dict()  # a fresh dict at every draw: nobody can change the figure
-    assert [type(value) for value in vars(figure).values()] == [str]  # nothing for the garbage collector
+    held = vars(figure)
+    assert set(held) == {"_json", "phone_width"} and type(held["_json"]) is str and type(held["phone_width"]) is int
+    assert not any(gc.is_tracked(value) for value in held.values())  # nothing for the garbage collector
