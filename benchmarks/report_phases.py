@@ -1,7 +1,7 @@
-"""RESULTS.md's sections for the browser phases (browser-speed, plotly-draw, reveal, first-click), the class arriving
-together (burst) and the in-process phases (heavy, encoder-search, length-sweep); report.py renders the
-rest and calls these.  Every number comes from the results dictionary; the prose beside it says what
-it means and how it was measured, never a figure of its own.
+"""RESULTS.md's sections for the browser phases (browser-speed, plotly-draw, reveal, first-click,
+train-first), the class arriving together (burst) and the in-process phases (heavy, encoder-search,
+length-sweep); report.py renders the rest and calls these.  Every number comes from the results
+dictionary; the prose beside it says what it means and how it was measured, never a figure of its own.
 """
 
 from __future__ import annotations
@@ -251,6 +251,23 @@ def first_click(data: dict) -> list[str]:
             "| lesson | warm-up on, s | warm-up off, s |", "|---|---:|---:|", *rows, ""]
 
 
+def train_first(data: dict) -> list[str]:
+    result = _result(data, "train-first")
+    if not result:
+        return []
+    title = "A lecturer's first press of Train on a fresh server (Chromium)"
+    if failed := _failed(title, result):
+        return failed
+    return [f"## {title}", "",
+            f"`benchmarks/train_first.py`: {result['reps']} times, a new `streamlit run app.py`; Chromium opens the "
+            f"Train lesson, waits {result['wait_s']:g} s, presses Train: seconds from the click until the attention "
+            "grid first changes (the run's first snapshot drawn). Then Stop, and the same with another seed (a "
+            "later press, not cached).", "",
+            f"- first press: median **{result['first_median_s']:.2f} s** ({', '.join(map(str, result['first_s']))})",
+            f"- later press: median {result['later_median_s']:.2f} s ({', '.join(map(str, result['later_s']))})",
+            f"- first ÷ later: **{result['ratio']:.2f}**", ""]
+
+
 def burst(data: dict) -> list[str]:
     result = _result(data, "burst")
     if not result:
@@ -342,8 +359,8 @@ def length_sweep(data: dict) -> list[str]:
 
 def sections(data: dict) -> list[str]:
     out = []
-    for render in (browser_speed, plotly_draw, reveal, first_click, burst, heavy, encoder_search, length_sweep,
-                   train_default):
+    for render in (browser_speed, plotly_draw, reveal, first_click, train_first, burst, heavy, encoder_search,
+                   length_sweep, train_default):
         out += render(data)
     return out
 

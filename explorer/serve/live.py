@@ -64,6 +64,7 @@ class _Live:
         self.lesson, self.shown, self.draw, self.prepare = lesson, shown, draw, prepare
         self.job = lesson.live.job(shown.settings)
         self.manager, self.session = default_manager(), session_key()
+        self.manager.ready()  # the training process starts while the visitor reads the page, not on the first press
         page = lesson.page
         self.watch, self.scrub, self.note = f"_{page}_watch", f"_{page}_scrub", f"_{page}_note"
         watched = st.session_state.get(self.watch)

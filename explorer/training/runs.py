@@ -138,6 +138,13 @@ class TrainingManager:
 
     # --- what pages call ---------------------------------------------------------------------------
 
+    def ready(self) -> None:
+        """Start the workers now (their training processes import torch and warm up: worker.py), so that
+        the first run requested does not wait for that: a page that can start a run calls this when it opens."""
+        with self._lock:
+            if not self._closed:
+                self._start_workers()
+
     def request(self, session: str, job: LiveJob, client: str | None = None) -> RunView:
         """Watch `job` from `session` (of `client`, its source address): the run in progress or in the
         cache, or a new one in the queue.  Lets go of the run the session watched before.  Raises

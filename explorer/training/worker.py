@@ -125,12 +125,24 @@ class ProcessRunner:
         return self._process.pid if self._process is not None else None
 
 
+def _warm_up() -> None:
+    """What only a process's first run pays, paid before any job arrives: the training code's imports
+    and torch's first forward and backward pass (one step of the default run, thrown away).  A first
+    job that arrives after it sends its first snapshot as soon as a later job does."""
+    from .live import LiveSettings, run_settings
+
+    asked = iter([False])  # one training step, then stop
+    for _ in run_settings(LiveSettings(), lambda: next(asked, True)):
+        pass
+
+
 def _child(connection: Connection) -> None:
     """The child's loop: a job in, its snapshots out, until None arrives or the server is gone."""
     import torch
 
     torch.set_num_threads(1)  # this process's own setting: one thread, like the app
     os.nice(NICENESS)
+    _warm_up()
     stopped: set[int] = set()
     while True:
         try:

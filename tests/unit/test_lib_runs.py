@@ -256,6 +256,24 @@ def test_runs_compute_in_a_child_process_to_the_same_numbers(make):
     assert manager.stats()["trainer_pids"] == [pid]
 
 
+def test_ready_starts_the_training_process_before_any_run_and_the_first_run_uses_it(make):
+    """A page that can start a run calls ready() when it opens: the child imports torch then, not
+    on the first press; the first run trains in that same child."""
+    manager = make(processes=True)
+    assert manager.stats()["trainer_pids"] == []
+    manager.ready()
+    wait_for(lambda: manager.stats()["trainer_pids"] and manager.stats()["trainer_pids"][0] is not None)
+    (pid,) = manager.stats()["trainer_pids"]
+    manager.ready()  # once is enough: no second worker, no second process
+    assert manager.stats()["trainer_pids"] == [pid]
+    job = tiny()
+    manager.request("a", job)
+    assert finish(manager, "a", job).state == "done" and manager.stats()["trainer_pids"] == [pid]
+    manager.close()
+    manager.ready()  # a closed manager starts nothing
+    assert len(manager.stats()["trainer_pids"]) == 1
+
+
 def test_a_child_that_dies_fails_its_run_and_is_replaced(make):
     manager = make(processes=True)
     job = long()
