@@ -132,7 +132,10 @@ def _warm_up() -> None:
     from .live import LiveSettings, run_settings
 
     asked = iter([False])  # one training step, then stop
-    for _ in run_settings(LiveSettings(), lambda: next(asked, True)):
+    try:
+        for _ in run_settings(LiveSettings(), lambda: next(asked, True)):
+            pass
+    except Exception:  # a warm-up that fails must not end the child: the jobs report their own faults
         pass
 
 
