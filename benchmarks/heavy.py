@@ -61,11 +61,9 @@ def _clear_view_caches(keep: set[str] = frozenset()) -> None:
     """Every computed result of the library; what is loaded from shipped files stays loaded (and
     MiniLM's corpus vectors with it, as a server keeps them from its first search on)."""
     keep = {*keep, "explorer.training.minilm._corpus_vectors"}
-    caching = sys.modules.get("explorer.caching")
-    if caching is not None:  # every cache of the library is listed there (the runtime's one cache among them)
-        for cache in caching.CACHES:
-            if cache.kind == "result" and cache.name not in keep:
-                cache.function.cache_clear()
+    runtime = sys.modules.get("explorer.serve.runtime")
+    if hasattr(runtime, "clear"):  # this tree's runtime clears every cache of the library, its own among them
+        runtime.clear(("result",), keep=frozenset(keep))
         return
     import streamlit as st  # an older tree (--before): its caches, found in its modules
 
@@ -77,7 +75,6 @@ def _clear_view_caches(keep: set[str] = frozenset()) -> None:
                 if callable(getattr(value, "cache_clear", None)) and own.startswith(layers) \
                         and f"{own}.{getattr(value, '__name__', '')}" not in keep:
                     value.cache_clear()
-    runtime = sys.modules.get("explorer.serve.runtime")
     if runtime is not None:  # the lesson runtime's one cache
         runtime._shown.cache_clear()
     st.cache_data.clear()

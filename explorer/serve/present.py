@@ -194,7 +194,7 @@ def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
         spec = figure if isinstance(figure, dict) else figure.to_plotly_json()
         figure = go.Figure(enlarge_plotly(spec), _validate=False)
     else:
-        wider = getattr(figure, "__dict__", {}).get("phone_width", 0)  # a FrozenFigure's (explorer/figures/margins.py)
+        wider = getattr(figure, "phone_width", 0)  # a FrozenFigure's (explorer/figures/margins.py)
         if key and wider > PHONE_CHART_PX:
             where.html(_PHONE_WIDER.format(key=key, px=wider))
     kwargs.setdefault("width", "stretch")
