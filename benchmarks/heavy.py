@@ -8,8 +8,9 @@ imports, then again with the caches of computed results cleared (explorer.cachin
 lesson runtime's among them; loaded models are kept): that second run is measured.
 
 * total: process CPU time (every thread) of the uncached rerun;
-* piece: the largest piece of work the rerun ran on explorer.views.pool (thread CPU time of that
-  piece, on the pool's thread) — the longest the rerun held the pool's thread at once (0: none);
+* piece: the largest piece of work the rerun ran on the runtime's work pool (explorer/serve/pool.py;
+  thread CPU time of that piece, on the pool's thread) — the longest the rerun held the pool's
+  thread at once (0: none);
 * script: total minus the pool pieces — CPU the page's own script thread held.
 
 With --before REV (default: the commit before the work pool, d0248c6) the same measurement runs on
@@ -83,9 +84,12 @@ def _clear_view_caches(keep: set[str] = frozenset()) -> None:
 def _instrument_pool(pieces: list[float]) -> None:
     """Record the thread CPU time of every piece the pool runs (nothing to do before the pool)."""
     try:
-        from explorer.views import pool
+        from explorer.serve import pool
     except ImportError:
-        return
+        try:  # an older tree: the pool was a module of the views
+            from explorer.views import pool
+        except ImportError:
+            return
     submit = pool.WorkPool.submit
 
     def timed_submit(self, session, fn, *args, **kwargs):

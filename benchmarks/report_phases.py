@@ -307,7 +307,7 @@ def heavy(data: dict) -> list[str]:
             "torch thread), once to load imports and models, then again with the view caches cleared (loaded "
             f"models kept): that rerun is measured; median of {result['reps']} processes, CPU seconds. **total**: "
             "the process's CPU for the rerun, every thread; **piece**: the largest piece of work it ran on the "
-            "work pool (`explorer/views/pool.py`), the longest it held the pool's thread at once; **script**: total "
+            "work pool (`explorer/serve/pool.py`), the longest it held the pool's thread at once; **script**: total "
             "minus the pieces, what the page's own script thread used. Short pieces are what let a class share "
             "the pool in turn and a superseded rerun stop after the piece in progress. *gradients, setting* keeps "
             "the recall models' evaluation, done once per process by the warm-up.", "",

@@ -7,10 +7,11 @@ import uuid
 
 import streamlit as st
 
-from ..views.pool import REQUESTER, Requester
+from .. import pieces
 from .catalog import LESSONS, PAGES
 from .controls import UrlControls
 from .internals import StreamlitPageNotFoundError, yield_point
+from .pool import POOL, Requester
 from .present import (
     IMAGE_FORMATS,
     IMAGE_KEY,
@@ -35,9 +36,9 @@ def session_key() -> str:
 
 
 def serve_heavy_work() -> None:
-    """Route this run's heavy computations (explorer.views.pool) through the shared pool, as this
-    session: fair between sessions, stopped when superseded.  Every lesson page calls it."""
-    REQUESTER.set(Requester(session_key(), yield_point))
+    """Run this run's heavy pieces (explorer.pieces) on the runtime's pool (explorer/serve/pool.py),
+    as this session: fair between sessions, stopped when superseded.  Every lesson page calls it."""
+    pieces.install(POOL.runner(Requester(session_key(), yield_point)))
 
 
 def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:

@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 
 from .. import caching
 from ..caching import bounded_cache
-from ..views.pool import REQUESTER, Requester
+from ..pieces import run_pieces_with
 from ..views.settings import check, from_link
 from .lessons import LESSONS, LessonSpec
+from .pool import POOL, Requester
 
 __all__ = ["RESULT_BUDGET", "Shown", "at_step", "caches", "clear", "given_by", "shown", "shown_at", "warm"]
 
@@ -103,8 +104,7 @@ def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSON
     defaults took, and "steps of <page>" for each page's steps.  A failure is left for the page to
     report."""
     seconds = {}
-    token = REQUESTER.set(Requester("server warm-up"))
-    try:
+    with run_pieces_with(POOL.runner(Requester("server warm-up"))):
         for lesson in lessons:
             started = time.perf_counter()
             try:
@@ -125,8 +125,6 @@ def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSON
                 except Exception:
                     continue
             seconds[f"steps of {page}"] = time.perf_counter() - started
-    finally:
-        REQUESTER.reset(token)
     return seconds
 
 

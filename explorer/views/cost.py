@@ -31,7 +31,7 @@ from ..model.attention import MultiHeadAttention
 from ..model.parameters import count_parameters
 from ..model.rnn import RecurrentNet
 from ..model.transformer import EncoderLayer
-from .pool import POOL
+from ..pieces import piece
 
 __all__ = [
     "BIG_O",
@@ -170,11 +170,12 @@ def operations_curves(d: int, T_values) -> dict[str, list[int]]:
     }
 
 
-# The stopwatch's longest single forward pass: each pass is one piece of work on the shared pool.
+# The stopwatch's longest single forward pass: each pass is one piece of work (explorer.pieces).
 MAX_PASS_S = 0.25
 
 
 def forward_times(T_values: tuple[int, ...], d: int, budget_s: float) -> list[Timing]:
-    """`measure_forward_times` at width d with every pass run on the shared pool (one pass at a time,
-    none predicted longer than MAX_PASS_S), so the stopwatch never holds a server thread for long."""
-    return measure_forward_times(T_values, d, budget_s=budget_s, max_pass_s=MAX_PASS_S, run=POOL.run)
+    """`measure_forward_times` at width d with every pass a piece of work (explorer.pieces: on a server,
+    the runtime's pool runs one at a time), none predicted longer than MAX_PASS_S, so the stopwatch
+    never holds a server thread for long."""
+    return measure_forward_times(T_values, d, budget_s=budget_s, max_pass_s=MAX_PASS_S, run=piece)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.depth import depth_gradient_norms
+from ..pieces import piece
 from .claims import Claim
-from .pool import POOL
 from .settings import setting
 
 __all__ = ["DEPTH_CLAIMS", "DepthSettings", "depth_curves", "depth_view", "orders_lost"]
@@ -41,10 +41,11 @@ def depth_curves(
 ) -> types.MappingProxyType[tuple[str, bool], np.ndarray]:
     """`layer_gradient_norms` for every (norm, residual) in DEPTH_CONFIGS: each (n_seeds, n_layers),
     in a read-only mapping (the runtime's cache shares it between sessions).  Computed by
-    `depth_gradient_norms`, the seeds as one batch, each piece (a seed's weights, one wiring) on the pool."""
+    `depth_gradient_norms`, the seeds as one batch, in pieces (explorer.pieces: a seed's weights, one
+    wiring), each run where the runtime says."""
     if not 1 <= n_layers <= 64 or not 1 <= n_seeds <= 16:
         raise ValueError("n_layers must be 1–64 and n_seeds 1–16")
-    curves = depth_gradient_norms(n_layers, width, T, n_seeds, run=POOL.run)
+    curves = depth_gradient_norms(n_layers, width, T, n_seeds, run=piece)
     for values in curves.values():
         values.setflags(write=False)  # cached and shared between sessions
     return types.MappingProxyType(curves)

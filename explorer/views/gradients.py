@@ -23,8 +23,8 @@ from ..analysis.dependency import UnmaskedAttentionStack, fast_dependency_matrix
 from ..analysis.gradients import INPUT_SEED_OFFSET, build_sequence_model, input_gradient_norms, random_sequence
 from ..caching import bounded_cache
 from ..model.rnn import RECURRENT_KINDS
+from ..pieces import piece
 from ..training.pretrained import distance_band_edges, load_model, recall_correct
-from .pool import POOL
 
 __all__ = [
     "KIND_LABELS",
@@ -111,17 +111,17 @@ def gradient_curves(
     n_seeds: int = 3,
 ) -> GradientCurves:
     """The four models on the same inputs (seed s: model seed s, input seed 1000 + s), cached.  Each
-    model is one piece of work on the shared pool, short even at the page's largest settings
+    model is one piece of work (explorer.pieces), short even at the page's largest settings
     (benchmarks/RESULTS.md, phase heavy)."""
     if not 2 <= T <= 4096 or not 1 <= width <= 512 or not 1 <= n_seeds <= 16:
         raise ValueError("T must be 2–4096, width 1–512 and n_seeds 1–16")
     seeds = tuple(range(n_seeds))
     norms = {
-        kind: _frozen(POOL.run(recurrent_log_gradient_norms, kind, width, T, init=init, gain=gain, seeds=seeds,
+        kind: _frozen(piece(recurrent_log_gradient_norms, kind, width, T, init=init, gain=gain, seeds=seeds,
                                bptt_window=bptt_window))
         for kind in RECURRENT_KINDS
     }
-    norms["transformer"] = _frozen(POOL.run(_transformer_log_gradient_norms, width, T, seeds))
+    norms["transformer"] = _frozen(piece(_transformer_log_gradient_norms, width, T, seeds))
     return GradientCurves(T, width, init, gain, bptt_window, seeds, norms)
 
 
@@ -158,11 +158,11 @@ def dependency_views(
     kind: str = "rnn", T: int = 32, width: int = 16, init: str = "default", gain: float = 1.0, seed: int = 0
 ) -> DependencyViews:
     """The three dependency matrices on one input (random_sequence(T, width, seed=1000 + seed)), each
-    one piece of work on the shared pool."""
+    one piece of work (explorer.pieces)."""
     if not 1 <= T <= 128 or not 1 <= width <= 64:
         raise ValueError("the dependency view is bounded to T ≤ 128 and width ≤ 64")
     causal, unmasked = _attention_dependency(T, width, seed)
-    recurrent = POOL.run(_recurrent_dependency, kind, T, width, init, gain, seed)
+    recurrent = piece(_recurrent_dependency, kind, T, width, init, gain, seed)
     return DependencyViews(kind, _frozen(recurrent), causal, unmasked)
 
 
@@ -185,8 +185,8 @@ def _attention_dependency(T: int, width: int, seed: int) -> tuple[np.ndarray, np
     """The attention layer's two matrices (causal, unmasked), cached on their own: they do not depend
     on the recurrent network's kind or initialisation, and they are the costlier part, so changing
     those settings recomputes only the recurrent matrix.  Two pieces of work."""
-    return (_frozen(POOL.run(_attention_matrix, T, width, seed, True)),
-            _frozen(POOL.run(_attention_matrix, T, width, seed, False)))
+    return (_frozen(piece(_attention_matrix, T, width, seed, True)),
+            _frozen(piece(_attention_matrix, T, width, seed, False)))
 
 
 # --- trained models on the recall task -------------------------------------------------------------
@@ -211,7 +211,7 @@ def recall_accuracy(name: str) -> RecallAccuracy:
     loaded = load_model(name)
     if loaded.task.name != "recall":
         raise ValueError(f"{name} is not a recall-task model")
-    distance, right = recall_correct(loaded.model, loaded.task, run=POOL.run)  # in pieces on the pool
+    distance, right = recall_correct(loaded.model, loaded.task, run=piece)  # in pieces
     distances = np.unique(distance)
     return RecallAccuracy(
         name,

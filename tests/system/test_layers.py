@@ -11,6 +11,9 @@ explorer/serve/internals.py, which tests/unit/test_streamlit_internals.py pins.
 Every cache is made by explorer/caching.py (a foundation every layer may import; it imports none),
 which lists them for the runtime: no other cache mechanism anywhere (functools' caches, Streamlit's),
 but the runtime's use of st.cache_resource for what runs once per server (explorer/serve).
+Heavy work is cut into pieces with explorer/pieces.py (the other foundation); where the pieces run is
+the runtime's work pool (explorer/serve/pool.py): the layers below it start no thread of their own
+(but training, which runs the live lesson's jobs in a process of their own).
 Every import counts, also one inside a function.
 """
 
@@ -42,6 +45,8 @@ MAX_FUNCTION_LINES = 80
 
 LIBRARY = sorted((ROOT / "explorer").rglob("*.py"))
 CACHING = ROOT / "explorer" / "caching.py"
+FOUNDATIONS = {CACHING, ROOT / "explorer" / "pieces.py"}  # every layer may import them; they import none
+CONCURRENCY_ALLOWED = {"serve", "training"}  # the runtime's pool; the live lesson's training jobs
 PAGES = sorted((ROOT / "app_pages").glob("*.py"))
 
 
@@ -81,7 +86,7 @@ def test_the_rules_see_every_layer():
 @pytest.mark.parametrize("path", LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
 def test_imports_run_one_way(path: Path):
     layer = layer_of(path)
-    if path == CACHING:  # the foundation: no layer of explorer
+    if path in FOUNDATIONS:  # no layer of explorer
         assert not [m for _, m in imported_modules(path) if m.split(".")[0] in ("explorer", "streamlit", "torch")]
         return
     if layer is None:  # explorer/__init__.py: the public API, loaded lazily
@@ -92,8 +97,8 @@ def test_imports_run_one_way(path: Path):
         if parts[0] == "explorer" and len(parts) > 1 and parts[1] in LAYERS:
             if parts[1] != layer and parts[1] not in ALLOWED[layer]:
                 wrong.append(f"line {line}: {module} (a {layer} module may import {sorted(ALLOWED[layer])})")
-        elif parts[:2] == ["explorer", "caching"]:
-            pass  # the one cache mechanism, for every layer
+        elif parts[:2] in (["explorer", "caching"], ["explorer", "pieces"]):
+            pass  # the foundations: the one cache mechanism, heavy work's pieces
         elif parts[0] == "explorer" and len(parts) > 1:
             wrong.append(f"line {line}: {module} is not a layer of explorer")
         where = {layer, "/".join(path.relative_to(ROOT / "explorer").parts)}
@@ -125,6 +130,43 @@ def test_rules_catch_a_violation(tmp_path):
             test_imports_run_one_way(bad)
     finally:
         bad.unlink()
+
+
+def concurrency(source: str) -> list[str]:
+    """What a source uses to run work concurrently: threads, executors, processes, event loops, and
+    context variables (how the runtime hands a page run's pieces to its pool)."""
+    modules = ("concurrent", "multiprocessing", "asyncio", "contextvars")
+    names = ("Thread", "Timer", "ThreadPoolExecutor", "ProcessPoolExecutor", "ContextVar")
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] in modules)
+        elif isinstance(node, ast.ImportFrom):
+            if (node.module or "").split(".")[0] in modules:
+                found.add(node.module)
+            found.update(a.name for a in node.names if a.name in names)
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and node.id in names:
+            found.add(node.id)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("path", [p for p in LIBRARY if layer_of(p) not in (None, *CONCURRENCY_ALLOWED)],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_only_the_runtime_runs_work_concurrently(path: Path):
+    """A heavy view cuts its work with explorer.pieces; where the pieces run (threads, a pool, a queue
+    fair between sessions) is the runtime's alone (explorer/serve/pool.py)."""
+    found = concurrency(path.read_text())
+    assert not found, f"{path.relative_to(ROOT)} runs work itself: {found} (cut it with explorer.pieces.piece)"
+
+
+def test_the_concurrency_rule_catches_a_pool_of_its_own():
+    assert concurrency("from concurrent.futures import ThreadPoolExecutor\n") == ["ThreadPoolExecutor",
+                                                                                   "concurrent.futures"]
+    assert concurrency("import threading\n\nthreading.Thread(target=print).start()\n") == ["Thread"]
+    assert concurrency("import threading\n\nLOCK = threading.Lock()\n") == []  # a lock runs nothing
+    assert concurrency("from ..pieces import piece\n\npiece(print, 1)\n") == []
 
 
 def test_no_two_library_files_import_each_other_even_through_others():

@@ -1,4 +1,5 @@
-"""explorer.views.pool: the bounded work pool the heavy views run their pieces on."""
+"""explorer/serve/pool.py: the runtime's bounded work pool, which runs the heavy views' pieces
+(explorer/pieces.py) for the session that asks."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import threading
 
 import pytest
 
-from explorer.views.pool import REQUESTER, PoolFull, Requester, Superseded, WorkPool
+from explorer.pieces import piece, run_pieces_with
+from explorer.serve.pool import PoolFull, Requester, Superseded, WorkPool
 
 WAIT = 10  # seconds: only a deadlock ever takes this long
 
@@ -26,26 +28,32 @@ def hold(pool: WorkPool) -> threading.Event:
     return release
 
 
-def as_session(session: str, fn, *args, check=None):
-    """Call fn(*args) in a fresh context where `session` is the requester."""
+def in_session(pool: WorkPool, session: str, fn, *args, check=None):
+    """Call fn(*args) in a fresh context whose pieces `pool` runs for `session` (as a page run's)."""
     def body():
-        REQUESTER.set(Requester(session, check) if check else Requester(session))
-        return fn(*args)
+        with run_pieces_with(pool.runner(Requester(session, check) if check else Requester(session))):
+            return fn(*args)
 
     return contextvars.Context().run(body)
 
 
-def test_without_a_requester_a_piece_runs_in_the_callers_thread():
+def as_session(pool: WorkPool, session: str, fn, *args, check=None):
+    """fn(*args) as one piece of `session`'s work on `pool`."""
+    return in_session(pool, session, piece, fn, *args, check=check)
+
+
+def test_without_a_runner_a_piece_runs_in_the_callers_thread():
     pool = WorkPool()
-    assert pool.run(threading.get_ident) == threading.get_ident()
+    assert contextvars.Context().run(piece, threading.get_ident) == threading.get_ident()
     assert not pool._workers  # no thread started for it
 
 
-def test_with_a_requester_a_piece_runs_on_the_pool_thread():
+def test_with_the_pools_runner_a_piece_runs_on_the_pool_thread():
     pool = WorkPool()
-    ident = as_session("a", pool.run, threading.get_ident)
+    ident = as_session(pool, "a", threading.get_ident)
     assert ident != threading.get_ident()
-    assert as_session("b", pool.run, threading.get_ident) == ident  # one thread serves everyone
+    assert as_session(pool, "b", threading.get_ident) == ident  # one thread serves everyone
+    assert contextvars.Context().run(piece, threading.get_ident) == threading.get_ident()  # the block ended
 
 
 def test_a_pieces_exception_reaches_its_caller():
@@ -55,8 +63,8 @@ def test_a_pieces_exception_reaches_its_caller():
         raise ValueError("bad piece")
 
     with pytest.raises(ValueError, match="bad piece"):
-        as_session("a", pool.run, broken)
-    assert as_session("a", pool.run, lambda: 42) == 42  # the pool still works
+        as_session(pool, "a", broken)
+    assert as_session(pool, "a", lambda: 42) == 42  # the pool still works
 
 
 def test_a_newer_request_replaces_the_sessions_queued_piece():
@@ -80,14 +88,14 @@ def test_sessions_are_served_round_robin():
     lock = threading.Lock()
     release = hold(pool)
 
-    def piece(name):
+    def work(name):
         with lock:
             order.append(name)
         threading.Event().wait(0.05)  # long enough for the other session to queue its next piece
 
     def session(name):
         for _ in range(4):
-            as_session(name, pool.run, piece, name)
+            as_session(pool, name, work, name)
 
     threads = [threading.Thread(target=session, args=(name,)) for name in "ab"]
     for thread in threads:
@@ -123,25 +131,25 @@ def test_a_superseded_run_stops_waiting_and_withdraws_its_piece():
             raise Superseded("the user moved on")
 
     with pytest.raises(Superseded):
-        as_session("a", pool.run, ran.append, "stale", check=check)
+        as_session(pool, "a", ran.append, "stale", check=check)
     assert len(pool) == 0
     release.set()
-    assert as_session("a", pool.run, lambda: "fresh") == "fresh"
+    assert as_session(pool, "a", lambda: "fresh") == "fresh"
     assert ran == []  # the stale piece never ran
 
 
 def test_one_thread_per_pool():
     pool = WorkPool(threads=1)
     for name in "abcd":
-        as_session(name, pool.run, int)
+        as_session(pool, name, int)
     assert len(pool._workers) == 1
 
 
 def test_the_heavy_views_give_the_same_numbers_in_pieces_on_the_pool():
     import numpy as np
 
+    from explorer.serve.pool import POOL
     from explorer.views import depth, gradients
-    from explorer.views.pool import POOL
 
     def compute():
         for cached in (gradients.gradient_curves, gradients.dependency_views,
@@ -152,7 +160,7 @@ def test_the_heavy_views_give_the_same_numbers_in_pieces_on_the_pool():
 
     inline = compute()
     threads_before = len(POOL._workers)
-    pooled = as_session("a", compute)
+    pooled = in_session(POOL, "a", compute)
     assert threads_before <= 1 and len(POOL._workers) == 1  # the pieces ran on the pool's one thread
     for key in inline[0]:
         np.testing.assert_array_equal(inline[0][key], pooled[0][key])
@@ -163,7 +171,7 @@ def test_the_heavy_views_give_the_same_numbers_in_pieces_on_the_pool():
 
 
 def test_the_pools_threads_come_from_the_environment_within_bounds():
-    from explorer.views.pool import threads_from_environment
+    from explorer.serve.pool import threads_from_environment
 
     assert threads_from_environment(None) == 1 and threads_from_environment("") == 1
     assert threads_from_environment("2") == 2 and threads_from_environment("4") == 4

@@ -4,6 +4,7 @@ when its session has asked for a newer run (a superseded rerun stops computing).
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from types import SimpleNamespace
 
@@ -11,8 +12,9 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequest, ScriptRequestType
 
+from explorer.pieces import piece
 from explorer.serve import internals, page
-from explorer.views.pool import REQUESTER, WorkPool
+from explorer.serve.pool import WorkPool
 
 
 def context(request):
@@ -28,6 +30,7 @@ def test_a_run_waiting_for_the_pool_stops_when_its_session_asks_for_another(monk
     monkeypatch.setattr(internals, "get_script_run_ctx", lambda **_: context(next(requests)))
     monkeypatch.setattr(page, "session_key", lambda: "s1")
     pool, ran = WorkPool(), []
+    monkeypatch.setattr(page, "POOL", pool)
     started, release = threading.Event(), threading.Event()
 
     def busy():
@@ -36,14 +39,15 @@ def test_a_run_waiting_for_the_pool_stops_when_its_session_asks_for_another(monk
 
     pool.submit("other session", busy)  # the pool is busy: our piece waits in the queue
     assert started.wait(10)
-    token = REQUESTER.set(None)
-    try:
+    def page_run():  # in a context of its own, as a script run's thread
         page.serve_heavy_work()
-        assert REQUESTER.get().session == "s1"
+        piece(ran.append, "stale piece")
+
+    try:
         with pytest.raises(raised):
-            pool.run(ran.append, "stale piece")
+            contextvars.Context().run(page_run)
+        assert len(pool) == 0
     finally:
-        REQUESTER.reset(token)
         release.set()
     assert len(pool) == 0 and ran == []  # withdrawn, never run
 

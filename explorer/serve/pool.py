@@ -1,8 +1,9 @@
-"""A bounded background pool for the lessons' heavy computations, shared fairly between sessions.
+"""The runtime's work pool: where the lessons' heavy pieces run, shared fairly between sessions.
 
-A heavy view (the gradient curves at T = 512, a 24-layer depth stack, the stopwatch) is cut into
-pieces of at most a few tenths of a second of CPU each, and `POOL.run(piece, ...)` runs each piece
-on the pool's one thread while the session's script thread waits (using no CPU).  So:
+A heavy view is cut into pieces (explorer/pieces.py: `piece(fn, ...)`, a few tenths of a second of
+CPU each).  For a page run, the runtime installs `POOL.runner(Requester(session, check))` as the
+runner of those pieces, and each one runs on the pool's one thread while the session's script thread
+waits (using no CPU).  So:
 
 * at most one thread per server process does heavy work, whatever the number of sessions;
 * sessions are served round-robin: each has at most one queued piece, and the pool takes the
@@ -13,23 +14,23 @@ on the pool's one thread while the session's script thread waits (using no CPU).
   stops after the piece in progress: superseded reruns do not keep computing;
 * the queue is bounded (`max_sessions`); a request beyond it waits for room.
 
-Who is asking comes from `REQUESTER`, a context variable the runtime (explorer/serve) sets at the start of each
-page run (this layer does not import Streamlit).  Without one (tests, the warm-up thread,
-benchmarks) `run` calls the piece directly.  An exception raised by a piece reaches its caller.
+No Streamlit here: the page adapter (explorer/serve/page.py) names the session and its check, and
+the warm-up (explorer/serve/runtime.py) runs as one more session.  An exception raised by a piece
+reaches its caller.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_for
-from contextvars import ContextVar
 from dataclasses import dataclass
 
-__all__ = ["POOL", "REQUESTER", "PoolFull", "Requester", "Superseded", "WorkPool"]
+__all__ = ["POOL", "PoolFull", "Requester", "Superseded", "WorkPool", "threads_from_environment"]
 
 
 class Superseded(Exception):
@@ -51,9 +52,6 @@ class Requester:
 
     session: str
     check: Callable[[], None] = _never
-
-
-REQUESTER: ContextVar[Requester | None] = ContextVar("explorer_requester", default=None)
 
 
 class WorkPool:
@@ -112,13 +110,9 @@ class WorkPool:
             else:
                 future.set_result(result)
 
-    def run(self, fn: Callable, *args, **kwargs):
-        """fn(*args, **kwargs) on the pool for the current REQUESTER, waiting for the result; called
-        directly when there is no requester.  Raises what fn raises, or what the requester's check
-        raises once its run is superseded."""
-        requester = REQUESTER.get()
-        if requester is None:
-            return fn(*args, **kwargs)
+    def run(self, requester: Requester, fn: Callable, *args, **kwargs):
+        """fn(*args, **kwargs) on the pool for `requester`, waiting for the result.  Raises what fn
+        raises, or what the requester's check raises once its run is superseded."""
         while True:
             requester.check()
             try:
@@ -134,6 +128,10 @@ class WorkPool:
                 self.withdraw(requester.session, future)
                 raise
         return future.result()
+
+    def runner(self, requester: Requester) -> Callable:
+        """A runner of pieces (explorer.pieces) that runs each on this pool for `requester`."""
+        return functools.partial(self.run, requester)
 
 
 def threads_from_environment(value: str | None, default: int = 1, most: int = 4) -> int:
