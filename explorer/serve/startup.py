@@ -1,6 +1,7 @@
 """What runs once per server process: torch's import and every lesson's warm-up in the background,
-and a frozen heap after each page's first run.  No torch at import: app.py imports this module
-before its first run, and the home page renders without waiting for torch.
+a frozen heap after each page's first run, and freed memory given back (explorer/serve/memory.py).
+No torch at import: app.py imports this module before its first run, and the home page renders
+without waiting for torch.
 
     after_page_run(url_path)   app.py, after every page run
 """
@@ -12,6 +13,8 @@ import os
 import threading
 
 import streamlit as st
+
+from .memory import keep_released
 
 __all__ = ["after_page_run"]
 
@@ -35,6 +38,7 @@ def _import_in_background() -> threading.Thread:
         if os.environ.get("EXPLORER_GC_FREEZE", "1") != "0":  # as after a page's first run (below)
             gc.collect()
             gc.freeze()
+        keep_released()  # the warm-up's temporaries back to the system, and later computations' too
 
     thread = threading.Thread(target=work, name="import-torch", daemon=True)
     thread.start()

@@ -14,6 +14,9 @@ polls it (`poll`) from a fragment that reruns every second or so, and draws what
 * A run nobody has polled for `abandon_after` seconds is cancelled (the tab was closed), queued or
   running; so is a run whose last watcher let go of it.
 * Every run is capped in steps and computing seconds (LiveSettings) and in wall time (`wall_limit`).
+* A training process is started when a page that can start a run opens (`ready`), and ended when it
+  has had no run for `idle_after` seconds: torch and its warm-up stay in memory only while someone
+  is on such a page.
 * Identical settings give identical runs, so runs are keyed by their job: a class pressing the same
   button shares one run.  Finished runs stay in a cache bounded by count and bytes (least recently
   used first out); snapshots are small, and a run has at most MAX_SNAPSHOTS per runner.
@@ -116,7 +119,7 @@ class TrainingManager:
     def __init__(self, *, slots: int = 1, max_queue: int = 48, per_client: int = 2, abandon_after: float = 20.0,
                  keep_runs: int = 32,
                  keep_bytes: int = 16 * 2**20, max_seconds: float = LIVE_SECONDS,
-                 wall_limit: float = 2 * LIVE_SECONDS, processes: bool = True,
+                 wall_limit: float = 2 * LIVE_SECONDS, processes: bool = True, idle_after: float = 600.0,
                  clock: Callable[[], float] = time.monotonic):
         if (slots < 1 or max_queue < 0 or per_client < 1 or abandon_after <= 0 or keep_runs < 0
                 or min(wall_limit, max_seconds) <= 0):
@@ -126,6 +129,8 @@ class TrainingManager:
         self.per_client = per_client
         self.keep_runs, self.keep_bytes, self.wall_limit = keep_runs, keep_bytes, wall_limit
         self.processes = processes  # False: train in the worker threads themselves (tests, notebooks)
+        self.idle_after = idle_after  # seconds without a run after which a training process ends
+        self._wanted = 0  # calls of ready(): a worker whose process has ended starts it again
         self._clock = clock
         self._lock = threading.Condition()
         self._runs: OrderedDict[LiveJob, _Run] = OrderedDict()  # active and finished, oldest first
@@ -144,6 +149,8 @@ class TrainingManager:
         with self._lock:
             if not self._closed:
                 self._start_workers()
+                self._wanted += 1
+                self._lock.notify_all()
 
     def request(self, session: str, job: LiveJob, client: str | None = None) -> RunView:
         """Watch `job` from `session` (of `client`, its source address): the run in progress or in the
@@ -296,9 +303,15 @@ class TrainingManager:
             self._threads.append(thread)
             thread.start()
 
-    def _next(self) -> _Run | None:
+    def _next(self, idle_since: float | None, served: int) -> _Run | str | None:
+        """The next run to train; "start" (a page called ready() since `served`: start the process),
+        "rest" (no run since `idle_since` for idle_after: end the process), or None (closed)."""
         with self._lock:
             while not self._queue and not self._closed:
+                if self._wanted > served:
+                    return "start"
+                if idle_since is not None and self._clock() - idle_since >= self.idle_after:
+                    return "rest"
                 self._lock.wait(timeout=1.0)
                 self._housekeep(self._clock())
             if self._closed:
@@ -324,11 +337,19 @@ class TrainingManager:
             return run.cancel
 
     def _work(self, trainer) -> None:
+        served, idle_since = 0, None  # ready() calls answered; since when the process has had no run
         try:
-            if isinstance(trainer, ProcessRunner):
-                trainer.start()  # the child imports torch while the first job is handed over
-            while (run := self._next()) is not None:
-                self._train(trainer, run)
+            while (run := self._next(idle_since, served)) is not None:
+                if run == "start":
+                    served = self._wanted
+                    if isinstance(trainer, ProcessRunner):
+                        trainer.start()  # the child imports torch and warms up while the page is read
+                elif run == "rest":
+                    trainer.close()  # its memory back; the next run starts a new one
+                    run = None
+                else:
+                    self._train(trainer, run)
+                idle_since = self._clock() if run is not None else None
         finally:
             trainer.close()
 

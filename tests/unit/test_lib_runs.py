@@ -274,6 +274,35 @@ def test_ready_starts_the_training_process_before_any_run_and_the_first_run_uses
     assert len(manager.stats()["trainer_pids"]) == 1
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_an_idle_training_process_ends_and_a_page_opening_starts_it_again(make):
+    """The process (torch, its warm-up) stays only while someone may train: after idle_after seconds
+    without a run it ends; the next page opening (ready) or run starts a new one."""
+    manager = make(processes=True, idle_after=1.0)
+    manager.ready()
+    (pid,) = wait_for(lambda: [p for p in manager.stats()["trainer_pids"] if p])
+    wait_for(lambda: manager.stats()["trainer_pids"] == [None])
+    assert not _alive(pid)
+    manager.ready()  # the page opened again
+    (again,) = wait_for(lambda: [p for p in manager.stats()["trainer_pids"] if p])
+    assert again != pid
+    job = tiny()
+    manager.request("a", job)
+    assert finish(manager, "a", job).state == "done"
+    wait_for(lambda: manager.stats()["trainer_pids"] == [None])  # idle again after its run
+    assert not _alive(again)
+    second = tiny()  # a run with no page opening first starts its own process
+    manager.request("b", second)
+    assert finish(manager, "b", second).state == "done"
+
+
 def test_a_child_that_dies_fails_its_run_and_is_replaced(make):
     manager = make(processes=True)
     job = long()
