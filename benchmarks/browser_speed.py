@@ -2,12 +2,13 @@
 
     .venv/bin/python -m benchmarks.browser_speed [--reps 3] [--pages lookup,attention] [--profile]
 
-Three servers run at once: the app, the one-heatmap floor (benchmarks/floor_nav_app.py,
-FLOOR_MODE=heatmap: one 32×32 Plotly heatmap per page) and the matched floor (FLOOR_MODE=profile:
+Four servers run at once: the app, the one-heatmap floor (benchmarks/floor_nav_app.py,
+FLOOR_MODE=heatmap: one 32×32 Plotly heatmap per page), the matched floor (FLOOR_MODE=profile:
 each page draws what one run of the lesson sent — the same figures, arrays, tables and widgets —
-recorded at the start of the run).  Both floors have the app's pages and URL paths in
-st.navigation, so every measurement is the same gesture on all three, taken in turn (interleaved)
-in one run, and the machine's load hits all three alike.
+recorded at the start of the run) and, for the switch only, the key figure alone (FLOOR_MODE=alone:
+the page's title and the first chart that run sent, nothing else).  The floors have the app's pages
+and URL paths in st.navigation, so every measurement is the same gesture on each, taken in turn
+(interleaved) in one run, and the machine's load hits them alike.
 
 For every lesson page (explorer.serve.catalog.LESSONS):
 
@@ -46,7 +47,8 @@ from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, VIEWPORT, _control_change
 from .profiles import record_profile, save_profile
 
 OUT = ROOT / "test-artifacts" / "browser_speed.json"  # run on its own; as a phase of run.py: results.json
-APPS = ("app", "heatmap", "matched")
+APPS = ("app", "heatmap", "matched", "alone")
+TIMED_APPS = APPS[:3]  # load and control: the key figure alone is measured on the switch only
 
 MARK_JS = """
 () => {
@@ -242,13 +244,17 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                               exclude_ports={app.port}) as heat, \
                 streamlit_server("benchmarks/floor_nav_app.py", name="speed-matched",
                                  env={"FLOOR_MODE": "profile", "FLOOR_PROFILE_DIR": str(profile_dir)},
-                                 exclude_ports={app.port, heat.port}) as matched, sync_playwright() as playwright:
+                                 exclude_ports={app.port, heat.port}) as matched, \
+                streamlit_server("benchmarks/floor_nav_app.py", name="speed-alone",
+                                 env={"FLOOR_MODE": "alone", "FLOOR_PROFILE_DIR": str(profile_dir)},
+                                 exclude_ports={app.port, heat.port, matched.port}) as alone, \
+                sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             context = browser.new_context(viewport=VIEWPORT)
             context.add_init_script(INIT_JS + CLICK_JS)
             context.set_default_timeout(30_000)
             tabs = {name: Tab(context, name, server.url) for name, server in
-                    zip(APPS, (app, heat, matched), strict=True)}
+                    zip(APPS, (app, heat, matched, alone), strict=True)}
             for tab in tabs.values():  # warm: every page opened once (the app computes its default views)
                 for info in (None, *lessons):
                     tab.page.goto(f"{tab.url}/{info.url_path if info else ''}")
@@ -271,7 +277,8 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                 progress(f"switch rep {rep + 1}/{reps} done")
             for _ in range(reps):
                 for info in lessons:
-                    for name, tab in tabs.items():
+                    for name in TIMED_APPS:
+                        tab = tabs[name]
                         results["load"].setdefault(info.url_path, {}).setdefault(name, []).append(
                             measure_load(tab, info))
                         with contextlib.suppress(Exception):
@@ -280,7 +287,8 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
             for info in lessons:
                 if info.url_path == "train":
                     continue
-                for name, tab in tabs.items():
+                for name in TIMED_APPS:
+                    tab = tabs[name]
                     tab.page.bring_to_front()
                     tab.page.goto(f"{tab.url}/{info.url_path}")
                     with contextlib.suppress(Exception):  # Plotly loads lazily: wait for a chart first
@@ -304,9 +312,9 @@ def table(results: dict) -> str:
             "| layout ms |",
             "|---|" + "---:|" * 19]
     for page, cell in results["switch"].items():
-        s = {n: _median([e["ms"] for e in cell.get(n, [])]) for n in APPS}
-        load = {n: _median(results["load"].get(page, {}).get(n, [])) for n in APPS}
-        ctrl = {n: results["control"].get(page, {}).get(n, {}).get("p50_ms") for n in APPS}
+        s = {n: _median([e["ms"] for e in cell.get(n, [])]) for n in TIMED_APPS}
+        load = {n: _median(results["load"].get(page, {}).get(n, [])) for n in TIMED_APPS}
+        ctrl = {n: results["control"].get(page, {}).get(n, {}).get("p50_ms") for n in TIMED_APPS}
         app_entries = cell.get("app", [])
 
         def ratio(a, b):
@@ -325,6 +333,24 @@ def table(results: dict) -> str:
     return "\n".join(rows)
 
 
+def alone_table(results: dict) -> str:
+    """The switch against the page's title and key figure alone (FLOOR_MODE=alone): how far the key
+    figure by itself is from the one-heatmap floor, and what the rest of the lesson's first run adds."""
+    rows = ["| lesson | switch app | heatmap floor | app ÷ heatmap | title + key figure alone | alone ÷ heatmap "
+            "| app ÷ alone |", "|---|" + "---:|" * 6]
+    for page, cell in results["switch"].items():
+        s = {n: _median([e["ms"] for e in cell.get(n, [])]) for n in APPS}
+        if not s.get("alone"):
+            continue
+
+        def ratio(a, b):
+            return f"{a / b:.1f}" if a and b else "–"
+
+        rows.append(f"| {page} | {s['app']} | {s['heatmap']} | {ratio(s['app'], s['heatmap'])} | {s['alone']} | "
+                    f"{ratio(s['alone'], s['heatmap'])} | {ratio(s['app'], s['alone'])} |")
+    return "\n".join(rows) if len(rows) > 2 else ""
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.browser_speed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3)
@@ -337,10 +363,12 @@ def main(argv=None) -> int:
     results = run(args.reps, pages or None, not args.no_profile, args.control_reps,
                   progress=lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", flush=True))
     results["table"] = table(results)
+    results["alone_table"] = alone_table(results)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
     print(f"load average {results['load_average_start']} → {results['load_average_end']}")
     print(results["table"])
+    print(results["alone_table"])
     return 0
 
 

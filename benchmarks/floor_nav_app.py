@@ -8,6 +8,9 @@ recorded by browser_speed with benchmarks/profiles.py): the same number and kind
 arrays, tables, text and widgets; moving any slider shifts the first Plotly figure's data a little, so a
 control change repaints that figure as on the app.  No model, no maths: what Streamlit and the browser
 cost for that output.
+FLOOR_MODE=alone: every page draws its title and its lesson's key figure (the first chart of the main
+area the real page sent), nothing else: what the figure itself costs, with no text, control or other
+section.
 """
 
 import os
@@ -66,6 +69,10 @@ def profile_page(name: str) -> None:
     delta = sum(float(v) for k, v in st.session_state.items()
                 if k.startswith("w") and isinstance(v, (int, float)) and not isinstance(v, bool)) * 1e-3
     first_plot, titled = True, False
+    if MODE == "alone":  # the page's title and its key figure (the first chart of the main area)
+        main = [item for item in items if not item.sidebar]
+        items = [next(item for item in main if item.kind == "markdown"),
+                 next(item for item in main if item.kind in ("plotly", "vega"))]
     for i, item in enumerate(items):
         where = st.sidebar if item.sidebar else st
         if item.kind == "plotly" and first_plot:
@@ -83,7 +90,7 @@ def make(info):
         if not info.url_path:  # home, as the app's: text only (no chart library loaded before a lesson)
             st.title(info.title)
             st.markdown("The floor's home page: no chart.")
-        elif MODE == "profile":
+        elif MODE in ("profile", "alone"):
             profile_page(info.url_path)
         else:
             heatmap_page(info.title)

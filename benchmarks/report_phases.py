@@ -49,11 +49,11 @@ def _failed(title: str, result: dict) -> list[str] | None:
     return [f"## {title}", "", f"Failed: {result['error']}", ""] if "error" in result else None
 
 
-def _switch_ratios(speed: dict) -> dict[str, tuple[float, float, float]]:
-    """lesson → (app switch ms, one-heatmap floor ms, ratio), medians."""
+def _switch_ratios(speed: dict, of: str = "app") -> dict[str, tuple[float, float, float]]:
+    """lesson → (`of`'s switch ms, one-heatmap floor ms, ratio), medians (`of`: the app, or a floor)."""
     out = {}
     for lesson, cell in speed.get("switch", {}).items():
-        app = [e["ms"] for e in cell.get("app", []) if e.get("ms") is not None]
+        app = [e["ms"] for e in cell.get(of, []) if e.get("ms") is not None]
         floor = [e["ms"] for e in cell.get("heatmap", []) if e.get("ms") is not None]
         if app and floor:
             a, f = statistics.median(app), statistics.median(floor)
@@ -81,6 +81,10 @@ def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
         ratios = {lesson: r for lesson, (_, _, r) in _switch_ratios(speed).items()}
         if ratios:
             text, met = _worst(ratios, SWITCH_FLOOR_RATIO, "×", 1)
+            alone = {lesson: r for lesson, (_, _, r) in _switch_ratios(speed, "alone").items()}
+            if alone:  # what the key figure by itself is from the floor
+                text += f" (title + key figure alone: {sum(r <= SWITCH_FLOOR_RATIO for r in alone.values())} of " \
+                        f"{len(alone)} within, {min(alone.values()):.1f}–{max(alone.values()):.1f}×)"
             rows.append(("lesson switch → key figure, ÷ one-heatmap floor (Chromium)", f"≤ {SWITCH_FLOOR_RATIO}×",
                          text, met))
         control = _control_p50(speed)
@@ -171,11 +175,12 @@ def browser_speed(data: dict) -> list[str]:
         f"{_loadavg(speed.get('load_average_start'))} → {_loadavg(speed.get('load_average_end'))}; medians of "
         f"{speed.get('reps')} "
         "(control: its own repetitions), ms.",
-        "Headless Chromium at 1400 × 900; three servers at once and every gesture made on all three in turn: the "
+        "Headless Chromium at 1400 × 900; several servers at once and every gesture made on each in turn: the "
         "**app**; the **one-heatmap floor** (`benchmarks/floor_nav_app.py FLOOR_MODE=heatmap`: the same Streamlit, "
         "the app's page names and URLs, one 32 × 32 Plotly heatmap per lesson); the **matched floor** "
         "(`FLOOR_MODE=profile`: each lesson draws what one run of the real lesson sent — the same figures, arrays, "
-        "tables, text and widgets — with no model).",
+        "tables, text and widgets — with no model); for the switch, the **key figure alone** (`FLOOR_MODE=alone`: "
+        "the lesson's title and the first chart of its main area, as that run sent them, and nothing else).",
         "",
         "- **switch**: from the lesson before it (the first lesson: from Home), a click on the lesson in the sidebar "
         "until its key figure (the first chart of the page) is drawn; Train, with no chart before a run, until its "
@@ -190,6 +195,10 @@ def browser_speed(data: dict) -> list[str]:
         "switch (Chromium's Performance metrics).",
         "",
         table(speed), "",
+        *(["**The key figure alone.** How far from the one-heatmap floor a lesson's switch can come while it "
+           "still draws its own key figure: the floor's one heatmap against the title and that figure with "
+           "nothing else (no lead, controls, steps or text), and what the rest of the lesson's first run adds "
+           "(app ÷ alone), ms.", "", speed["alone_table"], ""] if speed.get("alone_table") else []),
     ]
 
 
