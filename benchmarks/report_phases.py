@@ -167,7 +167,7 @@ def browser_speed(data: dict) -> list[str]:
     title = "What the user waits for in the browser: switch, load, control (Chromium)"
     if failed := _failed(title, speed):
         return failed
-    from .browser_speed import table
+    from .browser_speed import alone_table, table
 
     return [
         f"## {title}", "",
@@ -198,7 +198,7 @@ def browser_speed(data: dict) -> list[str]:
         *(["**The key figure alone.** How far from the one-heatmap floor a lesson's switch can come while it "
            "still draws its own key figure: the floor's one heatmap against the title and that figure with "
            "nothing else (no lead, controls, steps or text), and what the rest of the lesson's first run adds "
-           "(app ÷ alone), ms.", "", speed["alone_table"], ""] if speed.get("alone_table") else []),
+           "(app ÷ alone), ms.", "", alone_table(speed), ""] if alone_table(speed) else []),
     ]
 
 

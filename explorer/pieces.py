@@ -8,8 +8,9 @@ pieces of at most a few tenths of a second of CPU each, and runs each one as `pi
 
 Who runs the piece is the runtime's business (explorer/serve/pool.py: one bounded pool per server
 process, fair between sessions, a superseded rerun stopped between pieces): it installs a runner for
-its page runs and its warm-up with `run_pieces_with`.  Without one (tests, scripts, benchmarks) the
-piece is called directly.  An exception raised by a piece reaches its caller either way.
+each page run (`install`) and for its warm-up (`run_pieces_with`, a block).  Without one (tests,
+scripts, benchmarks) the piece is called directly.  An exception raised by a piece reaches its
+caller either way.
 
 A foundation of the library, as explorer/caching.py: every layer may import it; it imports nothing
 of explorer and holds no thread.
@@ -21,7 +22,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
-__all__ = ["Runner", "piece", "run_pieces_with"]
+__all__ = ["Runner", "install", "piece", "run_pieces_with"]
 
 Runner = Callable[..., object]  # runner(fn, *args, **kwargs) -> fn(*args, **kwargs), run where it chooses
 
