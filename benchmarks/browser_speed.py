@@ -306,6 +306,10 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
     return results
 
 
+def _ratio(a, b) -> str:
+    return f"{a / b:.1f}" if a and b else "–"
+
+
 def table(results: dict) -> str:
     rows = ["| lesson | switch app | heatmap floor | × | matched floor | × | load app | heatmap | × | matched | × "
             "| control app p50 | heatmap | matched | × matched | runs/switch | ws kB | DOM nodes | script ms "
@@ -317,18 +321,15 @@ def table(results: dict) -> str:
         ctrl = {n: results["control"].get(page, {}).get(n, {}).get("p50_ms") for n in TIMED_APPS}
         app_entries = cell.get("app", [])
 
-        def ratio(a, b):
-            return f"{a / b:.1f}" if a and b else "–"
-
         def med(key):
             return _median([e.get(key) for e in app_entries]) or "–"  # noqa: B023 (called in this iteration)
 
-        rows.append(f"| {page} | {s['app']} | {s['heatmap']} | {ratio(s['app'], s['heatmap'])} | {s['matched']} | "
-                    f"{ratio(s['app'], s['matched'])} | {load['app']} | {load['heatmap']} | "
-                    f"{ratio(load['app'], load['heatmap'])} | {load['matched']} | "
-                    f"{ratio(load['app'], load['matched'])} | "
+        rows.append(f"| {page} | {s['app']} | {s['heatmap']} | {_ratio(s['app'], s['heatmap'])} | {s['matched']} | "
+                    f"{_ratio(s['app'], s['matched'])} | {load['app']} | {load['heatmap']} | "
+                    f"{_ratio(load['app'], load['heatmap'])} | {load['matched']} | "
+                    f"{_ratio(load['app'], load['matched'])} | "
                     f"{ctrl['app'] or '–'} | {ctrl['heatmap'] or '–'} | {ctrl['matched'] or '–'} | "
-                    f"{ratio(ctrl['app'], ctrl['matched'])} | {med('runs')} | {med('ws_kb')} | {med('dom_nodes')} | "
+                    f"{_ratio(ctrl['app'], ctrl['matched'])} | {med('runs')} | {med('ws_kb')} | {med('dom_nodes')} | "
                     f"{med('script_ms')} | {med('layout_ms')} |")
     return "\n".join(rows)
 
@@ -342,12 +343,8 @@ def alone_table(results: dict) -> str:
         s = {n: _median([e["ms"] for e in cell.get(n, [])]) for n in APPS}
         if not s.get("alone"):
             continue
-
-        def ratio(a, b):
-            return f"{a / b:.1f}" if a and b else "–"
-
-        rows.append(f"| {page} | {s['app']} | {s['heatmap']} | {ratio(s['app'], s['heatmap'])} | {s['alone']} | "
-                    f"{ratio(s['alone'], s['heatmap'])} | {ratio(s['app'], s['alone'])} |")
+        rows.append(f"| {page} | {s['app']} | {s['heatmap']} | {_ratio(s['app'], s['heatmap'])} | {s['alone']} | "
+                    f"{_ratio(s['alone'], s['heatmap'])} | {_ratio(s['app'], s['alone'])} |")
     return "\n".join(rows) if len(rows) > 2 else ""
 
 

@@ -169,6 +169,7 @@ def browser_speed(data: dict) -> list[str]:
         return failed
     from .browser_speed import alone_table, table
 
+    alone = alone_table(speed)
     return [
         f"## {title}", "",
         f"`benchmarks/browser_speed.py`, measured {speed.get('date', '')}, load average (1, 5, 15 min) "
@@ -198,7 +199,7 @@ def browser_speed(data: dict) -> list[str]:
         *(["**The key figure alone.** How far from the one-heatmap floor a lesson's switch can come while it "
            "still draws its own key figure: the floor's one heatmap against the title and that figure with "
            "nothing else (no lead, controls, steps or text), and what the rest of the lesson's first run adds "
-           "(app ÷ alone), ms.", "", alone_table(speed), ""] if alone_table(speed) else []),
+           "(app ÷ alone), ms.", "", alone, ""] if alone else []),
     ]
 
 

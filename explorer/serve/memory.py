@@ -19,9 +19,9 @@ off (to measure without it).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import threading
+import time
 from collections.abc import Callable
 
 __all__ = ["keep_released", "release", "resident_mb"]
@@ -31,13 +31,12 @@ SLACK_MB = 64  # growth since the last release that is worth a release (a trim o
 
 
 def _libc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
+    """glibc's malloc_trim, found among the process's own symbols (no search for the library)."""
     try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to call
         return None
-    if trim is not None:
-        trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
     return trim
 
 
@@ -70,7 +69,6 @@ class Releaser:
         self.period_s, self.slack_mb, self.size, self.give_back = period_s, slack_mb, size, give_back
         self.released_at = size()
         self.releases = 0
-        self.stopped = threading.Event()
 
     def check(self) -> bool:
         """One look: release if grown (what the thread does each period); True if it released."""
@@ -82,7 +80,8 @@ class Releaser:
         return True
 
     def run(self) -> None:
-        while not self.stopped.wait(self.period_s):
+        while True:
+            time.sleep(self.period_s)
             self.check()
 
 

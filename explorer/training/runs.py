@@ -340,16 +340,17 @@ class TrainingManager:
         served, idle_since = 0, None  # ready() calls answered; since when the process has had no run
         try:
             while (run := self._next(idle_since, served)) is not None:
+                if run == "rest":
+                    trainer.close()  # its memory back; the next run starts a new one
+                    idle_since = None
+                    continue
                 if run == "start":
                     served = self._wanted
                     if isinstance(trainer, ProcessRunner):
                         trainer.start()  # the child imports torch and warms up while the page is read
-                elif run == "rest":
-                    trainer.close()  # its memory back; the next run starts a new one
-                    run = None
                 else:
                     self._train(trainer, run)
-                idle_since = self._clock() if run is not None else None
+                idle_since = self._clock()
         finally:
             trainer.close()
 
