@@ -244,6 +244,27 @@ def plotly_draw(data: dict) -> list[str]:
             table(result), ""]
 
 
+def label_cost(data: dict) -> list[str]:
+    result = _result(data, "label-cost")
+    if not result:
+        return []
+    title = "What a key figure's tick labels cost a switch (Chromium)"
+    if failed := _failed(title, result):
+        return failed
+    from .label_cost import table
+
+    return [f"## {title}", "",
+            f"`benchmarks/label_cost.py`, median of {result.get('reps')} repetitions, ms: one Streamlit app with a "
+            "page per figure, each drawing its title and the figure alone; in every repetition Home, an untimed "
+            "warm-up page (a tab's first chart loads Plotly's code), then each page in turn, the sidebar switch "
+            "from the page before until the figure is drawn timed as browser-speed times a lesson switch, in a "
+            "rotated order. The **unlabelled floor** is browser-speed's one-heatmap floor; the **labelled** one "
+            "is the same heatmap with a token of the attention lesson's input on each row and column, drawn the "
+            "app's way (token axes, margins worked out). The attention lesson's key figure at its defaults as "
+            "sent, then with every tick label blanked (its panels, ticks and margins unchanged).", "",
+            table(result), ""]
+
+
 def first_click(data: dict) -> list[str]:
     result = _result(data, "first-click")
     if not result:
@@ -369,8 +390,8 @@ def length_sweep(data: dict) -> list[str]:
 
 def sections(data: dict) -> list[str]:
     out = []
-    for render in (browser_speed, plotly_draw, reveal, first_click, train_first, burst, heavy, encoder_search,
-                   length_sweep, train_default):
+    for render in (browser_speed, plotly_draw, label_cost, reveal, first_click, train_first, burst, heavy,
+                   encoder_search, length_sweep, train_default):
         out += render(data)
     return out
 

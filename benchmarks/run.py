@@ -17,7 +17,9 @@ starts and stops itself:
 5. browser: cold start and control change to repainted heatmap in headless Chromium;
    browser-speed: every lesson's sidebar switch, full load and control → repaint against the
    one-heatmap and matched floors (benchmarks/browser_speed.py); plotly-draw: every lesson's Plotly
-   figures drawn alone, as sent and with Plotly's automargin (benchmarks/plotly_draw.py); reveal: presentation mode's
+   figures drawn alone, as sent and with Plotly's automargin (benchmarks/plotly_draw.py); label-cost: what
+   the attention key figure's tick labels cost a switch, beside a floor heatmap with and without word
+   labels (benchmarks/label_cost.py); reveal: presentation mode's
    Reveal → answer and figure, every step of every lesson (benchmarks/reveal_speed.py); first-click:
    a lecturer's first click on each lesson of a fresh server, warm-up on and off
    (benchmarks/first_click.py); train-first: the first press of Train on a fresh server against a
@@ -55,8 +57,8 @@ from tests.support.server import ROOT, streamlit_server
 OUT = ROOT / "benchmarks"
 QUICK_OUT = Path(tempfile.gettempdir()) / "attention-explorer-benchmarks-quick"  # a smoke test's numbers stay out
 PHASES = ["coldstart", "latency", "load", "load-serve", "train-load", "burst", "gc", "browser", "browser-speed",
-          "plotly-draw", "reveal", "first-click", "train-first", "heavy", "encoder-search", "length-sweep",
-          "train-default", "soak",
+          "plotly-draw", "label-cost", "reveal", "first-click", "train-first", "heavy", "encoder-search",
+          "length-sweep", "train-default", "soak",
           "soak-heavy"]
 SERVE_WORKERS = 2  # deploy/class-server.sh's default on this 2-core machine (one per core)
 
@@ -276,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     # Phases that call one module's run(...) with a quick and a full set of arguments.
     simple = (("plotly-draw", "plotly_draw", "run_plotly_draw", {"reps": 2, "progress": log},
                {"reps": 8, "progress": log}),
+              ("label-cost", "label_cost", "run", {"reps": 2, "progress": log}, {"reps": 10, "progress": log}),
               ("reveal", "reveal_speed", "run", {"reps": 1, "pages": ["decoder", "depth"], "progress": log},
                {"reps": 2, "pages": None, "progress": log}),
               ("first-click", "first_click", "run", {"wait_s": 3.0}, {"wait_s": 20.0}),
