@@ -30,13 +30,13 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import plotly.graph_objects as go
 
 from tests.support.server import streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, VIEWPORT
 from .browser_speed import CLICK_JS, Tab, measure_switch
+from .plotly_draw import _floor
 
 FLOOR, WARM = "floor", "warm-up"
 
@@ -44,7 +44,7 @@ FLOOR, WARM = "floor", "warm-up"
 def _unlabelled(spec: dict) -> dict:
     """The spec with every axis's tick labels blanked (ticks, panels and margins unchanged)."""
     layout = dict(spec["layout"])
-    for name, axis in list(layout.items()):
+    for name, axis in spec["layout"].items():
         if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
             layout[name] = {**axis, "showticklabels": False}
     return {**spec, "layout": layout}
@@ -56,15 +56,14 @@ def figures() -> dict[str, tuple[str, dict]]:
     from explorer.serve import runtime
     from explorer.serve.lessons import ATTENTION
 
-    z = np.add.outer(np.arange(32), np.arange(32)) / 62.0 + 0.5
-    floor = json.loads(go.Figure(go.Heatmap(z=z)).to_json())
+    floor = _floor()  # plotly_draw's: browser_speed's floor heatmap, as JSON
     shown = runtime.shown(ATTENTION, ATTENTION.settings())
     tokens = list(shown.view.attention.key_tokens)
     labels = [tokens[i % len(tokens)] for i in range(32)]
-    labelled = go.Figure(go.Heatmap(z=z), layout={
-        "xaxis": token_axis(labels, domain=(0, 1), anchor="y", size=FONT_SIZE - 2),
-        "yaxis": token_axis(labels, domain=(0, 1), anchor="x", size=FONT_SIZE - 2, reverse=True),
-        "font": {"size": FONT_SIZE}, "margin": {"l": 10, "r": 10, "t": 40, "b": 30}})
+    labelled = go.Figure(floor, _validate=False).update_layout(
+        xaxis=token_axis(labels, domain=(0, 1), anchor="y", size=FONT_SIZE - 2),
+        yaxis=token_axis(labels, domain=(0, 1), anchor="x", size=FONT_SIZE - 2, reverse=True),
+        font={"size": FONT_SIZE}, margin={"l": 10, "r": 10, "t": 40, "b": 30})
     grid = frozen(shown.figures.grid).to_dict()
     layer = frozen(shown.figures.layer_grid).to_dict()
     return {FLOOR: ("Floor: one heatmap", floor),
