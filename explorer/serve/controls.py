@@ -49,9 +49,12 @@ class UrlControls:
     its rule rejects is made without `bind` in the run that judges it (Streamlit would parse the
     value its own, more lenient, way: `?step=` made the lesson step None, `?task=sort&task=reverse`
     took the last, "５" took 5, "1_0" took 10): it shows its default, the value leaves the address,
-    and the note says why.  From the next run on the control is bound again, and the URL follows
-    it.  A value the rule accepts is left to Streamlit's binding; if Streamlit still ends up
-    elsewhere, the note says so.
+    and the note says why.  It stays unbound for the rest of the visit, and each run writes its
+    value to the address itself (`_mirror`): binding it again would leave the address behind a
+    move made before the browser had the bound control, and Streamlit's resync of a bound value
+    sends the browser that run's value back, undoing the quick presses made meanwhile.  A value
+    the rule accepts is left to Streamlit's binding; if Streamlit still ends up elsewhere, the
+    note says so.
 
     Every run publishes the page's parameters, with their labels and the values last recorded, in
     session state (`PARAMETERS_KEY`), so the tests can find every URL parameter a page reads, also
@@ -60,7 +63,7 @@ class UrlControls:
 
     _OPENED = "_url_controls_page"  # session-state key: the page whose link was last read
     _PENDING = "_url_controls_pending"  # session-state key: its link values not yet reported
-    _RESYNC = "_url_controls_resync"  # session-state key: controls made unbound, to bind again
+    _UNBOUND = "_url_controls_unbound"  # session-state key: {key: default} of controls kept unbound this visit
     _SEEN = "_url_controls_seen"  # session-state key: every control key a page of this session made
     SESSION_WIDE = frozenset({"present", "image"})  # settings of the whole app, kept from lesson to lesson
 
@@ -88,7 +91,7 @@ class UrlControls:
         elsewhere) are dropped, except what this page's link says and the app-wide settings."""
         for key in st.session_state.get(self._SEEN, set()) - set(self._requested) - self.SESSION_WIDE:
             st.session_state.pop(key, None)
-        st.session_state.pop(self._RESYNC, None)
+        st.session_state.pop(self._UNBOUND, None)
 
     def put_off(self, keys: Sequence[str]) -> None:
         """These controls are made in a later run (`below_the_fold`): this run's note leaves them out,
@@ -112,30 +115,41 @@ class UrlControls:
         return key in self._unusable
 
     def _bind(self, key: str, rule, default) -> str | None:
-        """The `bind` of a control: None in the run that judges a link value for `key` unusable, after
-        dropping that value from the address and setting the control to its default.
-
-        The default is set through session state, not only left to the widget: on the next run,
-        bound again, Streamlit then writes the control's value to the address if the user moved it
-        meanwhile (the browser does not, for a control that was unbound when it was drawn)."""
+        """The `bind` of a control: "query-params", or None for a control this visit's link gave a
+        value it cannot take.  The run that judges that value sets the control to its default (through
+        session state: a value the session kept from an earlier visit would show otherwise) and drops
+        the value from the address; the control then stays unbound until the session opens another
+        lesson, and `record` writes its value to the address."""
         self.link_value(key, rule)
-        resync = st.session_state.setdefault(self._RESYNC, set())
+        unbound = st.session_state.setdefault(self._UNBOUND, {})
         if self.rejected(key):
             st.session_state[key] = default
             with contextlib.suppress(StreamlitAPIException):  # still bound to a widget of a page the session left
                 st.query_params.pop(key, None)
-            resync.add(key)
+            unbound[key] = default
             return None
-        if key in resync:  # unbound when last drawn: set it to its own value, which Streamlit puts in the URL
-            resync.discard(key)
-            if key in st.session_state:
-                st.session_state[key] = st.session_state[key]
-        return "query-params"
+        return None if key in unbound else "query-params"
+
+    def _mirror(self, key: str, value, rule) -> None:
+        """Write an unbound control's value to the address as Streamlit's binding would: its text
+        (`rule.text`), or nothing at its default.  The address a run sees is the browser's when the
+        run was asked for, so nothing is sent when it already says the value."""
+        default = st.session_state.get(self._UNBOUND, {}).get(key, value)
+        wanted = [] if _same(value, default) else [rule.text(value)]
+        if st.query_params.get_all(key) == wanted:
+            return
+        with contextlib.suppress(StreamlitAPIException):  # bound by a widget of another page: not ours to write
+            if wanted:
+                st.query_params[key] = wanted[0]
+            else:
+                st.query_params.pop(key, None)
 
     def record(self, key: str, label: str, value, rule):
         """Count a control as a setting of this page (the link may carry it), with its link rule.
         A control made elsewhere reads its link value through `link_value` first."""
         self._controls[key] = (label, value, rule)
+        if key in st.session_state.get(self._UNBOUND, {}):
+            self._mirror(key, value, rule)
         st.session_state.setdefault(self._SEEN, set()).add(key)
         st.session_state[PARAMETERS_KEY] = {k: (lab, val) for k, (lab, val, _) in self._controls.items()}
         return value

@@ -73,3 +73,25 @@ def test_a_link_opens_the_dependent_values_it_names():
     assert (settings.task, settings.mask, settings.pad, settings.heads, settings.head) == ("reverse", "padding", 12,
                                                                                              4, 3)
     assert not at.info, "every link value was used"
+
+
+def test_a_control_whose_link_value_was_refused_keeps_the_address_up_to_date():
+    """A refused link value leaves the address, and the control, unbound for the rest of the visit,
+    writes every later value there itself: the value's text, nothing at the default, untouched by
+    runs that other controls cause (explorer.serve.controls.UrlControls._mirror)."""
+    at = AppTest.from_function(probe_script)
+    at.query_params.update(mask="padding", pad="99", task=["sort", "reverse"])
+    settings = run(at)
+    assert (settings.task, settings.pad) == ("sort", 8)
+    assert "pad" not in at.query_params and "task" not in at.query_params, dict(at.query_params)
+    notes = at.info[0].value
+    assert "Pad to" in notes and "Task" in notes, notes
+
+    at.sidebar.slider(key="pad").set_value(12)
+    assert run(at).pad == 12 and at.query_params["pad"] == "12", dict(at.query_params)
+    at.sidebar.select_slider(key="heads").set_value(4)
+    assert run(at).heads == 4 and at.query_params["pad"] == "12", dict(at.query_params)
+    at.sidebar.slider(key="pad").set_value(8)
+    assert run(at).pad == 8 and "pad" not in at.query_params, dict(at.query_params)
+    at.sidebar.selectbox(key="task").set_value("reverse")
+    assert run(at).task == "reverse" and at.query_params["task"] == "reverse", dict(at.query_params)
