@@ -17,6 +17,7 @@ import tempfile
 import time
 
 from explorer.serve.catalog import PAGES
+from tests.support.browser_runs import RUN_TRACKER_JS
 from tests.support.server import streamlit_server
 
 from .latency import page_label
@@ -27,22 +28,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 VIEWPORT = {"width": 1400, "height": 900}
 WAIT_MS = 30_000
 
-INIT_JS = """
-(() => {
-  window.__stRunsDone = 0;
-  window.__keyAt = 0;
-  window.__stLastChange = performance.now();
-  document.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
-  const observer = new MutationObserver((records) => {
-    for (const r of records) {
-      window.__stLastChange = performance.now();
-      if (r.attributeName === 'data-test-script-state' && r.oldValue === 'running') window.__stRunsDone += 1;
-    }
-  });
-  const start = () => observer.observe(document.documentElement, {subtree: true, childList: true,
-    attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
-  if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
-})();
+# The shared run counter (tests/support/browser_runs.py), and when the last key was pressed.
+INIT_JS = RUN_TRACKER_JS + """
+document.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
+window.__keyAt = 0;
 """
 
 SETTLED_JS = """

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.browser_runs import RUN_TRACKER_JS
 from tests.support.server import streamlit_server, tail
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -38,32 +39,6 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1400, "height": 900}
 DEFAULT_TIMEOUT_MS = 20_000  # any single Playwright wait
 TEST_WATCHDOG_SECONDS = 120  # last resort: a browser test that hangs longer than this fails
-
-# Installed into every page before Streamlit's own code: counts finished script runs by watching the
-# `data-test-script-state` attribute of [data-testid="stApp"] ("initial" -> "running" -> "notRunning"),
-# and remembers when that attribute last changed.  A run is "finished" when the attribute leaves
-# "running"; `attributeOldValue` makes even a run shorter than one animation frame count.
-RUN_TRACKER_JS = """
-(() => {
-  window.__stRunsDone = 0;
-  window.__stLastChange = performance.now();
-  const observer = new MutationObserver((records) => {
-    for (const r of records) {
-      if (r.type === "attributes" && r.attributeName === "data-test-script-state") {
-        window.__stLastChange = performance.now();
-        if (r.oldValue === "running") window.__stRunsDone += 1;
-      } else if (r.type === "childList") {
-        window.__stLastChange = performance.now();
-      }
-    }
-  });
-  const start = () => observer.observe(document.documentElement, {
-    subtree: true, childList: true, attributes: true, attributeOldValue: true,
-    attributeFilter: ["data-test-script-state"],
-  });
-  if (document.documentElement) start(); else document.addEventListener("DOMContentLoaded", start);
-})();
-"""
 
 
 def _log_tail(lines: int = 40) -> str:
