@@ -16,7 +16,9 @@ repetition so the machine's load hits them alike:
   and 32 columns, drawn the app's way (explorer.figures.common.token_axis, margins worked out: frozen);
 * the attention lesson's key figure at its defaults as sent (every layer × head), with its tick labels,
   and with every tick label blanked;
-* the one-layer grid (what presentation mode and larger models show), with and without its labels.
+* the one-layer grid (what presentation mode and larger models show), with and without its labels;
+* both grids as they were drawn before each layer's row became one heatmap trace (`per_panel`): a
+  heatmap per head, each with its own axes.
 
 Medians, ms, and each ÷ the unlabelled floor.  Phase `label-cost` of benchmarks/run.py.
 """
@@ -24,12 +26,14 @@ Medians, ms, and each ÷ the unlabelled floor.  Phase `label-cost` of benchmarks
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import statistics
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import plotly.graph_objects as go
 
 from tests.support.server import streamlit_server
@@ -50,6 +54,71 @@ def _unlabelled(spec: dict) -> dict:
     return {**spec, "layout": layout}
 
 
+def _array(value: dict) -> np.ndarray:
+    """A typed array as Plotly's JSON carries it ({dtype, bdata, shape}), decoded."""
+    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+    return flat.reshape([int(n) for n in str(value["shape"]).split(",")])
+
+
+def _typed(array: np.ndarray) -> dict:
+    array = np.ascontiguousarray(array)
+    return {"dtype": array.dtype.str.lstrip("<|="), "bdata": base64.b64encode(array.tobytes()).decode(),
+            "shape": ",".join(map(str, array.shape))}
+
+
+def per_panel(spec: dict, n_heads: int, n_keys: int) -> dict:
+    """The grid as it was drawn before each layer's row became one heatmap: a heatmap (and a grey mask
+    heatmap) per panel, each panel with its own pair of axes, its own key-token ticks and the row's
+    query-token ticks on the first panel only.  The same cells, colours, labels and selected frame."""
+    from explorer.figures.attention import head_gap
+
+    stride = n_keys + head_gap(n_heads, n_keys)
+    width = n_heads * stride - (stride - n_keys)
+    old = spec["layout"]
+    layout = {k: v for k, v in old.items() if not k.startswith(("xaxis", "yaxis"))}
+    traces, panel = [], {}
+    for trace in spec["data"]:
+        if trace["type"] != "heatmap":
+            traces.append(trace)
+            continue
+        row = 1 if trace["xaxis"] == "x" else int(trace["xaxis"][1:])
+        z, custom = _array(trace["z"]), trace.get("customdata")
+        for head in range(n_heads):
+            n = (row - 1) * n_heads + head + 1
+            suffix = "" if n == 1 else str(n)
+            columns = slice(head * stride, head * stride + n_keys)
+            part = {**trace, "z": _typed(z[:, columns]), "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
+            if isinstance(custom, list):
+                part["customdata"] = [line[columns] for line in custom]
+            elif isinstance(custom, dict):
+                part["customdata"] = _typed(_array(custom)[:, columns])
+            traces.append(part)
+            if n in panel:
+                continue
+            panel[n] = (row, head)
+            x_axis, y_axis = dict(old["xaxis" if row == 1 else f"xaxis{row}"]), dict(old["yaxis" if row == 1 else
+                                                                                         f"yaxis{row}"])
+            keep = [i for i, v in enumerate(x_axis["tickvals"]) if columns.start <= v < columns.stop]
+            x_axis.update(domain=[columns.start / width, columns.stop / width], anchor=f"y{suffix}",
+                          tickvals=[x_axis["tickvals"][i] - columns.start for i in keep],
+                          ticktext=[x_axis["ticktext"][i] for i in keep])
+            if "range" in x_axis:
+                x_axis["range"] = [-0.5, n_keys - 0.5]
+            y_axis["anchor"] = f"x{suffix}"
+            if head:
+                y_axis.update(ticktext=[""] * len(y_axis["ticktext"]), title=None)
+            layout[f"xaxis{suffix}"], layout[f"yaxis{suffix}"] = x_axis, y_axis
+    shapes = []
+    for shape in old.get("shapes", []):
+        row = 1 if shape["xref"] == "x" else int(shape["xref"][1:])
+        head = int((shape["x0"] + shape["x1"]) / 2 // stride)
+        n = (row - 1) * n_heads + head + 1
+        suffix = "" if n == 1 else str(n)
+        shapes.append({**shape, "xref": f"x{suffix} domain", "yref": f"y{suffix} domain", "x0": -0.03, "x1": 1.03})
+    layout["shapes"] = shapes
+    return {"data": traces, "layout": layout}
+
+
 def figures() -> dict[str, tuple[str, dict]]:
     """name → (page title, Plotly spec as sent)."""
     from explorer.figures.common import FONT_SIZE, frozen, token_axis
@@ -66,11 +135,15 @@ def figures() -> dict[str, tuple[str, dict]]:
         font={"size": FONT_SIZE}, margin={"l": 10, "r": 10, "t": 40, "b": 30})
     grid = frozen(shown.figures.grid).to_dict()
     layer = frozen(shown.figures.layer_grid).to_dict()
+    dims = (shown.view.attention.weights.shape[1], len(tokens))
     return {FLOOR: ("Floor: one heatmap", floor),
             "floor-labelled": ("Floor with 32 + 32 token labels", frozen(labelled).to_dict()),
             "grid": ("Attention key figure, every layer", grid),
             "grid-unlabelled": ("Attention key figure, labels blanked", _unlabelled(grid)),
+            "grid-per-panel": ("Attention key figure, a heatmap per panel (as before)", per_panel(grid, *dims)),
             "layer-grid": ("Attention one-layer grid", layer),
+            "layer-grid-per-panel": ("Attention one-layer grid, a heatmap per panel (as before)",
+                                     per_panel(layer, *dims)),
             "layer-grid-unlabelled": ("Attention one-layer grid, labels blanked", _unlabelled(layer))}
 
 

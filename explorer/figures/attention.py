@@ -27,7 +27,7 @@ from .common import (
 )
 
 __all__ = ["GRID_PANELS", "MASK_GREY", "AttentionFigures", "CompareFigures", "attention_figures", "attention_grid",
-           "attention_pipeline_figure", "compare_figures"]
+           "attention_pipeline_figure", "compare_figures", "head_gap"]
 
 HOVER_CELL_BUDGET = 40_000  # grid cells that get token-pair hover labels
 MASK_GREY = "#a9a9a9"  # masked cells: a neutral grey, outside the colour scale (not "weight 0")
@@ -50,7 +50,7 @@ def _mask_legend() -> dict:
             "hoverinfo": "skip"}
 
 
-def _show_mask_legend(traces: list[dict], layout: dict, n_queries: int, n_keys: int) -> None:
+def _show_mask_legend(traces: list[dict], layout: dict, n_rows: int, n_columns: int) -> None:
     """The grey cells' legend entry, under the colour bar (which gives up the lower quarter of the
     height for it); every panel's range pinned, so the entry's invisible point widens none."""
     traces.append(_mask_legend())
@@ -58,10 +58,55 @@ def _show_mask_legend(traces: list[dict], layout: dict, n_queries: int, n_keys: 
     layout["legend"] = {"x": 1.0, "y": 0.0, "xanchor": "left", "yanchor": "bottom", "itemwidth": 30}
     for name in layout:
         if name.startswith("xaxis"):
-            layout[name]["range"] = [-0.5, n_keys - 0.5]
+            layout[name]["range"] = [-0.5, n_columns - 0.5]
         elif name.startswith("yaxis"):
-            layout[name]["range"] = [n_queries - 0.5, -0.5]
+            layout[name]["range"] = [n_rows - 0.5, -0.5]
             layout[name].pop("autorange", None)
+
+
+def head_gap(n_heads: int, n_keys: int) -> int:
+    """The width, in columns, of the blank between two heads' panels in a layer's row: about 3 % of the
+    row's width, at least one."""
+    return max(1, round(0.03 * n_heads * n_keys / (1 - 0.03 * (n_heads - 1)))) if n_heads > 1 else 0
+
+
+def _row(panels: np.ndarray, fill) -> np.ndarray:
+    """One layer's heads (heads, T_q, T_k) side by side as one array, a column of `fill` between two."""
+    n_heads, n_queries = panels.shape[:2]
+    blank = np.full((n_queries, 1), fill, dtype=panels.dtype)
+    return np.concatenate([part for head in range(n_heads) for part in ((blank, panels[head]) if head else
+                                                                        (panels[head],))], axis=1)
+
+
+def _row_edges(n_heads: int, n_keys: int, gap: int) -> list[float]:
+    """The x edges of `_row`'s columns: key k of head h spans h·(T_k + gap) + k ± ½, and each blank
+    column between two heads is `gap` wide, so the gap costs one column of data whatever its width."""
+    stride = n_keys + gap
+    edges = [head * stride + k - 0.5 for head in range(n_heads) for k in range(n_keys + (head < n_heads - 1))]
+    return [*edges, (n_heads - 1) * stride + n_keys - 0.5]
+
+
+def _layer_traces(weights: np.ndarray, allowed: np.ndarray | None, number: int, suffix: str, edges: list[float],
+                  pairs: np.ndarray | None) -> list[dict]:
+    """One layer's row (heads, T_q, T_k) as one heatmap, and its masked cells (`allowed` False) as one grey
+    heatmap over it; hover text from the token `pairs` ("query → key"), if any."""
+    n_heads = weights.shape[0]
+    z = weights if allowed is None else np.where(allowed, weights, np.nan)
+    trace = {
+        # float32 halves the payload; weights need no more than 7 significant digits on screen.
+        "type": "heatmap", "z": _row(z.astype(np.float32), np.nan), "x": edges, "coloraxis": "coloraxis",
+        "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1, "hoverongaps": False,
+    }
+    if pairs is not None:
+        names = np.array([[f"layer {number} head {head + 1}<br>"] for head in range(n_heads)])
+        trace["customdata"] = _row(np.char.add(names[:, None, :], pairs[None]).astype(object), "")
+        trace["hovertemplate"] = "%{customdata}<br>weight %{z:.3f}<extra></extra>"
+    else:  # cells of a pixel or less: no key can be picked out; the row and the weight
+        trace["hovertemplate"] = f"layer {number}<br>query %{{y}}<br>weight %{{z:.3f}}<extra></extra>"
+    if allowed is None:
+        return [trace]
+    grey = _mask_trace(_row(allowed, True), f"x{suffix}", f"y{suffix}")
+    return [trace, {**grey, "x": edges, "hoverongaps": False}]
 
 
 def attention_grid(
@@ -77,60 +122,55 @@ def attention_grid(
     """Layers × heads small multiples of attention weights (layers, heads, T_q, T_k).
 
     One colour scale from 0 to 1 with one colour bar, so every cell is comparable; the selected
-    (layer, head) gets a frame (indices into `weights`).  Hover shows query token, key token and
-    weight.  Query tokens label the rows once, on the left; key tokens label every column.
-    `allowed` (same shape, boolean) marks where attention may look: the other cells are drawn grey,
-    with a legend entry, so a masked cell never reads as a weight of 0.  `layer_numbers` names the
-    rows when `weights` holds only some of a model's layers (default 1, 2, …): "layer n" on the left
-    of its row, "head h" over each panel (narrow panels, a phone's, have no room for both).  Tick
+    (layer, head) gets a frame (indices into `weights`).  Hover shows layer, head, query token, key
+    token and weight.  Each layer is one row, drawn as one heatmap: its heads side by side with a
+    blank between two (`head_gap` columns wide), "head h" over each.  The browser draws one trace
+    per layer much faster than one per panel (benchmarks/RESULTS.md, label-cost).  Query tokens
+    label the rows, on the left; key tokens label every column of every panel; "layer n" stands on
+    the left of its row (`layer_numbers`, when `weights` holds only some of a model's layers;
+    default 1, 2, …).  `allowed` (same shape, boolean) marks where attention may look: the other
+    cells are drawn grey, with a legend entry, so a masked cell never reads as a weight of 0.  Tick
     labels are thinned (`label_step`) to what fits the narrowest width the grid is drawn at.
     """
-    n_layers, n_heads = weights.shape[:2]
+    n_layers, n_heads, n_queries, n_keys = weights.shape
     layer_numbers = list(layer_numbers) if layer_numbers is not None else list(range(1, n_layers + 1))
     masked_any = allowed is not None and not np.all(allowed)
-    x_domains = grid_domains(n_heads, 0.03 if n_heads > 1 else 0.0)
+    gap = head_gap(n_heads, n_keys)
+    stride, n_columns = n_keys + gap, n_heads * n_keys + (n_heads - 1) * gap
     y_domains = grid_domains(n_layers, min(0.16, 0.6 / n_layers))[::-1]  # layer 1 at the top
     small = FONT_SIZE - 2  # the labels are thinned to what fits at 18 px (label_step), so 14 px never crowds
     # Per-cell hover labels are strings: past HOVER_CELL_BUDGET cells they dominate the payload (one
-    # string per cell), so large grids hover with positions instead of token pairs.
+    # string per cell), so large grids hover with the query's position and the weight alone.
     token_hover = weights.size <= HOVER_CELL_BUDGET
-    hover = hover_grid(query_tokens, key_tokens) if token_hover else None
-    pair = "%{customdata}" if token_hover else "query %{y} → key %{x}"
+    pairs = hover_grid(query_tokens, key_tokens) if token_hover else None
     height = max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60))
-    x_every = label_step(key_tokens, GRID_WIDTH_PX * (x_domains[0][1] - x_domains[0][0]))
+    x_every = label_step(key_tokens, GRID_WIDTH_PX * n_keys / n_columns)
     y_every = label_step(query_tokens, (height - 70) * (y_domains[0][1] - y_domains[0][0]), vertical=True)
+    heads = [(head * stride / n_columns, (head * stride + n_keys) / n_columns) for head in range(n_heads)]
+    edges = _row_edges(n_heads, n_keys, gap)
     traces, layout, titles = [], {}, []
     for layer in range(n_layers):
-        for head in range(n_heads):
-            n = layer * n_heads + head + 1
-            suffix = "" if n == 1 else str(n)
-            z = weights[layer, head] if not masked_any else np.where(allowed[layer, head], weights[layer, head], np.nan)
-            name = f"layer {layer_numbers[layer]} head {head + 1}"
-            trace = {
-                # float32 halves the payload; weights need no more than 7 significant digits on screen.
-                "type": "heatmap", "z": z.astype(np.float32), "coloraxis": "coloraxis",
-                "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
-                "hovertemplate": f"{name}<br>{pair}<br>weight %{{z:.3f}}<extra></extra>",
-            }
-            if token_hover:
-                trace["customdata"] = hover
-            traces.append(trace)
-            if masked_any:
-                traces.append(_mask_trace(allowed[layer, head], f"x{suffix}", f"y{suffix}"))
-            layout[f"xaxis{suffix}"] = token_axis(key_tokens, domain=x_domains[head], anchor=f"y{suffix}",
-                                                   size=small, every=x_every)
-            layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
-                                                   size=small, reverse=True, show=head == 0, every=y_every)
-            if head == 0:  # the layer names its row once, on the left: a panel's title is short enough to fit
-                layout[f"yaxis{suffix}"]["title"] = {"text": f"layer {layer_numbers[layer]}", "standoff": 4}
-            titles.append(panel_title(f"head {head + 1}", x_domains[head], y_domains[layer][1] + 0.005))
+        suffix = "" if layer == 0 else str(layer + 1)
+        traces += _layer_traces(weights[layer], None if not masked_any else allowed[layer], layer_numbers[layer],
+                                suffix, edges, pairs)
+        x_axis = token_axis(key_tokens, domain=(0.0, 1.0), anchor=f"y{suffix}", size=small, every=x_every)
+        x_axis["tickvals"] = [head * stride + v for head in range(n_heads) for v in x_axis["tickvals"]]
+        x_axis["ticktext"] = x_axis["ticktext"] * n_heads
+        layout[f"xaxis{suffix}"] = x_axis
+        layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
+                                               size=small, reverse=True, every=y_every)
+        # the layer names its row once, on the left: a panel's title is short enough to fit
+        layout[f"yaxis{suffix}"]["title"] = {"text": f"layer {layer_numbers[layer]}", "standoff": 4}
+        titles += [panel_title(f"head {head + 1}", heads[head], y_domains[layer][1] + 0.005)
+                   for head in range(n_heads)]
     shapes = []
     if selected is not None:
         layer, head = selected
-        n = layer * n_heads + head + 1
-        suffix = "" if n == 1 else str(n)
-        shapes.append({"type": "rect", "xref": f"x{suffix} domain", "yref": f"y{suffix} domain", "x0": -0.03,
-                       "x1": 1.03, "y0": -0.03, "y1": 1.03, "line": {"color": "#e66101", "width": 4}})
+        suffix = "" if layer == 0 else str(layer + 1)
+        pad = 0.03 * n_keys
+        shapes.append({"type": "rect", "xref": f"x{suffix}", "yref": f"y{suffix} domain",
+                       "x0": head * stride - 0.5 - pad, "x1": head * stride + n_keys - 0.5 + pad, "y0": -0.03,
+                       "y1": 1.03, "line": {"color": "#e66101", "width": 4}})
     layout.update(
         annotations=titles, shapes=shapes,
         coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
@@ -139,7 +179,7 @@ def attention_grid(
         plot_bgcolor="rgba(0,0,0,0)",
     )
     if masked_any:
-        _show_mask_legend(traces, layout, len(query_tokens), len(key_tokens))
+        _show_mask_legend(traces, layout, n_queries, n_columns)
     if title:
         layout["title"] = {"text": title, "font": {"size": FONT_SIZE + 2}}
     return figure_from_spec({"data": traces, "layout": layout})

@@ -10,17 +10,30 @@ from tests.support.apptest import info_text, plotly_array, plotly_figures, run_p
 PAGE = "app_pages/attention.py"
 
 
+def panels(figure, grey: bool) -> list[np.ndarray]:
+    """Each panel's cells, layer by layer and head by head: a layer's row is one heatmap (its weights,
+    or its grey mask cells), its heads side by side with one blank column between two; the heads are
+    counted from the "head h" titles over the panels."""
+    n_heads = max(int(a["text"].split()[1]) for a in figure["layout"]["annotations"] if a["text"].startswith("head "))
+    rows = [plotly_array(t["z"]) for t in figure["data"] if t["type"] == "heatmap" and ("coloraxis" not in t) == grey]
+    found = []
+    for row in rows:
+        n_keys = (row.shape[1] - (n_heads - 1)) // n_heads
+        assert row.shape[1] == n_heads * n_keys + n_heads - 1, (row.shape, n_heads)
+        found += [row[:, head * (n_keys + 1):head * (n_keys + 1) + n_keys] for head in range(n_heads)]
+    return found
+
+
 def grid(at):
     """(n_panels, T_q, T_k) weights of the layers × heads grid (masked cells 0, as the model has them),
     and the figure itself."""
     figure = plotly_figures(at)[0]
-    panels = [t for t in figure["data"] if t["type"] == "heatmap" and "coloraxis" in t]
-    return [np.nan_to_num(plotly_array(trace["z"])) for trace in panels], figure
+    return [np.nan_to_num(panel) for panel in panels(figure, grey=False)], figure
 
 
 def grey_cells(figure) -> list[np.ndarray]:
     """Per panel, True where the grid draws a masked (grey) cell."""
-    return [plotly_array(t["z"]) == 1 for t in figure["data"] if t["type"] == "heatmap" and "coloraxis" not in t]
+    return [panel == 1 for panel in panels(figure, grey=True)]
 
 
 def label(at) -> str:
@@ -116,9 +129,10 @@ def test_removing_the_causal_mask_from_a_decoder_changes_its_answer():
 
 
 def key_labels(figure) -> list[str]:
-    """Every key token of the grid, in order, from the first panel's hover text ("query → key"): the
-    tick labels show only as many as fit."""
-    return [cell.split(" → ")[1] for cell in figure["data"][0]["customdata"][0]]
+    """Every key token of the grid, in order, from the first panel's hover text ("layer l head h<br>query
+    → key"; a blank cell ends the panel): the tick labels show only as many as fit."""
+    row = list(figure["data"][0]["customdata"][0])
+    return [cell.split(" → ")[1] for cell in row[:row.index("") if "" in row else len(row)]]
 
 
 def test_padding_blanks_the_padded_keys():

@@ -22,14 +22,24 @@ def validated(fig: go.Figure) -> dict:
 
 @pytest.mark.parametrize("layers, heads", [(1, 1), (2, 4), (3, 8)])
 def test_attention_grid_is_valid_with_one_shared_colour_scale(layers, heads):
+    """One heatmap per layer: its heads side by side, each panel's cells exactly its weights, a
+    blank column between two heads that is `head_gap` wide on the axis, and the ticks at the keys."""
     weights = np.random.default_rng(0).random((layers, heads, 5, 5))
     spec = validated(figures.attention_grid(weights, TOKENS, TOKENS, selected=(layers - 1, heads - 1)))
-    assert len(spec["data"]) == layers * heads
+    assert len(spec["data"]) == layers
     assert {trace["coloraxis"] for trace in spec["data"]} == {"coloraxis"}
     assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
-    for i, trace in enumerate(spec["data"]):
-        np.testing.assert_array_equal(plotly_array(trace["z"]), weights[i // heads, i % heads].astype(np.float32))
-    assert len(spec["layout"]["shapes"]) == 1
+    gap = figures.head_gap(heads, 5)
+    for layer, trace in enumerate(spec["data"]):
+        z, edges = plotly_array(trace["z"]), np.asarray(trace["x"])
+        assert z.shape == (5, heads * 6 - 1) and len(edges) == z.shape[1] + 1
+        for head in range(heads):
+            np.testing.assert_array_equal(z[:, head * 6:head * 6 + 5], weights[layer, head].astype(np.float32))
+            centres = (edges[head * 6:head * 6 + 5] + edges[head * 6 + 1:head * 6 + 6]) / 2
+            np.testing.assert_array_equal(centres, head * (5 + gap) + np.arange(5))  # key k of head h
+        assert np.all(np.isnan(z[:, 5::6])) and np.all(np.diff(edges)[5::6] == gap)
+    shapes = spec["layout"]["shapes"]
+    assert len(shapes) == 1 and shapes[0]["x0"] < (heads - 1) * (5 + gap) < shapes[0]["x1"] < heads * (5 + gap)
 
 
 def weight_traces(spec) -> list[dict]:
@@ -61,7 +71,13 @@ def test_grid_greys_masked_cells_with_a_legend_entry_and_pages_layers():
     allowed = np.broadcast_to(np.tril(np.ones((4, 4), dtype=bool)), weights.shape)
     spec = validated(figures.attention_grid(weights[1:], TOKENS[:4], TOKENS[:4], allowed=allowed[1:],
                                             layer_numbers=[2], selected=(0, 1)))
-    assert len(weight_traces(spec)) == 3 and len(grey_traces(spec)) == 3
+    assert len(weight_traces(spec)) == 1 and len(grey_traces(spec)) == 1  # one row: one of each
+    grey, weight = plotly_array(grey_traces(spec)[0]["z"]), plotly_array(weight_traces(spec)[0]["z"])
+    for head in range(3):  # each panel greyed above its diagonal, blank in the colour scale there
+        above = np.triu(np.ones((4, 4), dtype=bool), 1)
+        panel = slice(head * 5, head * 5 + 4)
+        assert np.all(grey[:, panel][above] == 1) and np.all(np.isnan(weight[:, panel][above]))
+        assert np.all(np.isnan(grey[:, panel][~above]))
     legend = [t for t in spec["data"] if t["type"] == "scatter"]
     assert len(legend) == 1 and legend[0]["name"].startswith("masked") and legend[0]["marker"]["color"] == MASK_GREY
     titles = [a["text"] for a in spec["layout"]["annotations"]]
@@ -125,13 +141,16 @@ def test_grid_labels_are_upright_or_slanted_never_turned_and_thinned_to_fit(n, h
         spec = validated(figures.attention_grid(np.full((1, heads, n, n), 1 / n), tokens, tokens))
         x, y = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
         assert x["tickangle"] == angle and y["tickangle"] == 0
-        for axis in (x, y):
-            shown = axis["tickvals"]
+        stride = n + figures.head_gap(heads, n)
+        for axis, panels in ((x, heads), (y, 1)):
+            shown = axis["tickvals"][:len(axis["tickvals"]) // panels]
             every = shown[1] - shown[0] if len(shown) > 1 else n
             assert shown == list(range(0, n, every)), "every k-th token, from the first"
-            assert len(axis["ticktext"]) == len(shown) and axis["automargin"] is True
-        cell = GRID_WIDTH_PX * (x["domain"][1] - x["domain"][0]) / n  # a column's width, px
-        shown = x["tickvals"]
+            assert axis["tickvals"] == [h * stride + v for h in range(panels) for v in shown], "in every panel"
+            assert len(axis["ticktext"]) == len(axis["tickvals"]) and axis["automargin"] is True
+        columns = heads * stride - (stride - n)  # the row's width on the axis, blanks included
+        cell = GRID_WIDTH_PX * (x["domain"][1] - x["domain"][0]) / columns  # a column's width, px
+        shown = x["tickvals"][:len(x["tickvals"]) // heads]
         for a, b in pairwise(shown):  # each pair of neighbours clear of each other at 18 px
             if angle:
                 assert (b - a) * cell >= 1.7 * LABEL_FONT_PX
@@ -140,8 +159,8 @@ def test_grid_labels_are_upright_or_slanted_never_turned_and_thinned_to_fit(n, h
         if len(shown) > 1 and shown[1] > 1:  # and no denser step would do
             assert (shown[1] - 1) * cell < (1.7 * LABEL_FONT_PX if angle else 0.62 * LABEL_FONT_PX * 3 + 9)
         assert tick_labels(x)[0] in ("A", "word0")
-        others = [spec["layout"][f"yaxis{i}"] for i in range(2, heads + 1)]
-        assert all(not tick_labels(axis) for axis in others), "rows are labelled once, on the left"
+        assert not [name for name in spec["layout"] if name.startswith("yaxis") and name != "yaxis"], \
+            "one layer, one row: its tokens label it once, on the left"
 
 
 def test_few_tokens_are_all_labelled_and_label_step_grows_with_crowding():
