@@ -261,7 +261,9 @@ def label_cost(data: dict) -> list[str]:
             "rotated order. The **unlabelled floor** is browser-speed's one-heatmap floor; the **labelled** one "
             "is the same heatmap with a token of the attention lesson's input on each row and column, drawn the "
             "app's way (token axes, margins worked out). The attention lesson's key figure at its defaults as "
-            "sent, then with every tick label blanked (its panels, ticks and margins unchanged).", "",
+            "sent, then with every tick label blanked (its panels, ticks and margins unchanged), then as it was "
+            "drawn before each layer became one heatmap: a heatmap (and a grey mask heatmap) per panel, each "
+            "panel with its own axes (`per_panel`: the same cells, labels and frame).", "",
             table(result), ""]
 
 
