@@ -128,7 +128,10 @@ class UrlControls:
                 st.query_params.pop(key, None)
             unbound[key] = default
             return None
-        return None if key in unbound else "query-params"
+        if key in unbound:
+            unbound[key] = default  # this run's: a default that follows another control may have moved
+            return None
+        return "query-params"
 
     def _mirror(self, key: str, value, rule) -> None:
         """Write an unbound control's value to the address as Streamlit's binding would: its text

@@ -95,3 +95,16 @@ def test_a_control_whose_link_value_was_refused_keeps_the_address_up_to_date():
     assert run(at).pad == 8 and "pad" not in at.query_params, dict(at.query_params)
     at.sidebar.selectbox(key="task").set_value("reverse")
     assert run(at).task == "reverse" and at.query_params["task"] == "reverse", dict(at.query_params)
+
+
+def test_a_refused_control_writes_its_value_against_its_default_of_the_moment():
+    """A control whose default follows another (the mask follows the task) is written to the address
+    whenever it differs from the default of that run, not the default it had when its link value was
+    refused: the link then reopens the same view."""
+    at = AppTest.from_function(probe_script)
+    at.query_params.update(mask="junk")
+    assert run(at).mask == "none" and "mask" not in at.query_params
+    at.sidebar.selectbox(key="task").set_value("reverse")
+    assert run(at).mask == "causal" and "mask" not in at.query_params, dict(at.query_params)  # its new default
+    at.sidebar.radio(key="mask").set_value("none")
+    assert run(at).mask == "none" and at.query_params.get("mask") == "none", dict(at.query_params)
