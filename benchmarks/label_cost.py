@@ -41,6 +41,7 @@ from tests.support.server import streamlit_server
 from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, VIEWPORT
 from .browser_speed import CLICK_JS, Tab, measure_switch
 from .plotly_draw import _floor
+from .profiles import _decode_typed_arrays
 
 FLOOR, WARM = "floor", "warm-up"
 
@@ -52,12 +53,6 @@ def _unlabelled(spec: dict) -> dict:
         if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
             layout[name] = {**axis, "showticklabels": False}
     return {**spec, "layout": layout}
-
-
-def _array(value: dict) -> np.ndarray:
-    """A typed array as Plotly's JSON carries it ({dtype, bdata, shape}), decoded."""
-    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-    return flat.reshape([int(n) for n in str(value["shape"]).split(",")])
 
 
 def _typed(array: np.ndarray) -> dict:
@@ -76,13 +71,13 @@ def per_panel(spec: dict, n_heads: int, n_keys: int) -> dict:
     width = n_heads * stride - (stride - n_keys)
     old = spec["layout"]
     layout = {k: v for k, v in old.items() if not k.startswith(("xaxis", "yaxis"))}
-    traces, panel = [], {}
+    traces = []
     for trace in spec["data"]:
         if trace["type"] != "heatmap":
             traces.append(trace)
             continue
         row = 1 if trace["xaxis"] == "x" else int(trace["xaxis"][1:])
-        z, custom = _array(trace["z"]), trace.get("customdata")
+        z, custom = _decode_typed_arrays(trace["z"]), trace.get("customdata")
         for head in range(n_heads):
             n = (row - 1) * n_heads + head + 1
             suffix = "" if n == 1 else str(n)
@@ -91,11 +86,10 @@ def per_panel(spec: dict, n_heads: int, n_keys: int) -> dict:
             if isinstance(custom, list):
                 part["customdata"] = [line[columns] for line in custom]
             elif isinstance(custom, dict):
-                part["customdata"] = _typed(_array(custom)[:, columns])
+                part["customdata"] = _typed(_decode_typed_arrays(custom)[:, columns])
             traces.append(part)
-            if n in panel:
+            if f"xaxis{suffix}" in layout:  # the row's mask trace: its panels' axes are made
                 continue
-            panel[n] = (row, head)
             x_axis, y_axis = dict(old["xaxis" if row == 1 else f"xaxis{row}"]), dict(old["yaxis" if row == 1 else
                                                                                          f"yaxis{row}"])
             keep = [i for i, v in enumerate(x_axis["tickvals"]) if columns.start <= v < columns.stop]
