@@ -268,6 +268,27 @@ def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None =
         stop(process)
 
 
+@contextlib.contextmanager
+def readme_server(extra: list[str] = (), *, name: str = "readme", log_dir: Path | None = None) -> Iterator[Server]:
+    """`streamlit run app.py` as the README starts it (its `.streamlit/config.toml`, none of BASE_FLAGS),
+    on a free loopback port; `extra`: more `streamlit run` flags."""
+    log_dir = log_dir or ROOT / "test-artifacts" / "benchmark-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log_path = log_dir / f"{name}-{port}.log"
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+               "--server.address", "127.0.0.1", "--server.headless", "true", *extra]
+    with open(log_path, "w") as log:
+        started = time.monotonic()
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", process, START_TIMEOUT_S, log_path)
+        yield Server(process, port, log_path, started, time.monotonic() - started)
+    finally:
+        stop(process)
+
+
 class PortTaken(RuntimeError):
     """The class server's HAProxy could not bind its port: the port's health check was answered by
     another server on this machine."""
