@@ -267,6 +267,26 @@ def label_cost(data: dict) -> list[str]:
             table(result), ""]
 
 
+def readme_server(data: dict) -> list[str]:
+    result = _result(data, "readme-server")
+    if not result:
+        return []
+    title = "The README's server: a student's first visit, file watcher off and on (Chromium)"
+    if failed := _failed(title, result):
+        return failed
+    from .readme_server import table
+
+    return [f"## {title}", "",
+            f"`benchmarks/readme_server.py`, medians of {result.get('reps')} repetitions over "
+            f"{', '.join(result.get('pages', []))}: two servers started as the README says (`streamlit run app.py`, "
+            "its venv in `.venv` inside the app's folder), one with the repository's `config.toml` (no file "
+            "watcher), one with `--server.fileWatcherType auto` added. Each load is a fresh browser context (a "
+            "first visit: nothing cached) until the first Plotly chart is drawn; the server's CPU is counted from "
+            f"the load's start to {result.get('settle_s')} s after it. The two servers are loaded in turn, in "
+            "alternating order.", "",
+            table(result), ""]
+
+
 def first_click(data: dict) -> list[str]:
     result = _result(data, "first-click")
     if not result:
@@ -392,8 +412,8 @@ def length_sweep(data: dict) -> list[str]:
 
 def sections(data: dict) -> list[str]:
     out = []
-    for render in (browser_speed, plotly_draw, label_cost, reveal, first_click, train_first, burst, heavy,
-                   encoder_search, length_sweep, train_default):
+    for render in (browser_speed, plotly_draw, label_cost, reveal, readme_server, first_click, train_first, burst,
+                   heavy, encoder_search, length_sweep, train_default):
         out += render(data)
     return out
 
