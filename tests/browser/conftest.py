@@ -125,7 +125,14 @@ def new_page(browser_context):
     yield make
     for page in pages:
         with contextlib.suppress(Exception):  # the browser may already be gone after a failure
+            page.evaluate(FORGET_SIDEBAR_JS)
             page.close()
+
+
+# Streamlit keeps an opened or folded sidebar in the browser's localStorage (shared by every tab of the
+# context): a test that opens it would narrow the next test's page.  Every tab forgets it when it closes.
+FORGET_SIDEBAR_JS = """() => Object.keys(localStorage).filter((k) => k.startsWith('stSidebarCollapsed'))
+  .forEach((k) => localStorage.removeItem(k))"""
 
 
 @pytest.fixture(autouse=True)

@@ -173,12 +173,7 @@ def test_a_lesson_opened_from_the_sidebar_after_two_controls_moved_equals_a_fres
     lesson, source = LESSONS[index], LESSONS[(index + offset) % N]
     suffix = f"?{extra}" if extra else ""
 
-    page = new_page()
-    try:
-        _switch_and_compare(page, new_page, app_url, viewport, suffix, lesson, source)
-    finally:  # Streamlit remembers an opened sidebar in the browser: the next tests start with it folded
-        page.evaluate("() => Object.keys(localStorage).filter((k) => k.startsWith('stSidebarCollapsed'))"
-                      ".forEach((k) => localStorage.removeItem(k))")
+    _switch_and_compare(new_page(), new_page, app_url, viewport, suffix, lesson, source)  # new_page forgets the sidebar
 
 
 def _switch_and_compare(page, new_page, app_url, viewport, suffix, lesson, source) -> None:
