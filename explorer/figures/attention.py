@@ -15,6 +15,7 @@ from .common import (
     DIVERGING,
     FONT_SIZE,
     GRID_WIDTH_PX,
+    PRESENT_HEIGHT,
     SEQUENTIAL,
     colour_list,
     figure_from_spec,
@@ -33,6 +34,7 @@ HOVER_CELL_BUDGET = 40_000  # grid cells that get token-pair hover labels
 MASK_GREY = "#a9a9a9"  # masked cells: a neutral grey, outside the colour scale (not "weight 0")
 MASK_LABEL = "masked: may not attend"
 GRID_PANELS = 8  # more panels than this are shown one layer at a time (and always when presenting)
+PRESENT_ROW_PX, PRESENT_MIN_PX = 24, 300  # a query row's height when presenting (18 px labels), the least height
 PIPELINE_WIDTH_PX = 880  # the four steps have the page's whole width: ~900 px of plot at 1400 px with the sidebar
 
 
@@ -144,8 +146,11 @@ def attention_grid(
     token_hover = weights.size <= HOVER_CELL_BUDGET
     pairs = hover_grid(query_tokens, key_tokens) if token_hover else None
     height = max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60))
+    # Presenting, the grid stands under the step bar and the input: rows of PRESENT_ROW_PX keep the default
+    # input's grid on one projected screen; never taller than on the desk.  Labels thin to the lower one.
+    present_height = min(height, max(PRESENT_MIN_PX, n_layers * (40 + PRESENT_ROW_PX * len(query_tokens)) + 70))
     x_every = label_step(key_tokens, GRID_WIDTH_PX * n_keys / n_columns)
-    y_every = label_step(query_tokens, (height - 70) * (y_domains[0][1] - y_domains[0][0]), vertical=True)
+    y_every = label_step(query_tokens, (present_height - 70) * (y_domains[0][1] - y_domains[0][0]), vertical=True)
     heads = [(head * stride / n_columns, (head * stride + n_keys) / n_columns) for head in range(n_heads)]
     edges = _row_edges(n_heads, n_keys, gap)
     traces, layout, titles = [], {}, []
@@ -176,7 +181,7 @@ def attention_grid(
         coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                    "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 18}},
         font={"size": FONT_SIZE}, height=height, margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 30},
-        plot_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)", meta={PRESENT_HEIGHT: present_height},
     )
     if masked_any:
         _show_mask_legend(traces, layout, n_queries, n_columns)

@@ -14,6 +14,7 @@ from .common import (
     FONT_SIZE,
     OKABE_ITO,
     PLAIN_NUMBERS,
+    PRESENT_HEIGHT,
     SEQUENTIAL,
     colour_list,
     figure_from_spec,
@@ -48,10 +49,12 @@ def step_figure(
     top_tokens: Sequence[str], top_probs: Sequence[float], chosen: str,
     self_weights: np.ndarray, queries: Sequence[str], keys: Sequence[str],
     cross_weights: np.ndarray | None, source: Sequence[str], current: int, *, height: int = 400,
+    present_height: int | None = None,
 ) -> go.Figure:
     """One step of generation, three panels: the likeliest next tokens (the chosen one coloured),
     decoder self-attention (steps × keys: the rows so far, future rows blank, the current one
-    framed) and cross-attention (steps × source), or two panels for a decoder-only model."""
+    framed) and cross-attention (steps × source), or two panels for a decoder-only model.
+    `present_height`: its height when presenting, if lower (explorer.figures.presentation)."""
     panels = 3 if cross_weights is not None else 2
     domains = [(0.0, 0.22), (0.30, 0.62), (0.70, 0.94)] if panels == 3 else [(0.0, 0.3), (0.4, 0.9)]
     labels = [plotly_text(t) for t in top_tokens]
@@ -82,6 +85,7 @@ def step_figure(
         titles.append(panel_title("cross-attention: query → source", domains[2], 1.0, FONT_SIZE))
     layout.update(
         annotations=titles, shapes=shapes, font={"size": FONT_SIZE}, height=height, showlegend=False,
+        meta={PRESENT_HEIGHT: min(height, present_height or height)},
         coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                    "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16, "len": PLOT_TOP,
                                 "y": PLOT_TOP / 2, "tickfont": {"size": FONT_SIZE}}},

@@ -34,7 +34,8 @@ def _step(view) -> go.Figure:
     first = len(run.keys) - ex.n_steps + 1  # keys read by the first step: <s>, or the whole prompt
     keys = [*run.keys[:first + k], *(["?"] * (len(run.keys) - first - k))]
     return step_figure([run.vocab[i] for i in view.top], run.probs[k, view.top], run.written[k], view.self_shown,
-                       queries, keys, view.cross_shown, list(ex.tokens), k, height=380 if ex.n_steps <= 8 else 440)
+                       queries, keys, view.cross_shown, list(ex.tokens), k, height=380 if ex.n_steps <= 8 else 440,
+                       present_height=300 if ex.n_steps <= 8 else 380)  # presenting: under the step slider
 
 
 def _forcing(view) -> go.Figure:
