@@ -179,3 +179,22 @@ def test_pipeline_labels_are_thinned_like_the_grid():
     assert 1 < len(spec["layout"]["xaxis"]["tickvals"]) == len(spec["layout"]["xaxis4"]["tickvals"]) < 40
     assert 1 < len(spec["layout"]["yaxis"]["tickvals"]) < 120, "rows 20 px apart: every other one labelled"
     assert spec["layout"]["xaxis"]["tickangle"] == -45 and spec["layout"]["yaxis"]["tickangle"] == 0  # "t100"
+
+
+@pytest.mark.parametrize("n", [4, 8, 12, 24, 60])
+@pytest.mark.parametrize("layers", [1, 2])
+def test_the_presenting_height_is_never_taller_than_the_desk_and_leaves_room_for_every_row(n, layers):
+    """Presentation mode draws the grid at the height its `layout.meta` names: no taller than on the
+    desk, and for the rows it labels at least a line of the 18 px font each."""
+    from explorer.figures.common import PRESENT_HEIGHT
+    from explorer.figures.presentation import enlarge_plotly
+
+    tokens = [f"t{i}" for i in range(n)]
+    spec = validated(figures.attention_grid(np.full((layers, 2, n, n), 1 / n), tokens, tokens))
+    present = enlarge_plotly(spec)
+    assert present["layout"]["height"] == spec["layout"]["meta"][PRESENT_HEIGHT] <= spec["layout"]["height"]
+    y = spec["layout"]["yaxis"]
+    every = y["tickvals"][1] - y["tickvals"][0] if len(y["tickvals"]) > 1 else n
+    domain = y["domain"][1] - y["domain"][0]
+    plot_px = present["layout"]["height"] - present["layout"]["margin"]["t"] - present["layout"]["margin"]["b"]
+    assert plot_px * domain / n * every >= 1.2 * LABEL_FONT_PX, "labelled rows clear of each other at 18 px"
