@@ -240,6 +240,11 @@ frontend class
 
 backend workers
     balance leastconn
+    # A class arrives at once and every browser fetches Streamlit's scripts (several MB), which Streamlit
+    # sends uncompressed: HAProxy gzips text on the way out (libslz: stateless and fast).  The websocket
+    # and the fonts are left as they are.
+    compression algo gzip
+    compression type application/javascript text/javascript text/css text/html text/plain application/json image/svg+xml
     # Sticky: a Streamlit session, and the URLs of its downloads, live in one worker process.
     cookie $COOKIE insert indirect nocache httponly attr SameSite=Lax
     option httpchk GET /_stcore/health

@@ -6,6 +6,7 @@ there), on 127.0.0.1.  Checked, in this order, against one running class server:
 * the generated HAProxy configuration (leastconn, inserted cookie, health checks that keep open
   sessions, retries and redispatch, timeouts, maxconn within the descriptor limit, a per-address stick
   table), also at ulimit -n 1024, and the watchdog in supervisord's;
+* Streamlit's scripts reach a browser that accepts gzip gzipped, and unpack to the same bytes;
 * the workers run the production profile: a failing page shows only the exception's type, a 5 MB
   widget value is refused, and /_stcore/metrics is not served through HAProxy;
 * a class opening the real app together (30 sessions at once, on a class server of its own): every
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import itertools
 import os
 import re
@@ -129,6 +131,27 @@ def test_the_generated_haproxy_configuration(server):
     small = int(re.search(r"^\s+maxconn (\d+)", checked.stdout, re.M).group(1))
     per_source = int(re.search(r"sc0_conn_cur gt (\d+)", checked.stdout).group(1))
     assert 2 * small + 40 <= 1024 and per_source <= small // 4, (small, per_source)
+
+
+def _get(url: str, encoding: str | None) -> tuple[bytes, dict]:
+    request = urllib.request.Request(url, headers={"Accept-Encoding": encoding} if encoding else {})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read(), {k.lower(): v for k, v in response.headers.items()}
+
+
+def test_streamlits_scripts_reach_a_browser_gzipped_and_whole(server):
+    """Streamlit sends its scripts uncompressed; through HAProxy a browser that accepts gzip gets them
+    gzipped, and they unpack to the very bytes a client that does not gets."""
+    page, _ = _get(server.url + "/", "gzip, deflate, br")
+    scripts = re.findall(rb'src="\./(static/js/[^"]+\.js)"', gzip.decompress(page) if page[:2] == b"\x1f\x8b" else page)
+    assert scripts, "the page names Streamlit's scripts"
+    url = f"{server.url}/{scripts[0].decode()}"
+    plain, plain_headers = _get(url, None)
+    packed, headers = _get(url, "gzip, deflate, br")
+    assert plain_headers.get("content-encoding") is None and len(plain) > 100_000
+    assert headers.get("content-encoding") == "gzip", headers
+    assert gzip.decompress(packed) == plain
+    assert len(packed) < 0.5 * len(plain), (len(packed), len(plain))
 
 
 def test_the_workers_see_each_clients_own_address_whatever_header_it_sends(server):
