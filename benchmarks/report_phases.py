@@ -287,6 +287,27 @@ def readme_server(data: dict) -> list[str]:
             table(result), ""]
 
 
+def class_first_visit(data: dict) -> list[str]:
+    result = _result(data, "class-first-visit")
+    if not result:
+        return []
+    title = "A student's first visit through the class server: gzipped or not (Chromium)"
+    if failed := _failed(title, result):
+        return failed
+    from .class_first_visit import table
+
+    return [f"## {title}", "",
+            f"`benchmarks/class_first_visit.py`, medians of {result.get('reps')} repetitions: `deploy/class-server.sh` "
+            f"(2 workers behind HAProxy), the {result.get('page')} lesson opened in a fresh browser context (a first "
+            "visit: nothing cached) as Chromium asks (`Accept-Encoding: gzip, …`: HAProxy compresses what Streamlit "
+            "sends uncompressed) and asking for `identity` (the bytes every browser got before HAProxy compressed), "
+            f"in alternating order, unthrottled and at {result.get('throttle_mbit')} Mbit/s with 20 ms latency "
+            "(Chromium's network emulation; a student's share of a classroom's Wi-Fi is less). MB received over "
+            "HTTP (the websocket not counted), the load until the first Plotly chart is drawn, HAProxy's CPU during "
+            "the visit.", "",
+            table(result), ""]
+
+
 def first_click(data: dict) -> list[str]:
     result = _result(data, "first-click")
     if not result:
@@ -412,8 +433,8 @@ def length_sweep(data: dict) -> list[str]:
 
 def sections(data: dict) -> list[str]:
     out = []
-    for render in (browser_speed, plotly_draw, label_cost, reveal, readme_server, first_click, train_first, burst,
-                   heavy, encoder_search, length_sweep, train_default):
+    for render in (browser_speed, plotly_draw, label_cost, reveal, readme_server, class_first_visit, first_click,
+                   train_first, burst, heavy, encoder_search, length_sweep, train_default):
         out += render(data)
     return out
 

@@ -25,6 +25,8 @@ starts and stops itself:
    (benchmarks/first_click.py); train-first: the first press of Train on a fresh server against a
    later press (benchmarks/train_first.py); readme-server: a student's first visit to the server the
    README starts, its file watcher off (as config.toml says) and on (benchmarks/readme_server.py);
+   class-first-visit: a first visit through the class server, gzipped by HAProxy or not
+   (benchmarks/class_first_visit.py);
 6. in one process, one torch thread: heavy, CPU of one uncached rerun of each lesson at its largest
    settings (benchmarks/heavy.py); encoder-search, semantic search on MiniLM
    (benchmarks/encoder_search.py); length-sweep, the length lesson's sweep (benchmarks/length_sweep.py);
@@ -58,7 +60,8 @@ from tests.support.server import ROOT, streamlit_server
 OUT = ROOT / "benchmarks"
 QUICK_OUT = Path(tempfile.gettempdir()) / "attention-explorer-benchmarks-quick"  # a smoke test's numbers stay out
 PHASES = ["coldstart", "latency", "load", "load-serve", "train-load", "burst", "gc", "browser", "browser-speed",
-          "plotly-draw", "label-cost", "reveal", "first-click", "train-first", "readme-server", "heavy",
+          "plotly-draw", "label-cost", "reveal", "first-click", "train-first", "readme-server", "class-first-visit",
+          "heavy",
           "encoder-search", "length-sweep", "train-default", "soak", "soak-heavy"]
 SERVE_WORKERS = 2  # deploy/class-server.sh's default on this 2-core machine (one per core)
 
@@ -284,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
               ("first-click", "first_click", "run", {"wait_s": 3.0}, {"wait_s": 20.0}),
               ("train-first", "train_first", "run", {"reps": 1}, {"reps": 3}),
               ("readme-server", "readme_server", "run", {"reps": 1, "progress": log}, {"reps": 4, "progress": log}),
+              ("class-first-visit", "class_first_visit", "run", {"reps": 1, "progress": log},
+               {"reps": 3, "progress": log}),
               ("heavy", "heavy", "run", {"reps": 1}, {"reps": 3}),
               ("encoder-search", "encoder_search", "run", {"reps": 1}, {"reps": 3}),
               ("length-sweep", "length_sweep", "run", {"reps": 1}, {"reps": 3}),
