@@ -5,6 +5,8 @@ that reports which worker the page ran on."""
 from __future__ import annotations
 
 import contextlib
+import gzip
+import re
 import select
 import socket
 import urllib.error
@@ -73,3 +75,25 @@ def still_open(sockets: list[socket.socket]) -> int:
     ended = select.POLLIN | select.POLLHUP | select.POLLERR | select.POLLRDHUP
     events = dict(poller.poll(0))
     return sum(1 for sock in sockets if not events.get(sock.fileno(), 0) & ended)
+
+
+def _fetch(url: str, encoding: str | None) -> tuple[bytes, dict]:
+    request = urllib.request.Request(url, headers={"Accept-Encoding": encoding} if encoding else {})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read(), {k.lower(): v for k, v in response.headers.items()}
+
+
+def assert_scripts_gzipped(url: str) -> None:
+    """Through the balancer at `url`, Streamlit's first script reaches a client that accepts gzip gzipped,
+    under half its size, and unpacks to the very bytes a client that does not gets."""
+    page, _ = _fetch(url + "/", "gzip, deflate, br")
+    page = gzip.decompress(page) if page[:2] == b"\x1f\x8b" else page
+    scripts = re.findall(rb'src="\./(static/js/[^"]+\.js)"', page)
+    assert scripts, "the page names Streamlit's scripts"
+    script = f"{url}/{scripts[0].decode()}"
+    plain, plain_headers = _fetch(script, None)
+    packed, headers = _fetch(script, "gzip, deflate, br")
+    assert plain_headers.get("content-encoding") is None and len(plain) > 100_000
+    assert headers.get("content-encoding") == "gzip", headers
+    assert gzip.decompress(packed) == plain
+    assert len(packed) < 0.5 * len(plain), (len(packed), len(plain))

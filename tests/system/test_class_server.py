@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
 import itertools
 import os
 import re
@@ -48,7 +47,7 @@ import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from tests.support.apptest import run_async
-from tests.support.balancer import get, open_idle_connections, still_open, visit
+from tests.support.balancer import assert_scripts_gzipped, get, open_idle_connections, still_open, visit
 from tests.support.burst import burst, haproxy_events
 from tests.support.server import ROOT, SBIN_PATH, class_server_workers, process_tree, stop, streamlit_server
 from tests.support.wsclient import Session
@@ -133,25 +132,10 @@ def test_the_generated_haproxy_configuration(server):
     assert 2 * small + 40 <= 1024 and per_source <= small // 4, (small, per_source)
 
 
-def _get(url: str, encoding: str | None) -> tuple[bytes, dict]:
-    request = urllib.request.Request(url, headers={"Accept-Encoding": encoding} if encoding else {})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return response.read(), {k.lower(): v for k, v in response.headers.items()}
-
-
 def test_streamlits_scripts_reach_a_browser_gzipped_and_whole(server):
     """Streamlit sends its scripts uncompressed; through HAProxy a browser that accepts gzip gets them
     gzipped, and they unpack to the very bytes a client that does not gets."""
-    page, _ = _get(server.url + "/", "gzip, deflate, br")
-    scripts = re.findall(rb'src="\./(static/js/[^"]+\.js)"', gzip.decompress(page) if page[:2] == b"\x1f\x8b" else page)
-    assert scripts, "the page names Streamlit's scripts"
-    url = f"{server.url}/{scripts[0].decode()}"
-    plain, plain_headers = _get(url, None)
-    packed, headers = _get(url, "gzip, deflate, br")
-    assert plain_headers.get("content-encoding") is None and len(plain) > 100_000
-    assert headers.get("content-encoding") == "gzip", headers
-    assert gzip.decompress(packed) == plain
-    assert len(packed) < 0.5 * len(plain), (len(packed), len(plain))
+    assert_scripts_gzipped(server.url)
 
 
 def test_the_workers_see_each_clients_own_address_whatever_header_it_sends(server):

@@ -9,7 +9,8 @@ There is no container engine or cluster here, so neither is started.  What is ch
   runs it on 127.0.0.1 with two worker_app.py replicas on 127.0.0.3 and 127.0.0.4, which it finds
   through a small DNS server standing in for Docker's (the one change to the file: the addresses
   of that server and of the listening socket).  New sessions spread over both replicas, each is
-  pinned by HAProxy's dynamic cookie, and a download is served only by its replica.
+  pinned by HAProxy's dynamic cookie, a download is served only by its replica, and Streamlit's
+  scripts reach a client that accepts gzip gzipped.
 
 Not run here (docs/DEPLOY.md says so too): `docker compose up`, a Swarm stack, `kubectl apply` and
 the ingress-nginx controller's cookie affinity.
@@ -31,7 +32,7 @@ import pytest
 import yaml
 
 from tests.support.apptest import run_async
-from tests.support.balancer import get, visit
+from tests.support.balancer import assert_scripts_gzipped, get, visit
 from tests.support.server import ROOT, SBIN_PATH, free_port, stop, tail, wait_healthy
 
 COMPOSE = ROOT / "deploy" / "compose.yaml"
@@ -212,6 +213,10 @@ def test_the_compose_balancer_finds_the_replicas_spreads_and_pins_sessions(compo
 
 def _k8s(name: str) -> dict:
     return yaml.safe_load((K8S / name).read_text())
+
+
+def test_the_compose_balancer_gzips_streamlits_scripts(compose_balancer):
+    assert_scripts_gzipped(compose_balancer[0])
 
 
 def test_the_kubernetes_manifests_fit_together():
