@@ -146,9 +146,10 @@ def attention_grid(
     token_hover = weights.size <= HOVER_CELL_BUDGET
     pairs = hover_grid(query_tokens, key_tokens) if token_hover else None
     height = max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60))
-    # Presenting, the grid stands under the step bar and the input: rows of PRESENT_ROW_PX keep the default
-    # input's grid on one projected screen; never taller than on the desk.  Labels thin to the lower one.
-    present_height = min(height, max(PRESENT_MIN_PX, n_layers * (40 + PRESENT_ROW_PX * len(query_tokens)) + 70))
+    # Presenting shows one layer at a time, under the step bar and the input: rows of PRESENT_ROW_PX keep the
+    # default input's grid on one projected screen; never taller than on the desk.  Labels thin to the lower.
+    present_height = height if n_layers > 1 else \
+        min(height, max(PRESENT_MIN_PX, 40 + PRESENT_ROW_PX * len(query_tokens) + 70))
     x_every = label_step(key_tokens, GRID_WIDTH_PX * n_keys / n_columns)
     y_every = label_step(query_tokens, (present_height - 70) * (y_domains[0][1] - y_domains[0][0]), vertical=True)
     heads = [(head * stride / n_columns, (head * stride + n_keys) / n_columns) for head in range(n_heads)]

@@ -185,7 +185,8 @@ def test_pipeline_labels_are_thinned_like_the_grid():
 @pytest.mark.parametrize("layers", [1, 2])
 def test_the_presenting_height_is_never_taller_than_the_desk_and_leaves_room_for_every_row(n, layers):
     """Presentation mode draws the grid at the height its `layout.meta` names: no taller than on the
-    desk, and for the rows it labels at least a line of the 18 px font each."""
+    desk, and for the rows it labels at least a line of the 18 px font each.  A grid of several layers
+    (never presented: presenting shows one layer at a time) labels its rows as the desk allows."""
     from explorer.figures.common import PRESENT_HEIGHT
     from explorer.figures.presentation import enlarge_plotly
 
@@ -198,3 +199,6 @@ def test_the_presenting_height_is_never_taller_than_the_desk_and_leaves_room_for
     domain = y["domain"][1] - y["domain"][0]
     plot_px = present["layout"]["height"] - present["layout"]["margin"]["t"] - present["layout"]["margin"]["b"]
     assert plot_px * domain / n * every >= 1.2 * LABEL_FONT_PX, "labelled rows clear of each other at 18 px"
+    if layers > 1:
+        assert spec["layout"]["meta"][PRESENT_HEIGHT] == spec["layout"]["height"]
+        assert every == label_step(tokens, (spec["layout"]["height"] - 70) * domain, vertical=True)
