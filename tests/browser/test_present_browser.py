@@ -1,8 +1,7 @@
 """The classroom rules in a real browser (Chromium at a projector's 1280×720): in presentation mode
-every lesson's first chart starts within the first 520 px and ends on the first screen (720 px), and no
-chart text is under 16 px; text from
-a link never renders as bold or a link; a task switch runs the trained model and its address reopens
-the same view."""
+every lesson's first chart starts within the first 520 px and ends on the first screen (720 px), and
+no chart text is under 16 px; text from a link never renders as bold or a link; a task switch runs the
+trained model and its address reopens the same view."""
 
 from __future__ import annotations
 
