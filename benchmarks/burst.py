@@ -87,6 +87,23 @@ def run_bursts(counts=(30, 60), root: Path = ROOT, progress=print, contend: int 
     return {"root": str(root), "other_work": contend, "cases": cases}
 
 
+TITLE = "A class arriving together (class server)"
+
+
+def intro(result: dict) -> str:
+    """RESULTS.md's words before the table: what was measured, and how."""
+    return (f"`benchmarks/burst.py`: {' and '.join(sorted({str(c['sessions']) for c in result['cases']}, key=int))} "
+            "websocket sessions make a browser's first visit (the page's run and "
+            "the runs it asks for next) at the same moment through `deploy/class-server.sh` started as typed (two "
+            "workers behind HAProxy), all on one lesson or on every page in turn; a fresh server each case, first "
+            "on cold caches, then once that class has left (warm). **loaded**: the first view arrived without an "
+            "exception; **cut**: the connection was closed under it; **DOWN**: workers HAProxy's log marked down; "
+            "slowest and p95 first view from the burst's start; **health**: each worker's slowest answer to "
+            "`/_stcore/health` asked directly meanwhile. A worker that answers health late is marked down and its "
+            "sessions cut: the reason for the class server's health checks, retries and watchdog "
+            "(`docs/DEPLOY.md`, *Serving a class*).")
+
+
 def table(result: dict) -> str:
     rows = ["| sessions | pages | burst | loaded | cut | errors | DOWN | slowest | p95 | health (direct), slowest |",
             "|---|---|---|---|---|---|---|---|---|---|"]

@@ -90,6 +90,21 @@ def run(reps: int = 3, progress=print) -> dict:
     return {"reps": reps, "page": PAGE, "throttle_mbit": THROTTLE_MBIT, "rows": rows}
 
 
+TITLE = "A student's first visit through the class server: gzipped or not (Chromium)"
+
+
+def intro(result: dict) -> str:
+    """RESULTS.md's words before the table: what was measured, and how."""
+    return (f"`benchmarks/class_first_visit.py`, medians of {result.get('reps')} repetitions: `deploy/class-server.sh` "
+            f"(2 workers behind HAProxy), the {result.get('page')} lesson opened in a fresh browser context (a first "
+            "visit: nothing cached) as Chromium asks (`Accept-Encoding: gzip, …`: HAProxy compresses what Streamlit "
+            "sends uncompressed) and asking for `identity` (the bytes every browser got before HAProxy compressed), "
+            f"in alternating order, unthrottled and at {result.get('throttle_mbit')} Mbit/s with 20 ms latency "
+            "(Chromium's network emulation; a student's share of a classroom's Wi-Fi is less). MB received over "
+            "HTTP (the websocket not counted), the load until the first Plotly chart is drawn, HAProxy's CPU during "
+            "the visit.")
+
+
 def table(result: dict) -> str:
     lines = ["| response encoding | network | visits | MB received | first visit → chart drawn, ms | HAProxy CPU, s |",
              "|---|---|---:|---:|---:|---:|"]

@@ -188,6 +188,23 @@ def run(reps: int = 10, progress=print) -> dict:
     return {"reps": reps, "figures": rows}
 
 
+TITLE = "What a key figure's tick labels cost a switch (Chromium)"
+
+
+def intro(result: dict) -> str:
+    """RESULTS.md's words before the table: what was measured, and how."""
+    return (f"`benchmarks/label_cost.py`, median of {result.get('reps')} repetitions, ms: one Streamlit app with a "
+            "page per figure, each drawing its title and the figure alone; in every repetition Home, an untimed "
+            "warm-up page (a tab's first chart loads Plotly's code), then each page in turn, the sidebar switch "
+            "from the page before until the figure is drawn timed as browser-speed times a lesson switch, in a "
+            "rotated order. The **unlabelled floor** is browser-speed's one-heatmap floor; the **labelled** one "
+            "is the same heatmap with a token of the attention lesson's input on each row and column, drawn the "
+            "app's way (token axes, margins worked out). The attention lesson's key figure at its defaults as "
+            "sent, then with every tick label blanked (its panels, ticks and margins unchanged), then as it was "
+            "drawn before each layer became one heatmap: a heatmap (and a grey mask heatmap) per panel, each "
+            "panel with its own axes (`per_panel`: the same cells, labels and frame).")
+
+
 def table(result: dict) -> str:
     lines = ["| page | tick labels | traces | switch → drawn ms | ÷ unlabelled floor |", "|---|---:|---:|---:|---:|"]
     for row in result["figures"].values():

@@ -97,6 +97,21 @@ def run_plotly_draw(reps: int = 8, progress=print) -> dict:
     return {"reps": reps, "plotly_js": plotly.__version__, "figures": rows}
 
 
+TITLE = "One figure drawn alone: margins worked out or Plotly's automargin (Chromium)"
+
+
+def intro(result: dict) -> str:
+    """RESULTS.md's words before the table: what was measured, and how."""
+    return (f"`benchmarks/plotly_draw.py`, median of {result.get('reps')} repetitions, ms: every Plotly figure of "
+            f"every lesson at its defaults, drawn alone into a 1000 px wide div of a blank page (plotly.js "
+            f"{result.get('plotly_js')}), from `Plotly.newPlot` to the next animation frame. **As sent**: the "
+            "figure as the app sends it: where every labelled axis shows known text, its margins are worked out "
+            "on the server and `automargin` is off (explorer/figures/margins.py, *worked out*); otherwise Plotly's "
+            "automargin (*automargin*). **Automargin**: the same figure as built, its margins left to Plotly, which "
+            "measures the drawn labels and draws the figure again. Beside them, the browser-speed floor's 32 × 32 "
+            "heatmap, drawn in the same repetitions.")
+
+
 def table(result: dict) -> str:
     lines = ["| figure | margins | as sent ms | automargin ms | automargin ÷ sent | one-heatmap floor ms | "
              "sent ÷ floor |", "|---|---|---:|---:|---:|---:|---:|"]

@@ -4,8 +4,8 @@
 
 The README installs the venv in `.venv`, inside the app's folder, and starts `streamlit run app.py`.
 Streamlit's file watcher watches that folder recursively; `.streamlit/config.toml` turns it off.  Two
-servers run side by side, both started as the README says (tests.support.server.readme_server): the
-README's (watcher off) and the same with `--server.fileWatcherType auto`.  Each repetition opens
+servers run side by side, both started as the README says (tests.support.server.streamlit_server with
+`as_typed`): the README's (watcher off) and the same with `--server.fileWatcherType auto`.  Each repetition opens
 every lesson of PAGES on each server in turn (the order alternating), every time in a fresh browser
 context, as a student's first visit is (no cached files), until the page's first Plotly chart is
 drawn; then waits SETTLE_S for the server to go quiet.  Recorded: the load time, and the server
@@ -19,14 +19,14 @@ import argparse
 import statistics
 import time
 
-from tests.support.server import cpu_seconds, readme_server
+from tests.support.server import cpu_seconds, streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 
 PAGES = ("lookup", "attention", "positions")
 SETTLE_S = 2.0
-VARIANTS = {"README (config.toml: no file watcher)": [], "file watcher on (`--server.fileWatcherType auto`)":
-            ["--server.fileWatcherType", "auto"]}
+VARIANTS = {"README (config.toml: no file watcher)": {}, "file watcher on (`--server.fileWatcherType auto`)":
+            {"server.fileWatcherType": "auto"}}
 
 
 def _load(browser, url: str) -> float:
@@ -46,8 +46,9 @@ def run(reps: int = 4, progress=print) -> dict:
 
     names = list(VARIANTS)
     samples = {name: {"ms": [], "cpu_s": []} for name in names}
-    with readme_server(VARIANTS[names[0]], name="readme-off") as off, \
-            readme_server(VARIANTS[names[1]], name="readme-watch") as on, sync_playwright() as playwright:
+    with streamlit_server(options=VARIANTS[names[0]], as_typed=True, name="readme-off") as off, \
+            streamlit_server(options=VARIANTS[names[1]], as_typed=True, name="readme-watch") as on, \
+            sync_playwright() as playwright:
         servers = dict(zip(names, (off, on), strict=True))
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
@@ -68,6 +69,20 @@ def run(reps: int = 4, progress=print) -> dict:
                    "cpu_s_per_load": round(statistics.median(s["cpu_s"]), 2),
                    "cpu_s_max": round(max(s["cpu_s"]), 2)} for name, s in samples.items()}
     return {"reps": reps, "pages": list(PAGES), "settle_s": SETTLE_S, "servers": rows}
+
+
+TITLE = "The README's server: a student's first visit, file watcher off and on (Chromium)"
+
+
+def intro(result: dict) -> str:
+    """RESULTS.md's words before the table: what was measured, and how."""
+    return (f"`benchmarks/readme_server.py`, medians of {result.get('reps')} repetitions over "
+            f"{', '.join(result.get('pages', []))}: two servers started as the README says (`streamlit run app.py`, "
+            "its venv in `.venv` inside the app's folder), one with the repository's `config.toml` (no file "
+            "watcher), one with `--server.fileWatcherType auto` added. Each load is a fresh browser context (a "
+            "first visit: nothing cached) until the first Plotly chart is drawn; the server's CPU is counted from "
+            f"the load's start to {result.get('settle_s')} s after it. The two servers are loaded in turn, in "
+            "alternating order.")
 
 
 def table(result: dict) -> str:

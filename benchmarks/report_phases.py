@@ -1,7 +1,9 @@
 """RESULTS.md's sections for the browser phases (browser-speed, plotly-draw, reveal, first-click,
 train-first), the class arriving together (burst) and the in-process phases (heavy, encoder-search,
-length-sweep); report.py renders the rest and calls these.  Every number comes from the results
-dictionary; the prose beside it says what it means and how it was measured, never a figure of its own.
+length-sweep); report.py renders the rest and calls these.  A phase whose module words its own report
+(TITLE, `intro`, `table`: reveal, plotly-draw, label-cost, readme-server, class-first-visit, burst) is
+rendered by `_module_section`.  Every number comes from the results dictionary; the prose beside it says
+what it means and how it was measured, never a figure of its own.
 """
 
 from __future__ import annotations
@@ -41,12 +43,23 @@ def _result(data: dict, phase: str) -> dict | None:
     return result if isinstance(result, dict) else None
 
 
-def _loadavg(values) -> str:
+def loadavg(values) -> str:
     return " / ".join(str(v) for v in values) if isinstance(values, list | tuple) else str(values)
 
 
 def _failed(title: str, result: dict) -> list[str] | None:
     return [f"## {title}", "", f"Failed: {result['error']}", ""] if "error" in result else None
+
+
+def _module_section(data: dict, phase: str, module) -> list[str]:
+    """The section of a phase whose module words its own report: its TITLE, `intro(result)` and
+    `table(result)`."""
+    result = _result(data, phase)
+    if not result:
+        return []
+    if failed := _failed(module.TITLE, result):
+        return failed
+    return [f"## {module.TITLE}", "", module.intro(result), "", module.table(result), ""]
 
 
 def _switch_ratios(speed: dict, of: str = "app") -> dict[str, tuple[float, float, float]]:
@@ -173,7 +186,7 @@ def browser_speed(data: dict) -> list[str]:
     return [
         f"## {title}", "",
         f"`benchmarks/browser_speed.py`, measured {speed.get('date', '')}, load average (1, 5, 15 min) "
-        f"{_loadavg(speed.get('load_average_start'))} → {_loadavg(speed.get('load_average_end'))}; medians of "
+        f"{loadavg(speed.get('load_average_start'))} → {loadavg(speed.get('load_average_end'))}; medians of "
         f"{speed.get('reps')} "
         "(control: its own repetitions), ms.",
         "Headless Chromium at 1400 × 900; several servers at once and every gesture made on each in turn: the "
@@ -204,108 +217,33 @@ def browser_speed(data: dict) -> list[str]:
 
 
 def reveal(data: dict) -> list[str]:
-    result = _result(data, "reveal")
-    if not result:
-        return []
-    title = "Reveal → answer and figure (presentation mode, Chromium)"
-    if failed := _failed(title, result):
-        return failed
-    from .reveal_speed import table
+    from . import reveal_speed
 
-    return [f"## {title}", "",
-            f"`benchmarks/reveal_speed.py`, measured {result.get('date', '')} (load average "
-            f"{_loadavg(result.get('load_average_start'))} → {_loadavg(result.get('load_average_end'))}), "
-            f"{result.get('reps')} repetitions of "
-            "every step of every lesson at a projector's 1280 × 720 (`?present=1&step=N`, opened and settled "
-            "first). From the pointerdown on Reveal to the first animation frame in which the step's answer is "
-            "drawn and a figure starts on the first screen (**answer + figure**), and to the end of the script "
-            "run the click started, the sections drawn after the step's own included (**run done**). ms.", "",
-            table(result), ""]
+    return _module_section(data, "reveal", reveal_speed)
 
 
 def plotly_draw(data: dict) -> list[str]:
-    result = _result(data, "plotly-draw")
-    if not result:
-        return []
-    title = "One figure drawn alone: margins worked out or Plotly's automargin (Chromium)"
-    if failed := _failed(title, result):
-        return failed
-    from .plotly_draw import table
+    from . import plotly_draw
 
-    return [f"## {title}", "",
-            f"`benchmarks/plotly_draw.py`, median of {result.get('reps')} repetitions, ms: every Plotly figure of "
-            f"every lesson at its defaults, drawn alone into a 1000 px wide div of a blank page (plotly.js "
-            f"{result.get('plotly_js')}), from `Plotly.newPlot` to the next animation frame. **As sent**: the "
-            "figure as the app sends it: where every labelled axis shows known text, its margins are worked out "
-            "on the server and `automargin` is off (explorer/figures/margins.py, *worked out*); otherwise Plotly's "
-            "automargin (*automargin*). **Automargin**: the same figure as built, its margins left to Plotly, which "
-            "measures the drawn labels and draws the figure again. Beside them, the browser-speed floor's 32 × 32 "
-            "heatmap, drawn in the same repetitions.", "",
-            table(result), ""]
+    return _module_section(data, "plotly-draw", plotly_draw)
 
 
 def label_cost(data: dict) -> list[str]:
-    result = _result(data, "label-cost")
-    if not result:
-        return []
-    title = "What a key figure's tick labels cost a switch (Chromium)"
-    if failed := _failed(title, result):
-        return failed
-    from .label_cost import table
+    from . import label_cost
 
-    return [f"## {title}", "",
-            f"`benchmarks/label_cost.py`, median of {result.get('reps')} repetitions, ms: one Streamlit app with a "
-            "page per figure, each drawing its title and the figure alone; in every repetition Home, an untimed "
-            "warm-up page (a tab's first chart loads Plotly's code), then each page in turn, the sidebar switch "
-            "from the page before until the figure is drawn timed as browser-speed times a lesson switch, in a "
-            "rotated order. The **unlabelled floor** is browser-speed's one-heatmap floor; the **labelled** one "
-            "is the same heatmap with a token of the attention lesson's input on each row and column, drawn the "
-            "app's way (token axes, margins worked out). The attention lesson's key figure at its defaults as "
-            "sent, then with every tick label blanked (its panels, ticks and margins unchanged), then as it was "
-            "drawn before each layer became one heatmap: a heatmap (and a grey mask heatmap) per panel, each "
-            "panel with its own axes (`per_panel`: the same cells, labels and frame).", "",
-            table(result), ""]
+    return _module_section(data, "label-cost", label_cost)
 
 
 def readme_server(data: dict) -> list[str]:
-    result = _result(data, "readme-server")
-    if not result:
-        return []
-    title = "The README's server: a student's first visit, file watcher off and on (Chromium)"
-    if failed := _failed(title, result):
-        return failed
-    from .readme_server import table
+    from . import readme_server
 
-    return [f"## {title}", "",
-            f"`benchmarks/readme_server.py`, medians of {result.get('reps')} repetitions over "
-            f"{', '.join(result.get('pages', []))}: two servers started as the README says (`streamlit run app.py`, "
-            "its venv in `.venv` inside the app's folder), one with the repository's `config.toml` (no file "
-            "watcher), one with `--server.fileWatcherType auto` added. Each load is a fresh browser context (a "
-            "first visit: nothing cached) until the first Plotly chart is drawn; the server's CPU is counted from "
-            f"the load's start to {result.get('settle_s')} s after it. The two servers are loaded in turn, in "
-            "alternating order.", "",
-            table(result), ""]
+    return _module_section(data, "readme-server", readme_server)
 
 
 def class_first_visit(data: dict) -> list[str]:
-    result = _result(data, "class-first-visit")
-    if not result:
-        return []
-    title = "A student's first visit through the class server: gzipped or not (Chromium)"
-    if failed := _failed(title, result):
-        return failed
-    from .class_first_visit import table
+    from . import class_first_visit
 
-    return [f"## {title}", "",
-            f"`benchmarks/class_first_visit.py`, medians of {result.get('reps')} repetitions: `deploy/class-server.sh` "
-            f"(2 workers behind HAProxy), the {result.get('page')} lesson opened in a fresh browser context (a first "
-            "visit: nothing cached) as Chromium asks (`Accept-Encoding: gzip, …`: HAProxy compresses what Streamlit "
-            "sends uncompressed) and asking for `identity` (the bytes every browser got before HAProxy compressed), "
-            f"in alternating order, unthrottled and at {result.get('throttle_mbit')} Mbit/s with 20 ms latency "
-            "(Chromium's network emulation; a student's share of a classroom's Wi-Fi is less). MB received over "
-            "HTTP (the websocket not counted), the load until the first Plotly chart is drawn, HAProxy's CPU during "
-            "the visit.", "",
-            table(result), ""]
+    return _module_section(data, "class-first-visit", class_first_visit)
 
 
 def first_click(data: dict) -> list[str]:
@@ -343,26 +281,9 @@ def train_first(data: dict) -> list[str]:
 
 
 def burst(data: dict) -> list[str]:
-    result = _result(data, "burst")
-    if not result:
-        return []
-    title = "A class arriving together (class server)"
-    if failed := _failed(title, result):
-        return failed
-    from .burst import table
+    from . import burst
 
-    return [f"## {title}", "",
-            f"`benchmarks/burst.py`: {' and '.join(sorted({str(c['sessions']) for c in result['cases']}, key=int))} "
-            "websocket sessions make a browser's first visit (the page's run and "
-            "the runs it asks for next) at the same moment through `deploy/class-server.sh` started as typed (two "
-            "workers behind HAProxy), all on one lesson or on every page in turn; a fresh server each case, first "
-            "on cold caches, then once that class has left (warm). **loaded**: the first view arrived without an "
-            "exception; **cut**: the connection was closed under it; **DOWN**: workers HAProxy's log marked down; "
-            "slowest and p95 first view from the burst's start; **health**: each worker's slowest answer to "
-            "`/_stcore/health` asked directly meanwhile. A worker that answers health late is marked down and its "
-            "sessions cut: the reason for the class server's health checks, retries and watchdog "
-            "(`docs/DEPLOY.md`, *Serving a class*).", "",
-            table(result), ""]
+    return _module_section(data, "burst", burst)
 
 
 def heavy(data: dict) -> list[str]:

@@ -29,6 +29,7 @@ from tests.support.claims import answer
 from tests.support.server import ROOT, streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, SETTLED_JS
+from .report_phases import loadavg
 
 OUT = ROOT / "test-artifacts" / "reveal_speed.json"  # run on its own; as a phase of run.py: results.json
 PROJECTOR = {"width": 1280, "height": 720}
@@ -136,6 +137,20 @@ def summary(results: dict) -> dict:
             if row["slowest"] is None or cell["shown_ms"] > row["slowest"][1]:
                 row["slowest"] = (key, cell["shown_ms"])
     return out
+
+
+TITLE = "Reveal → answer and figure (presentation mode, Chromium)"
+
+
+def intro(result: dict) -> str:
+    """RESULTS.md's words before the table: what was measured, and how."""
+    return (f"`benchmarks/reveal_speed.py`, measured {result.get('date', '')} (load average "
+            f"{loadavg(result.get('load_average_start'))} → {loadavg(result.get('load_average_end'))}), "
+            f"{result.get('reps')} repetitions of "
+            "every step of every lesson at a projector's 1280 × 720 (`?present=1&step=N`, opened and settled "
+            "first). From the pointerdown on Reveal to the first animation frame in which the step's answer is "
+            "drawn and a figure starts on the first screen (**answer + figure**), and to the end of the script "
+            "run the click started, the sections drawn after the step's own included (**run done**). ms.")
 
 
 def table(results: dict) -> str:

@@ -221,7 +221,8 @@ def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None =
     With `workers` > 0, the production server instead: deploy/class-server.sh with that many
     Streamlit workers behind HAProxy (the flags go to every worker; the workers run this
     interpreter); the yielded process is the script's, the root of the class server's tree.  With
-    `as_typed`, the class server gets no flags but `options`: the command as an operator types it.
+    `as_typed`, none of BASE_FLAGS, only `options`: the command as the README or an operator types it
+    (the single server still gets loopback, headless and its port; its `.streamlit/config.toml` rules).
     `root`: the checkout to serve (default this one; an export of another commit, to compare)."""
     log_dir = log_dir or ROOT / "test-artifacts" / "benchmark-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -236,7 +237,8 @@ def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None =
             command = ["bash", str(root / CLASS_SERVER.relative_to(ROOT)), "--port", str(port), "--address",
                        "127.0.0.1", "--workers", str(workers), "--app", script, "--"]
         else:
-            flags = {**BASE_FLAGS, **(options or {}), "server.port": str(port)}
+            base = {"server.headless": "true", "server.address": "127.0.0.1"} if as_typed else BASE_FLAGS
+            flags = {**base, **(options or {}), "server.port": str(port)}
             command = [sys.executable, "-m", "streamlit", "run", script]
         for option, value in flags.items():
             command += [f"--{option}", value]
@@ -263,27 +265,6 @@ def streamlit_server(script: str = "app.py", *, options: dict[str, str] | None =
             raise
         break
     try:
-        yield Server(process, port, log_path, started, time.monotonic() - started)
-    finally:
-        stop(process)
-
-
-@contextlib.contextmanager
-def readme_server(extra: list[str] = (), *, name: str = "readme", log_dir: Path | None = None) -> Iterator[Server]:
-    """`streamlit run app.py` as the README starts it (its `.streamlit/config.toml`, none of BASE_FLAGS),
-    on a free loopback port; `extra`: more `streamlit run` flags."""
-    log_dir = log_dir or ROOT / "test-artifacts" / "benchmark-logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log_path = log_dir / f"{name}-{port}.log"
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-               "--server.address", "127.0.0.1", "--server.headless", "true", *extra]
-    with open(log_path, "w") as log:
-        started = time.monotonic()
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
-    try:
-        wait_healthy(f"http://127.0.0.1:{port}", process, START_TIMEOUT_S, log_path)
         yield Server(process, port, log_path, started, time.monotonic() - started)
     finally:
         stop(process)

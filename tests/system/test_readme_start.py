@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.apptest import run_async
-from tests.support.server import readme_server
+from tests.support.server import streamlit_server
 from tests.support.wsclient import open_session
 
 
@@ -35,8 +35,8 @@ def inotify_instances(pid: int) -> int:
     return count
 
 
-def watchers_after_a_visit(extra: list[str], tmp_path: Path) -> int:
-    with readme_server(extra, name="test-readme", log_dir=tmp_path) as server:
+def watchers_after_a_visit(options: dict[str, str], tmp_path: Path) -> int:
+    with streamlit_server(options=options, as_typed=True, name="test-readme", log_dir=tmp_path) as server:
         run_async(_visit(server.url))  # Streamlit starts watching with a session's first run
         time.sleep(1.0)
         return inotify_instances(server.process.pid)
@@ -48,10 +48,10 @@ async def _visit(url: str) -> None:
     assert first.ok, "the home page ran"
 
 
-@pytest.mark.parametrize(("extra", "watchers"), [([], 0), (["--server.fileWatcherType", "auto"], 1)],
+@pytest.mark.parametrize(("options", "watchers"), [({}, 0), ({"server.fileWatcherType": "auto"}, 1)],
                          ids=["as-the-readme-says", "watcher-asked-for"])
-def test_the_readme_server_watches_no_files(extra, watchers, tmp_path):
-    found = watchers_after_a_visit(extra, tmp_path)
+def test_the_readme_server_watches_no_files(options, watchers, tmp_path):
+    found = watchers_after_a_visit(options, tmp_path)
     if watchers:
         assert found >= 1, "a server asked to watch files has an inotify instance (the check can see one)"
     else:
