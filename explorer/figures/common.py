@@ -37,6 +37,7 @@ __all__ = [
     "FONT_SIZE",
     "OKABE_ITO",
     "PLAIN_NUMBERS",
+    "PRESENT_AXES",
     "PRESENT_HEIGHT",
     "SEQUENTIAL",
     "FrozenFigure",
@@ -168,6 +169,10 @@ PRESENT_HEIGHT = "present_height"
 """A figure's `layout.meta` key: its height when presenting, if it must differ (a grid that has to fit
 on one projected screen; explorer.figures.presentation applies it)."""
 
+PRESENT_AXES = "present_axes"
+"""A figure's `layout.meta` key: {axis name: entries} its axes take when presenting (fewer tick labels,
+where the presenting height leaves a labelled row too little room for the 18 px font)."""
+
 PLAIN_NUMBERS = {"exponentformat": "power", "minexponent": 3}
 """Tick format of an axis of losses, probabilities and other plain numbers: Plotly's default writes
 SI prefixes (0.00006 reads "60µ", a loss of 2000 "2k"); this writes 6×10⁻⁵ instead."""
@@ -193,10 +198,16 @@ def heatmap(
     annotate: bool | None = None,
     number_format: str = ".2f",
     height: int | None = None,
+    present_height: int | None = None,
+    present_width: int | None = None,
 ) -> go.Figure:
     """A labelled matrix.  NaN cells are drawn blank (used for masked attention entries).
 
     annotate: print each value in its cell; by default only for matrices up to 12×12.
+    present_height: a lower height for one projected screen, its rows labelled as often as the
+    presenting font leaves room for (the margins above and below taken as PRESENT_FRAME_PX);
+    present_width: the width of its cells when presenting (where the page puts it), its key
+    columns then labelled as often as the presenting font leaves room for.
     """
     z = np.asarray(z, dtype=np.float64)
     n_rows, n_cols = z.shape
@@ -232,7 +243,22 @@ def heatmap(
     }
     if title:
         layout["title"] = {"text": title, "font": {"size": FONT_SIZE + 2}, "y": 0.98}
+    present: dict = {}
+    if present_height is not None and present_height < layout["height"]:
+        every = label_step(y_labels, present_height - PRESENT_FRAME_PX, vertical=True)
+        thinned = token_axis(y_labels, domain=(0.0, 1.0), anchor="x", size=FONT_SIZE, reverse=True, every=every)
+        present = {PRESENT_HEIGHT: present_height,
+                   PRESENT_AXES: {"yaxis": {k: thinned[k] for k in ("tickvals", "ticktext")}}}
+    if present_width is not None:
+        thinned = token_axis(x_labels, domain=(0.0, 1.0), anchor="y", size=FONT_SIZE,
+                             every=label_step(x_labels, present_width))
+        present.setdefault(PRESENT_AXES, {})["xaxis"] = {k: thinned[k] for k in ("tickvals", "ticktext")}
+    if present:
+        layout["meta"] = present
     return figure_from_spec({"data": [trace], "layout": layout})
+
+
+PRESENT_FRAME_PX = 150  # a presented heatmap's margins above and below its rows (keys on top, at 18 px)
 
 
 def bar_chart(

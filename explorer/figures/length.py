@@ -12,7 +12,17 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, SEQUENTIAL, colour_encoding, colour_list, configure, heatmap
+from .common import (
+    CHART_HEIGHT,
+    FONT_SIZE,
+    OKABE_ITO,
+    PRESENT_HEIGHT,
+    SEQUENTIAL,
+    colour_encoding,
+    colour_list,
+    configure,
+    heatmap,
+)
 
 __all__ = ["GqaFigures", "LengthFigures", "MemoryFigures", "TiledFigures", "WindowFigures", "gqa_figures",
            "human_bytes", "length_figures", "memory_figures", "tiled_figures", "window_figures"]
@@ -78,13 +88,19 @@ def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerCh
                      legend_columns=3)  # seven encodings in three rows (four columns overflow at 1280 px)
 
 
+# Presenting, under a step's answer and the section's reading text: the two grids end on a 720 px screen;
+# side by side, each one's cells are about this wide on a 1280 px projector.
+PRESENT_GRID_PX, PRESENT_GRID_WIDTH_PX = 390, 300
+
+
 def attention_figure(weights: np.ndarray, letters: Sequence[str], title: str) -> tuple[go.Figure, pd.DataFrame]:
     """Cross-attention (rows: the letter being written, reversed input then </s>; columns: the input)."""
     n = len(letters)
     columns = [f"{i}:{c}" for i, c in enumerate(letters)]
     rows = [f"{i}:{c}" for i, c in enumerate(reversed(letters))] + [f"{n}:</s>"]
     figure = heatmap(weights, x_labels=columns, y_labels=rows, title=title, x_title="input letter read",
-                     y_title="output being written", zmin=0, zmax=1, annotate=False, height=460)
+                     y_title="output being written", zmin=0, zmax=1, annotate=False, height=460,
+                     present_height=PRESENT_GRID_PX, present_width=PRESENT_GRID_WIDTH_PX)
     frame = pd.DataFrame(weights, index=rows, columns=columns).rename_axis("writing").reset_index()
     return figure, frame
 
@@ -177,6 +193,9 @@ class GqaFigures:
     table: pd.DataFrame
 
 
+PRESENT_GQA_PX = 520  # presenting, the query heads' grids (rows unlabelled) end on a 720 px screen
+
+
 def gqa_figures(view) -> GqaFigures:
     h, g = view.heads, view.kv_heads
     per = h // g
@@ -196,8 +215,9 @@ def gqa_figures(view) -> GqaFigures:
     grid.update_yaxes(autorange="reversed", showticklabels=False)
     grid.update_xaxes(showticklabels=False)
     grid.update_annotations(font_size=FONT_SIZE - 3)
-    grid.update_layout(height=min(760, 130 + 150 * per), margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                       font={"size": FONT_SIZE}, plot_bgcolor="rgba(0,0,0,0)")
+    height = min(760, 130 + 150 * per)
+    grid.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE},
+                       plot_bgcolor="rgba(0,0,0,0)", meta={PRESENT_HEIGHT: min(height, PRESENT_GQA_PX)})
     q, t, s = np.meshgrid(np.arange(h), np.arange(T), np.arange(T), indexing="ij")
     frame = pd.DataFrame({"query head": q.ravel(), "key/value head": view.group[q.ravel()], "query": t.ravel(),
                           "key": s.ravel(), "weight": view.weights.ravel()})

@@ -14,6 +14,9 @@ import plotly.graph_objects as go
 from .common import SEQUENTIAL
 from .positions import line_chart, matrix_heatmap, panel_grid
 
+# Presenting, under a step's answer and the section's heading, a tall encoding matrix ends on a 720 px screen.
+PRESENT_MATRIX_PX = 490
+
 __all__ = ["ModelFigures", "PositionFigures", "RelativeFigures", "model_figures", "position_figures",
            "relative_figures"]
 
@@ -34,7 +37,7 @@ def position_figures(view) -> PositionFigures:
                             x_title="dimension", y_title="position", value_name="PE value",
                             title=f"{m.kind}: {n_rows} positions × {n_cols} dimensions",
                             zmin=-bound if bound else None, zmax=bound, number_format=".3f",
-                            height=None if n_rows <= 24 else 620)
+                            height=None if n_rows <= 24 else 620, present_height=PRESENT_MATRIX_PX)
     cosine = measure == "cosine"
     sim_labels = labels if labels is not None and len(m.sim_rows) == len(labels) else None
     similarity = matrix_heatmap(m.similarity, row_values=m.sim_rows, col_values=m.sim_rows, row_labels=sim_labels,

@@ -14,7 +14,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import DIVERGING, FONT_SIZE, colour_list, figure_from_spec, grid_domains, panel_title, plotly_text
+from .common import (
+    DIVERGING,
+    FONT_SIZE,
+    PRESENT_HEIGHT,
+    colour_list,
+    figure_from_spec,
+    grid_domains,
+    panel_title,
+    plotly_text,
+)
 
 __all__ = ["line_chart", "matrix_heatmap", "panel_grid"]
 
@@ -73,6 +82,7 @@ def matrix_heatmap(
     annotate: bool = False,
     number_format: str = ".3f",
     height: int | None = None,
+    present_height: int | None = None,
 ) -> go.Figure:
     """A matrix on numeric axes: row_values / col_values are the true indices of the drawn rows and
     columns (they may skip, when the page downsamples), so the hover names the real position.
@@ -116,6 +126,8 @@ def matrix_heatmap(
     }
     if title:
         layout["title"] = {"text": title, "font": {"size": FONT_SIZE + 2}, "y": 0.98}
+    if present_height is not None and present_height < layout["height"]:
+        layout["meta"] = {PRESENT_HEIGHT: present_height}  # numeric axes: Plotly spaces their ticks itself
     return figure_from_spec({"data": [trace], "layout": layout})
 
 

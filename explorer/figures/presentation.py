@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from .common import PRESENT_HEIGHT
+from .common import PRESENT_AXES, PRESENT_HEIGHT
 from .margins import fit_margins
 
 __all__ = ["PRESENT_FONT_PX", "enlarge_plotly", "enlarge_vega_lite"]
@@ -57,8 +57,9 @@ def _colour_bar(bar: dict, minimum: int) -> None:
 def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
     """A copy of a Plotly figure dict whose text is at least `minimum` px: the default font, every
     axis's ticks and title, colour bars, the legend, annotations, and every explicit size below it;
-    drawn at the figure's presentation height if it names one (`layout.meta`, PRESENT_HEIGHT), its
-    margins worked out again for the larger text (explorer/figures/margins.py)."""
+    drawn at the figure's presentation height if it names one (`layout.meta`, PRESENT_HEIGHT; its axes
+    as PRESENT_AXES says, if it says), its margins worked out again for the larger text
+    (explorer/figures/margins.py)."""
     spec = copy.deepcopy(spec)
     layout = spec.setdefault("layout", {})
     _at_least(layout, "font", minimum + 2)
@@ -78,6 +79,9 @@ def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
     meta = layout.get("meta")
     if isinstance(meta, dict) and isinstance(meta.get(PRESENT_HEIGHT), (int, float)):
         layout["height"] = meta[PRESENT_HEIGHT]  # the figure's own height for one projected screen
+    if isinstance(meta, dict) and isinstance(meta.get(PRESENT_AXES), dict):
+        for name, entries in meta[PRESENT_AXES].items():  # its ticks thinned for that height
+            layout.setdefault(name, {}).update(entries)
     return fit_margins(spec)  # room for the larger labels, worked out again
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import FONT_SIZE, OKABE_ITO, SEQUENTIAL, figure_from_spec
+from .common import FONT_SIZE, OKABE_ITO, PRESENT_HEIGHT, SEQUENTIAL, figure_from_spec
 
 __all__ = ["path_frame", "unrolled_figure"]
 
@@ -116,8 +116,9 @@ def _unrolled_annotations(positions: list[int | None], rnn_paths: np.ndarray,
                             "font": {"size": FONT_SIZE}})
         annotations.append({"x": i, "y": Y_X_ATT - 0.62, "text": f"{attention_paths[p]}", "showarrow": False,
                             "font": {"size": FONT_SIZE}})
-        annotations.append({"x": i, "y": Y_H + 0.5, "text": f"step {p + 1}", "showarrow": False,
-                            "font": {"size": FONT_SIZE - 4, "color": "#555555"}})
+        # "step 1", then the numbers alone: "step 10 step 11 …" ran together at the projector's 18 px
+        annotations.append({"x": i, "y": Y_H + 0.5, "text": f"step {p + 1}" if i == 0 else f"{p + 1}",
+                            "showarrow": False, "font": {"size": FONT_SIZE - 4, "color": "#555555"}})
     T = len(rnn_paths)
     step_word = "step" if T == 1 else "steps"
     return [
@@ -135,6 +136,9 @@ def _unrolled_annotations(positions: list[int | None], rnn_paths: np.ndarray,
     ]
 
 
+PRESENT_PX = 490  # presenting, under a step's answer and the section's heading, it ends on a 720 px screen
+
+
 def unrolled_figure(rnn_paths: np.ndarray, attention_paths: np.ndarray, *, max_shown: int = 11) -> go.Figure:
     """Two computation graphs for a loss on the last output: the RNN unrolled over T sequential
     steps (top) and causal attention's single parallel step (bottom).  Each input x_t is coloured by
@@ -146,6 +150,7 @@ def unrolled_figure(rnn_paths: np.ndarray, attention_paths: np.ndarray, *, max_s
     hidden = {"visible": False, "fixedrange": True}
     layout = {
         "font": {"size": FONT_SIZE}, "height": 560, "margin": {"l": 60, "r": 10, "t": 10, "b": 10},
+        "meta": {PRESENT_HEIGHT: PRESENT_PX},
         "plot_bgcolor": "rgba(0,0,0,0)", "showlegend": False,
         "annotations": _unrolled_annotations(positions, rnn_paths, attention_paths),
         "xaxis": {**hidden, "range": [-1.1, len(positions) - 1 + 0.6]},

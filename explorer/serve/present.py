@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .links import Flag, Unusable, read
+from .steps import QUESTION_ICON
 
 __all__ = [
     "IMAGE_FORMATS", "IMAGE_KEY", "PRESENT_KEY", "PRESENT_RULE", "image_format", "plotly_chart",
@@ -129,6 +130,75 @@ CLICKER_JS = """
 </script>
 """
 
+# On a projector the answer of a step just revealed stands above the step's figure and pushes its
+# bottom off the 720 px screen.  So, presenting, once the figure under the answer is drawn, if it ends
+# past the screen the page scrolls until the answer stands just under Streamlit's header (the title
+# and step bar above it go up; the clicker's keys still drive the steps); a step's question (the
+# figures hidden) brings the page back to the top.  Each step's answer or
+# question is handled once, when it appears: the lecturer's own scrolling is left alone.
+# `window.__explorerFitted` names the last one handled ("path|step|answer"), for the tests.
+FIT_JS = """
+<script>
+(() => {
+  if (window.__explorerFit) return;
+  window.__explorerFit = true;
+  const FIGURES = '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], [data-testid="stDataFrame"]';
+  const DRAWN = '.main-svg, canvas, svg.marks';  // a table has its height as soon as it is mounted
+  let handled = "", waiting = 0;
+  const stepAlert = (main) => {
+    for (const alert of main.querySelectorAll('[data-testid="stAlert"]')) {
+      const text = alert.querySelector('[data-testid="stMarkdownContainer"]');
+      const found = text && /^Step (\\d+) of \\d+/.exec(text.innerText.trim());
+      if (found) return [alert, found[1]];
+    }
+    return [null, ""];
+  };
+  // Waits until the run is over, the figure drawn and its place unchanged for STILL frames (what the
+  // run sends above it comes in pieces), at most 5 s.
+  const STILL = 10;
+  const fit = (main, alert, state, started, last, still) => {
+    const figure = [...main.querySelectorAll(FIGURES)].find((f) =>
+      alert.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const drawn = figure && figure.getBoundingClientRect().height > 0
+      && (figure.getAttribute("data-testid") === "stDataFrame" || figure.querySelector(DRAWN));
+    const app = document.querySelector('[data-testid="stApp"]');
+    const running = !app || app.getAttribute("data-test-script-state") !== "notRunning";
+    const bottom = drawn ? figure.getBoundingClientRect().bottom : null;
+    still = drawn && !running && bottom === last ? still + 1 : 0;
+    if (still < STILL && performance.now() - started < 5000) {
+      waiting = requestAnimationFrame(() => fit(main, alert, state, started, bottom, still));
+      return;
+    }
+    if (figure) {
+      const header = document.querySelector('header[data-testid="stHeader"]');
+      const lacking = figure.getBoundingClientRect().bottom - (window.innerHeight - 8);
+      const room = alert.getBoundingClientRect().top - (header ? header.getBoundingClientRect().bottom : 0) - 8;
+      if (lacking > 0 && room > 0) main.scrollTop += room;
+    }
+    window.__explorerFitted = state;
+  };
+  const look = () => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    if (!main || !document.getElementById("explorer-presenting")) return;
+    const [alert, step] = stepAlert(main);
+    if (!alert) return;
+    const icon = alert.querySelector('[data-testid="stAlertDynamicIcon"]');
+    const answer = !(icon && icon.textContent.trim() === "QUESTION_ICON");
+    const state = `${location.pathname}|${step}|${answer ? "answer" : "question"}`;
+    if (state === handled) return;
+    handled = state;
+    cancelAnimationFrame(waiting);
+    if (answer) fit(main, alert, state, performance.now(), null, 0);
+    else { main.scrollTop = 0; window.__explorerFitted = state; }
+  };
+  let queued = false;
+  new MutationObserver(() => {
+    if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; look(); }); }
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
+})();
+</script>
+""".replace("QUESTION_ICON", QUESTION_ICON)
+
 
 # Every page, on a phone (~390 px): the step bar wraps onto more lines instead of running off the
 # screen, and a chart keeps a width its panels' titles and tick labels fit in (the figures thin their
@@ -155,7 +225,7 @@ def style_page() -> None:
     (call once per run, early)."""
     st.html(_PHONE_CSS)
     if presenting():
-        st.html(_CSS + CLICKER_JS, unsafe_allow_javascript=True)
+        st.html(_CSS + CLICKER_JS + FIT_JS, unsafe_allow_javascript=True)
 
 
 def present_setting(controls, where=st.sidebar) -> bool:

@@ -71,6 +71,9 @@ def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
     return tuple(steps)
 
 
+QUESTION_ICON = "psychology_alt"  # a step's question; its answer has another (presentation mode tells them apart)
+
+
 def step_heading(number: int, total: int, title: str) -> str:
     """The bold line above a step: "Step 2 of 5 · Title." (no full stop after a title that ends in ?, ! or .)."""
     end = "" if title.rstrip()[-1:] in (".", "?", "!", "…") else "."
@@ -152,7 +155,7 @@ class Lesson:
             return
         heading = step_heading(self.number, len(self.steps), step.title)
         if not self.revealed:
-            where.info(f"{heading} {step.predict}", icon=":material/psychology_alt:")
+            where.info(f"{heading} {step.predict}", icon=f":material/{QUESTION_ICON}:")
             return
         self._heading = heading
         self._answer = where.empty()  # the answer takes the question's place, above the figure
