@@ -1,6 +1,6 @@
 """What every figure of the app shares: the fonts, colours and scales, the Plotly pieces (labelled
 heatmap, bar chart, axes of tokens, panel grids) and the Altair pieces (legend style, colours by
-name, log axes), and CSV text for the download buttons.
+name), and CSV text for the download buttons.
 
 Made to be read from the back of a lecture hall: large fonts, token labels on both axes, a colour
 bar with a title, and colour-blind-safe scales (Viridis for magnitudes, purple–orange for signed
@@ -8,9 +8,8 @@ values, Okabe–Ito for lines).  Axes are numeric with the tokens as tick text, 
 ("the … the") keep their own rows and columns instead of being merged into one category.
 
 Plotly figures are built from plain specs without per-rerun validation (`figure_from_spec`; the unit
-tests validate every builder once).  Gradient norms and the like are plotted as log10 values on a
-linear axis whose ticks read 1e−20, 1e−10, 1 … (`log_axis`, `log_strip`): a vanishing gradient can go
-below float64's smallest number (≈ 1e−308), which a true log scale (or a browser) cannot draw.
+tests validate every builder once).  Log10 values (gradient norms) have their own pieces in
+explorer/figures/logscale.py.
 """
 
 from __future__ import annotations
@@ -52,10 +51,6 @@ __all__ = [
     "heatmap",
     "hover_grid",
     "label_step",
-    "log_axis",
-    "log_colorbar",
-    "log_range",
-    "log_strip",
     "matrix_csv",
     "panel_title",
     "plotly_text",
@@ -71,7 +66,6 @@ OKABE_ITO = {
     "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73", "yellow": "#F0E442",
     "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7", "black": "#000000",
 }
-LOG_LABEL = "datum.value == 0 ? '1' : '1e' + datum.value"  # tick at log10 = -20 reads "1e-20"
 CHART_HEIGHT = 420
 
 
@@ -343,54 +337,6 @@ def configure(chart, *, legend_orient: str = "top", legend_columns: int | None =
 def colour_encoding(field: str, labels: Sequence[str], colours: dict[str, str], title: str | None = None):
     return alt.Color(f"{field}:N", title=title, sort=list(labels),
                      scale=alt.Scale(domain=list(labels), range=[colours[label] for label in labels]))
-
-
-def log_axis(title: str) -> alt.Axis:
-    return alt.Axis(title=title, labelExpr=LOG_LABEL, tickMinStep=1, format="d")
-
-
-# --- log10 values as colour ---------------------------------------------------------------------
-
-
-def log_range(values: np.ndarray) -> tuple[float, float]:
-    """Whole powers of ten around the finite log10 values: (floor of the least, ceil of the greatest),
-    at least one apart; (−1, 0) when none is finite."""
-    finite = values[np.isfinite(values)]
-    low, high = (float(np.floor(finite.min())), float(np.ceil(finite.max()))) if finite.size else (-1.0, 0.0)
-    return low, max(high, low + 1)
-
-
-def log_colorbar(low: float, high: float, title: str) -> dict:
-    """A colour bar for log10 values from low to high, at most 9 ticks reading 1e−20 … 1."""
-    step = max(1, int(np.ceil((high - low) / 8)))
-    ticks = list(range(int(np.ceil(low)), int(np.floor(high)) + 1, step)) or [round(low)]
-    return {"title": {"text": title, "side": "top"}, "thickness": 18, "tickvals": ticks,
-            "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks], "tickfont": {"size": FONT_SIZE - 2}}
-
-
-def log_strip(z: np.ndarray, *, rows: Sequence[str], x_title: str, value_title: str, height: int | None = None,
-              hover_x: str = "x") -> go.Figure:
-    """A (rows × positions) heatmap of log10 values (NaN = exactly zero, drawn blank), the row
-    labels on the left, one colour bar whose ticks read 1e−20 … 1."""
-    z = np.asarray(z, dtype=np.float64)
-    low, high = log_range(z)
-    trace = {
-        "type": "heatmap", "z": z, "x": list(range(z.shape[1])), "y": list(range(z.shape[0])),
-        "colorscale": SEQUENTIAL, "zmin": low, "zmax": high, "xgap": 0, "ygap": 2,
-        "colorbar": log_colorbar(low, high, value_title),
-        "customdata": np.array([[plotly_text(r)] * z.shape[1] for r in rows]),
-        "hovertemplate": f"%{{customdata}}, {hover_x} = %{{x}}<br>log10 = %{{z:.1f}}<extra></extra>",
-    }
-    layout = {
-        "font": {"size": FONT_SIZE}, "height": height or 120 + 44 * len(rows),
-        "margin": {"l": 10, "r": 10, "t": 10, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
-        "xaxis": {"title": {"text": x_title}, "showgrid": False, "zeroline": False,
-                  "tickfont": {"size": FONT_SIZE - 2}},
-        "yaxis": {"tickmode": "array", "tickvals": list(range(len(rows))),
-                  "ticktext": [plotly_text(r) for r in rows], "autorange": "reversed", "showgrid": False,
-                  "zeroline": False, "tickfont": {"size": FONT_SIZE}},
-    }
-    return figure_from_spec({"data": [trace], "layout": layout})
 
 
 class FrozenFigure(BaseFigure):

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import CHART_HEIGHT, OKABE_ITO, colour_encoding, configure, log_axis, log_strip
+from .common import CHART_HEIGHT, OKABE_ITO, colour_encoding, configure
+from .logscale import log_axis, log_strip
 
 __all__ = [
     "DepthFigures",

@@ -27,12 +27,9 @@ from .common import (
     configure,
     figure_from_spec,
     grid_domains,
-    log_axis,
-    log_colorbar,
-    log_range,
-    log_strip,
     plotly_text,
 )
+from .logscale import log_axis, log_colorbar, log_range, log_strip
 
 __all__ = [
     "DependencyFigures",

@@ -1,0 +1,64 @@
+"""Log10 values drawn on linear axes: gradient norms and the like are plotted as log10 values whose
+ticks read 1e−20, 1e−10, 1 … (`log_axis` for Altair, `log_strip` and `log_colorbar` for Plotly): a
+vanishing gradient can go below float64's smallest number (≈ 1e−308), which a true log scale (or a
+browser) cannot draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import plotly.graph_objects as go
+
+from .common import FONT_SIZE, SEQUENTIAL, figure_from_spec, plotly_text
+
+__all__ = ["LOG_LABEL", "log_axis", "log_colorbar", "log_range", "log_strip"]
+
+LOG_LABEL = "datum.value == 0 ? '1' : '1e' + datum.value"  # tick at log10 = -20 reads "1e-20"
+
+
+def log_axis(title: str) -> alt.Axis:
+    return alt.Axis(title=title, labelExpr=LOG_LABEL, tickMinStep=1, format="d")
+
+
+def log_range(values: np.ndarray) -> tuple[float, float]:
+    """Whole powers of ten around the finite log10 values: (floor of the least, ceil of the greatest),
+    at least one apart; (−1, 0) when none is finite."""
+    finite = values[np.isfinite(values)]
+    low, high = (float(np.floor(finite.min())), float(np.ceil(finite.max()))) if finite.size else (-1.0, 0.0)
+    return low, max(high, low + 1)
+
+
+def log_colorbar(low: float, high: float, title: str) -> dict:
+    """A colour bar for log10 values from low to high, at most 9 ticks reading 1e−20 … 1."""
+    step = max(1, int(np.ceil((high - low) / 8)))
+    ticks = list(range(int(np.ceil(low)), int(np.floor(high)) + 1, step)) or [round(low)]
+    return {"title": {"text": title, "side": "top"}, "thickness": 18, "tickvals": ticks,
+            "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks], "tickfont": {"size": FONT_SIZE - 2}}
+
+
+def log_strip(z: np.ndarray, *, rows: Sequence[str], x_title: str, value_title: str, height: int | None = None,
+              hover_x: str = "x") -> go.Figure:
+    """A (rows × positions) heatmap of log10 values (NaN = exactly zero, drawn blank), the row
+    labels on the left, one colour bar whose ticks read 1e−20 … 1."""
+    z = np.asarray(z, dtype=np.float64)
+    low, high = log_range(z)
+    trace = {
+        "type": "heatmap", "z": z, "x": list(range(z.shape[1])), "y": list(range(z.shape[0])),
+        "colorscale": SEQUENTIAL, "zmin": low, "zmax": high, "xgap": 0, "ygap": 2,
+        "colorbar": log_colorbar(low, high, value_title),
+        "customdata": np.array([[plotly_text(r)] * z.shape[1] for r in rows]),
+        "hovertemplate": f"%{{customdata}}, {hover_x} = %{{x}}<br>log10 = %{{z:.1f}}<extra></extra>",
+    }
+    layout = {
+        "font": {"size": FONT_SIZE}, "height": height or 120 + 44 * len(rows),
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "xaxis": {"title": {"text": x_title}, "showgrid": False, "zeroline": False,
+                  "tickfont": {"size": FONT_SIZE - 2}},
+        "yaxis": {"tickmode": "array", "tickvals": list(range(len(rows))),
+                  "ticktext": [plotly_text(r) for r in rows], "autorange": "reversed", "showgrid": False,
+                  "zeroline": False, "tickfont": {"size": FONT_SIZE}},
+    }
+    return figure_from_spec({"data": [trace], "layout": layout})
