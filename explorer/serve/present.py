@@ -1,6 +1,7 @@
 """Presentation mode (`?present=1`): a page a lecturer can project.
 
-The sidebar starts collapsed (app.py reads the link before the page is configured), body text is
+The sidebar starts collapsed (app.py reads the link before the page is configured) and, opened, lies
+over the page instead of narrowing it (the figures keep the width they are laid out for), body text is
 larger, the page's padding and title are compact so the lesson's key figure is on the first screen,
 and every figure's text is raised to at least 18 px (explorer.figures.presentation).  The mode is a
 URL-bound toggle like every other control, so a projected view is a link too.
@@ -33,6 +34,8 @@ h2, h3 { font-size: 1.25rem !important; padding: 0.2rem 0 0.45rem 0 !important; 
 [data-testid="stCaptionContainer"] { font-size: 0.85rem !important; color: #31333f !important; }
 [data-testid="stVerticalBlock"] { gap: 0.55rem !important; }
 [data-testid="stAlert"] [role="alert"], [data-testid="stAlertContainer"] { padding: 0.45rem 0.8rem !important; }
+section[data-testid="stSidebar"] { position: fixed !important; top: 0; bottom: 0; left: 0; z-index: 999991;
+  box-shadow: 0 0 1.2rem rgba(0, 0, 0, 0.25); }
 </style>
 """
 

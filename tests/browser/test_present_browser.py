@@ -241,3 +241,31 @@ def test_presentation_mode_stays_on_when_the_sidebar_opens_another_lesson(projec
     assert toggle.is_checked(), "the toggle on the new lesson is on"
     assert page.locator('[data-testid="stMain"] h1').inner_text().strip() == \
         next(p.title for p in LESSONS if p.url_path == "cost")
+
+
+WIDTHS_JS = """() => {
+  const box = (s) => { const e = document.querySelector(s); return e ? e.getBoundingClientRect().width : null; };
+  return {main: box('[data-testid="stMainBlockContainer"]'), chart: box('[data-testid="stPlotlyChart"]'),
+          back: box('.st-key-lesson_back button'), sidebar: box('[data-testid="stSidebar"]')};
+}"""
+
+
+@pytest.mark.parametrize("lesson", ["attention", "real", "length"])
+def test_an_opened_sidebar_lies_over_the_presented_page(lesson, projector_page, app_url):
+    """Presenting, the lecturer opens the sidebar (to move a control, or to open another lesson): it
+    lies over the page, which keeps its width, so the figures laid out for the projector's width keep
+    their labels apart and the step bar its buttons whole."""
+    require_chromium()
+    page = projector_page(f"{app_url}/{lesson}?present=1")
+    vega_drawn(page)
+    before = page.evaluate(WIDTHS_JS)
+    page.locator('[data-testid="stExpandSidebarButton"]').click()
+    page.wait_for_function("""() => { const s = document.querySelector('[data-testid="stSidebar"]');
+        const r = s && s.getBoundingClientRect(); return r && r.left >= 0 && r.width > 200; }""", timeout=10_000)
+    page.wait_for_timeout(600)  # the sidebar's slide
+    after = page.evaluate(WIDTHS_JS)
+    assert after["sidebar"] > 200, "the sidebar is open"
+    for part in ("main", "chart", "back"):
+        assert abs(after[part] - before[part]) <= 1, \
+            f"{part}: {before[part]:.0f} px wide, {after[part]:.0f} px with the sidebar open"
+    page.locator('[data-testid="stSidebarNav"] a[href$="/cost"]').first.click(trial=True)  # clickable, on top
