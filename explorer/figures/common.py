@@ -200,7 +200,7 @@ def heatmap(
     annotate: print each value in its cell; by default only for matrices up to 12×12.
     present_height: a lower height for one projected screen, its rows labelled as often as the
     presenting font leaves room for (the margins above and below taken as PRESENT_FRAME_PX);
-    present_width: the width of its cells when presenting (where the page puts it), its key
+    present_width: the width of its plot area when presenting (where the page puts it), its key
     columns then labelled as often as the presenting font leaves room for.
     """
     z = np.asarray(z, dtype=np.float64)

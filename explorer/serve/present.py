@@ -3,7 +3,8 @@
 The sidebar starts collapsed (app.py reads the link before the page is configured) and, opened, lies
 over the page instead of narrowing it (the figures keep the width they are laid out for), body text is
 larger, the page's padding and title are compact so the lesson's key figure is on the first screen,
-and every figure's text is raised to at least 18 px (explorer.figures.presentation).  The mode is a
+a revealed step's figure is scrolled whole onto the screen under its answer (FIT_JS), and every
+figure's text is raised to at least 18 px (explorer.figures.presentation).  The mode is a
 URL-bound toggle like every other control, so a projected view is a link too.
 """
 
@@ -137,9 +138,9 @@ CLICKER_JS = """
 # bottom off the 720 px screen.  So, presenting, once the figure under the answer is drawn, if it ends
 # past the screen the page scrolls until the answer stands just under Streamlit's header (the title
 # and step bar above it go up; the clicker's keys still drive the steps); a step's question (the
-# figures hidden) brings the page back to the top.  Each step's answer or
-# question is handled once, when it appears: the lecturer's own scrolling is left alone.
-# `window.__explorerFitted` names the last one handled ("path|step|answer"), for the tests.
+# figures hidden) brings the page back to the top.  Each step's answer or question is handled once,
+# when it appears: the lecturer's own scrolling is left alone.  `window.__explorerFitted` names the
+# last one handled ("path|step|answer"), for the tests.
 FIT_JS = """
 <script>
 (() => {
