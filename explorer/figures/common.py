@@ -119,9 +119,10 @@ GRID_WIDTH_PX = 440  # the narrowest plot area a grid of panels gets on a desk (
 SLANT_AFTER = 3  # tokens longer than this are slanted 45° on a horizontal axis ("<s>", "t12" stay upright)
 
 
-def label_step(labels: Sequence[str], panel_px: float, *, vertical: bool = False) -> int:
+def label_step(labels: Sequence[str], panel_px: float, *, vertical: bool = False,
+               font_px: float = LABEL_FONT_PX) -> int:
     """Label every k-th token, k the least that leaves no two tick labels overlapping in a panel
-    `panel_px` wide (or high, `vertical`), at the largest font a figure gives them.  Two upright
+    `panel_px` wide (or high, `vertical`), at the largest font a figure gives them (or `font_px`).  Two upright
     labels k columns apart need half of each one's width (0.62 em a character) plus a gap between
     their centres; labels slanted 45° need only their line height ÷ sin 45°, whatever their length;
     rows need a line height."""
@@ -130,12 +131,12 @@ def label_step(labels: Sequence[str], panel_px: float, *, vertical: bool = False
         return 1
     cell = panel_px / n
     if vertical or max(map(len, labels)) > SLANT_AFTER:
-        room = 1.35 * LABEL_FONT_PX if vertical else 1.7 * LABEL_FONT_PX
+        room = 1.35 * font_px if vertical else 1.7 * font_px
         return min(n, max(1, int(-(-room // cell))))
-    widths = [0.62 * LABEL_FONT_PX * len(str(label)) for label in labels]
+    widths = [0.62 * font_px * len(str(label)) for label in labels]
     for k in range(1, n):
         shown = widths[::k]
-        if all((a + b) / 2 + 0.5 * LABEL_FONT_PX <= k * cell for a, b in pairwise(shown)):
+        if all((a + b) / 2 + 0.5 * font_px <= k * cell for a, b in pairwise(shown)):
             return k
     return n
 
@@ -194,6 +195,7 @@ def heatmap(
     height: int | None = None,
     present_height: int | None = None,
     present_width: int | None = None,
+    plot_width: int | None = None,
 ) -> go.Figure:
     """A labelled matrix.  NaN cells are drawn blank (used for masked attention entries).
 
@@ -201,8 +203,9 @@ def heatmap(
     present_height: a lower height for one projected screen, its rows labelled as often as the
     presenting font leaves room for (the margins above and below taken as PRESENT_FRAME_PX);
     present_width: the width of its plot area when presenting (where the page puts it), its key
-    columns then labelled as often as the presenting font leaves room for.
-    """
+    columns then labelled as often as the presenting font leaves room for;
+    plot_width: the same at the desk (a narrow plot area): its key columns and rows then labelled
+    as often as the desk's font leaves room for."""
     z = np.asarray(z, dtype=np.float64)
     n_rows, n_cols = z.shape
     if len(x_labels) != n_cols or len(y_labels) != n_rows:
@@ -224,15 +227,20 @@ def heatmap(
         trace["zmid"] = 0
     if annotate:
         trace.update(texttemplate=f"%{{z:{number_format}}}", textfont={"size": FONT_SIZE - 2})
-    x_axis = token_axis(x_labels, domain=(0.0, 1.0), anchor="y", size=FONT_SIZE)
+    height = height or max(320, min(720, 120 + 46 * n_rows))
+    x_every = y_every = 1
+    if plot_width is not None:
+        x_every = label_step(x_labels, plot_width, font_px=FONT_SIZE)
+        y_every = label_step(y_labels, height - PRESENT_FRAME_PX, vertical=True, font_px=FONT_SIZE)
+    x_axis = token_axis(x_labels, domain=(0.0, 1.0), anchor="y", size=FONT_SIZE, every=x_every)
     x_axis.update(side="top", title={"text": x_title})
-    y_axis = token_axis(y_labels, domain=(0.0, 1.0), anchor="x", size=FONT_SIZE, reverse=True)
+    y_axis = token_axis(y_labels, domain=(0.0, 1.0), anchor="x", size=FONT_SIZE, reverse=True, every=y_every)
     y_axis["title"] = {"text": y_title}
     layout = {
         "font": {"size": FONT_SIZE},
         # The key axis is on top, so the title needs room above the tick labels and axis title.
         "margin": {"l": 10, "r": 10, "t": 110 if title else 70, "b": 10},
-        "height": height or max(320, min(720, 120 + 46 * n_rows)),
+        "height": height,
         "plot_bgcolor": "rgba(0,0,0,0)", "xaxis": x_axis, "yaxis": y_axis,
     }
     if title:

@@ -16,6 +16,7 @@ from .common import (
     CHART_HEIGHT,
     FONT_SIZE,
     OKABE_ITO,
+    PRESENT_FRAME_PX,
     PRESENT_HEIGHT,
     SEQUENTIAL,
     colour_encoding,
@@ -91,30 +92,40 @@ def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerCh
 # Presenting, under a step's answer and the section's reading text: the two grids end on a 720 px screen;
 # side by side, each one's cells are about this wide on a 1280 px projector.
 PRESENT_GRID_PX, PRESENT_GRID_WIDTH_PX = 390, 300
+DESK_GRID_WIDTH_PX = 210  # at the desk (1400 px), each grid's plot area beside the other, between its labels and scale
 
 
-def attention_figure(weights: np.ndarray, letters: Sequence[str], title: str) -> tuple[go.Figure, pd.DataFrame]:
-    """Cross-attention (rows: the letter being written, reversed input then </s>; columns: the input)."""
+def grid_height(longest: int) -> int:
+    """Both grids' height at the desk (side by side, one height): a row a line of the desk's font
+    for up to 15 letters; past that its rows are labelled every other one or less (`heatmap`)."""
+    return max(460, min(520, PRESENT_FRAME_PX + 22 * (longest + 1)))
+
+
+def attention_figure(weights: np.ndarray, letters: Sequence[str], title: str,
+                     height: int | None = None) -> tuple[go.Figure, pd.DataFrame]:
+    """Cross-attention (rows: the letter being written, reversed input then </s>; columns: the input),
+    `height` by default its own `grid_height`."""
     n = len(letters)
     columns = [f"{i}:{c}" for i, c in enumerate(letters)]
     rows = [f"{i}:{c}" for i, c in enumerate(reversed(letters))] + [f"{n}:</s>"]
     figure = heatmap(weights, x_labels=columns, y_labels=rows, title=title, x_title="input letter read",
-                     y_title="output being written", zmin=0, zmax=1, annotate=False, height=460,
-                     present_height=PRESENT_GRID_PX, present_width=PRESENT_GRID_WIDTH_PX)
+                     y_title="output being written", zmin=0, zmax=1, annotate=False, height=height or grid_height(n),
+                     present_height=PRESENT_GRID_PX, present_width=PRESENT_GRID_WIDTH_PX,
+                     plot_width=DESK_GRID_WIDTH_PX)
     frame = pd.DataFrame(weights, index=rows, columns=columns).rename_axis("writing").reset_index()
     return figure, frame
 
 
 def length_figures(view, labels: Mapping[str, str]) -> LengthFigures:
     frame = accuracy_frame(view.lengths, view.accuracy, labels)
-    seen = seen_csv = None
+    seen = seen_csv = unseen = unseen_csv = None
+    height = grid_height(max(view.seen.length, view.unseen.length))
     if not view.seen.refused:
         seen, seen_csv = attention_figure(view.seen.weights, view.seen.letters,
-                                          f"{view.seen.length} letters (the longest trained)")
-    unseen = unseen_csv = None
+                                          f"{view.seen.length} letters (the longest trained)", height)
     if not view.unseen.refused:
         unseen, unseen_csv = attention_figure(view.unseen.weights, view.unseen.letters,
-                                              f"{view.unseen.length} letters (never seen)")
+                                              f"{view.unseen.length} letters (never seen)", height)
     return LengthFigures(frame, accuracy_chart(frame, view.trained), summary_frame(view, labels), seen, unseen,
                          seen_csv, unseen_csv)
 

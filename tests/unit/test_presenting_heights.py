@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.figures.common import LABEL_FONT_PX, PRESENT_HEIGHT, label_step
+from explorer.figures.common import FONT_SIZE, LABEL_FONT_PX, PRESENT_HEIGHT, label_step
 from explorer.figures.length import (
+    DESK_GRID_WIDTH_PX,
     PRESENT_GQA_PX,
     PRESENT_GRID_PX,
     PRESENT_GRID_WIDTH_PX,
@@ -40,8 +41,17 @@ def test_the_length_lessons_grids_label_what_the_projector_leaves_room_for(n):
     present = enlarge_plotly(desk)
     layout = present["layout"]
     assert layout["height"] == PRESENT_GRID_PX < desk["layout"]["height"]
-    assert desk["layout"]["yaxis"]["tickvals"] == list(range(n + 1)), "the desk labels every row"
     rows = n + 1
+    if n <= 15:  # the lesson's default unseen length included
+        assert desk["layout"]["yaxis"]["tickvals"] == list(range(rows)), "the desk labels every row"
+    desk_rows_px = desk["layout"]["height"] - desk["layout"]["margin"]["t"] - desk["layout"]["margin"]["b"]
+    assert desk_rows_px / rows * labelled_gap(desk["layout"]["yaxis"]) >= 1.2 * FONT_SIZE, "rows a line apart"
+    keys = [f"{i}:{c}" for i, c in enumerate(letters)]
+    gap, width = labelled_gap(desk["layout"]["xaxis"]), max(map(len, keys)) * 0.62 * FONT_SIZE
+    if max(map(len, keys)) <= 3:  # upright: each label's width and a gap between neighbours
+        assert DESK_GRID_WIDTH_PX / n * gap >= width + 0.5 * FONT_SIZE, "the desk's key labels clear of each other"
+    else:  # slanted 45°: a line apart
+        assert DESK_GRID_WIDTH_PX / n * gap >= 1.2 * FONT_SIZE, "the desk's slanted key labels a line apart"
     plot_px = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
     assert plot_px / rows * labelled_gap(layout["yaxis"]) >= 1.2 * LABEL_FONT_PX, "labelled rows a line apart"
     assert labelled_gap(layout["xaxis"]) == label_step([f"{i}:{c}" for i, c in enumerate(letters)],
