@@ -204,13 +204,15 @@ FIT_JS = """
 """.replace("QUESTION_ICON", QUESTION_ICON)
 
 
-# Every page, on a phone (~390 px): the step bar wraps onto more lines instead of running off the
-# screen, and a chart keeps a width its panels' titles and tick labels fit in (the figures thin their
-# labels for the desk's and projector's widths), scrolling sideways (wider than 600 px where a figure's
-# panel titles need it: `plotly_chart`); the chart toolbar's full-screen
-# button shows it at the phone's whole size.
+# Every page: half of Streamlit's 6rem band above the title, so more of the key figure is on the first
+# screen (the title still clears the header's menu).  On a phone (~390 px): the step bar wraps onto more
+# lines instead of running off the screen, and a chart keeps a width its panels' titles and tick labels
+# fit in (the figures thin their labels for the desk's and projector's widths), scrolling sideways
+# (wider than 600 px where a figure's panel titles need it: `plotly_chart`); the chart toolbar's
+# full-screen button shows it at the phone's whole size.
 _PHONE_CSS = """
 <style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; }
 @media (max-width: 640px) {
   [data-testid="stButtonGroup"], [data-testid="stButtonGroup"] > div { flex-wrap: wrap !important;
     max-width: 100% !important; }

@@ -229,6 +229,14 @@ def run_started(page, after_runs: int, timeout_ms: int = 5_000) -> bool:
         return False
 
 
+TITLE_TOP_JS = """() => {
+  const range = document.createRange();
+  range.selectNodeContents(document.querySelector('[data-testid="stMain"] h1'));
+  return [range.getBoundingClientRect().top,
+          document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom];
+}"""
+
+
 @pytest.mark.parametrize("info", PAGES, ids=page_name)
 def test_page(info, request, screenshot_dir):
     require_chromium()  # a missing browser fails here, with how to install it
@@ -250,6 +258,11 @@ def test_page(info, request, screenshot_dir):
                 f"home link {lesson.title!r} points to {href!r}, not to {lesson.url_path!r}"
         return
 
+    # The title's text sits just under Streamlit's header: the band above it is half Streamlit's 6rem
+    # (explorer/serve/present.py), so more of the key figure is on the first screen.
+    title_top, header_bottom = page.evaluate(TITLE_TOP_JS)
+    assert header_bottom <= title_top <= header_bottom + 40, \
+        f"page {name!r}: the title's text starts at {title_top:.0f} px, the header ends at {header_bottom:.0f} px"
     assert page.locator(".js-plotly-plot").count(), f"page {name!r} has no Plotly chart"
     n_sliders = page.locator('[data-testid="stSlider"]').count()
     assert n_sliders, f"page {name!r} has no slider to change"
