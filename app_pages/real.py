@@ -14,7 +14,7 @@ from explorer.serve import download_csv, escape_markdown, lesson_text, plotly_ch
 from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import REAL, REAL_REFERENT, REAL_TABLES
 from explorer.views.real import PAGE_MAX_TOKENS
-from explorer.views.real_lesson import sentence_facts
+from explorer.views.real_lesson import sentence_facts, sentence_problem
 
 text = functools.partial(lesson_text, "real")
 GRID_CLAIMS = ("previous_token", "next_token", "cls_share")  # shown where each holds for the sentence
@@ -101,6 +101,7 @@ serve_lesson(
     "code as the toy models, with its published weights loaded in. Type a sentence and see all 72 "
     "heads at once; then see what they do with the lecture's “it”.",
     sidebar="Sentence",
+    notes=lambda settings: [("Your sentence", problem)] if (problem := sentence_problem(settings)) else [],
     sections=[
         Section("sentence", sentence),
         Section("enlarged", enlarged),

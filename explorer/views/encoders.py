@@ -69,15 +69,16 @@ PRESETS = {
 }
 
 
-def unreadable(text: str) -> str | None:
+def unreadable(text: str, *, latin: bool = True) -> str | None:
     """Why MiniLM cannot read `text` as words (None if it can): it needs at least one word piece made of
-    Latin letters or digits (the model was trained on English text)."""
+    Latin letters or digits (the model was trained on English text); with `latin` False, of letters or
+    digits of any script (its attention to them is still worth seeing)."""
     if not text.strip():
         return "is empty"
     pieces = load_minilm().encode(text, SENTENCE_TOKENS).tokens[1:-1]
     if not pieces:
         return "has nothing the model reads (only spaces or invisible characters)"
-    if any(p != "[UNK]" and any(c.isascii() and c.isalnum() for c in p.lstrip("#")) for p in pieces):
+    if any(p != "[UNK]" and any((c.isascii() or not latin) and c.isalnum() for c in p.lstrip("#")) for p in pieces):
         return None
     if all(p == "[UNK]" for p in pieces):
         return "is made only of characters the model has no word pieces for (emoji, symbols, some scripts): " \

@@ -8,12 +8,13 @@ Every number the lesson's prose and step answers quote is read here from the vie
 
 from __future__ import annotations
 
+import math
 import types
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..training.pretrained import load_model
+from ..training.pretrained import PretrainedModelError, load_model
 from .claims import Claim
 from .positions import draw_plan
 from .real import (
@@ -27,9 +28,11 @@ from .real import (
     real_view,
     referent_heads,
 )
+from .encoders import unreadable
 from .settings import setting
 
 __all__ = [
+    "DEFAULT_SENTENCE",
     "SPLITS",
     "PositionTables",
     "RealLessonView",
@@ -40,6 +43,7 @@ __all__ = [
     "lesson_view",
     "referent_view",
     "sentence_facts",
+    "sentence_problem",
     "table_view",
 ]
 
@@ -66,9 +70,26 @@ class RealLessonView:
     model: types.MappingProxyType  # explorer.views.real.model_facts
 
 
+DEFAULT_SENTENCE = RealSettings.sentence
+
+
+def sentence_problem(settings: RealSettings) -> str | None:
+    """Why the typed sentence is not read (empty, only punctuation, no word pieces the model knows):
+    the message that says so and names the default shown instead; None if it is read (or the model
+    cannot be loaded: the view says that)."""
+    try:
+        reason = unreadable(settings.sentence, latin=False)
+    except PretrainedModelError:
+        return None
+    return None if reason is None else f"The sentence {reason}. Showing the default instead: “{DEFAULT_SENTENCE}”"
+
+
 def lesson_view(settings: RealSettings) -> RealLessonView:
+    """The sentence's heads (the default sentence's where the typed one cannot be read:
+    `sentence_problem`) and the lecture's pair."""
     tired, wide = pair_views()
-    return RealLessonView(settings, real_view(settings.sentence), tired, wide, types.MappingProxyType(model_facts()))
+    text = DEFAULT_SENTENCE if sentence_problem(settings) else settings.sentence
+    return RealLessonView(settings, real_view(text), tired, wide, types.MappingProxyType(model_facts()))
 
 
 def _it_row(view: RealView, layer: int, head: int) -> dict | None:
@@ -92,7 +113,8 @@ def sentence_facts(shown) -> dict:
               "next_layer": 2, "next_head": 9, "cls_from": 2, "cls_to": 5}
     values.update(_pieces(view.text.tokens))
     if n > 1:
-        values["prev_weight"] = float(min(weights[0, 2, i, i - 1] for i in range(1, n)))
+        # The least such weight, rounded down: "0.99 or more" stays true of a least weight of 0.9996.
+        values["prev_weight"] = math.floor(100 * float(min(weights[0, 2, i, i - 1] for i in range(1, n)))) / 100
         values["next_weight"] = float(np.mean([weights[1, 8, i, i + 1] for i in range(n - 1)]))
         cls = weights[1:5, :, :, 0].mean(axis=(1, 2))
         values.update(cls_low=float(cls.min()), cls_high=float(cls.max()))
