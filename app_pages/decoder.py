@@ -103,7 +103,9 @@ def architectures(shown) -> None:
     st.markdown(text("architectures: half", n_layers=settings.n_layers, decoder=decoder.parameters,
                      both=both.parameters, share=decoder.parameters / both.parameters,
                      layer_share=decoder.in_layers / both.in_layers, decoder_embed=decoder.in_embeddings,
-                     both_embed=both.in_embeddings, deep_share=deep.parameters / both.parameters))
+                     both_embed=both.in_embeddings, deep_share=deep.parameters / both.parameters,
+                     per_decoder=decoder.in_layers / (settings.n_layers * settings.d_model ** 2),
+                     per_both=both.in_layers / (settings.n_layers * settings.d_model ** 2)))
     st.caption(f"d_model = {settings.d_model}, feed-forward 4·d_model, vocabulary {settings.vocab:,}, pre-norm (as "
                "the shipped models), sinusoidal positions (no parameters), separate input and output embeddings; "
                "counted with explorer.count_parameters on models built without memory (PyTorch's meta device).")

@@ -52,7 +52,8 @@ def reading(shown) -> None:
     )
     st.markdown(
         f"""
-    **Reading it.** The vertical axis is logarithmic: each grid step is a factor of ten. A line that
+    **Reading it.** The vertical axis is logarithmic: equal distances up it are equal factors (its labels
+    are powers of ten). A line that
     falls straight means the same factor is lost at every step — the signature of a product of one
     Jacobian per time step. The LSTM's and GRU's gates let part of the state pass through unchanged,
     so they usually lose less per step than the tanh RNN; attention's line has no such slope, because

@@ -41,11 +41,12 @@ def lookup(shown) -> None:
                 if nothing else "")
     blend = (f"the answer is {mixed[0]} alone, as a dictionary would give it" if len(mixed) == 1
              else f"the answer is a blend of {listed(mixed)}")
+    share = ("Every key gets a share of the weight" if not nothing and len(mixed) > 1
+             else "Only keys that score about as well as the best share the weight")
     st.markdown(
         f"""
 **What to notice.** Here the scores {facts['scores']} become the weights
-{listed([f"{w:.2f}" for w in result.weights])}.{left_out} Only keys that score about as well as the best
-share the weight: {blend}.
+{listed([f"{w:.2f}" for w in result.weights])}.{left_out} {share}: {blend}.
 
 **Try next.** The *k* buttons copy a key into the query. When that key's score beats all the others by
 a wide margin, it takes nearly all the weight and the lookup returns (almost exactly) its value — the

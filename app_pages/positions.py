@@ -94,7 +94,8 @@ def geometry(shown) -> None:
         else:
             st.markdown(f"**The offset between two positions explains {share:.1%} of this matrix's variation** "
                         "(share of the variance left after replacing every diagonal by its mean).")
-    st.markdown(text(f"geometry: {kind}", **facts.neighbour_facts(view)))
+    odd = kind == "sinusoidal" and m.shape[1] % 2 == 1  # a last sine without its cosine
+    st.markdown(text(f"geometry: {kind}" + (", odd width" if odd else ""), **facts.neighbour_facts(view)))
     if figures.wavelengths is not None:
         wave_col, wave_text = st.columns([3, 2], gap="large")
         altair_chart(figures.wavelengths, where=wave_col, key="wavelengths")

@@ -82,9 +82,12 @@ def run(shown) -> None:
 
 def what(shown) -> None:
     """How to read it, and how the server shares runs."""
-    st.markdown(text("what", architecture="cross-attention of the decoder (output letters, rows) over the encoder "
-                     "(input letters, columns)" if shown.settings.task in RACE_TASKS
-                     else "self-attention of the sequence over itself"))
+    task = shown.settings.task
+    st.markdown("\n\n".join([
+        text("what", architecture="cross-attention of the decoder (output letters, rows) over the encoder "
+             "(input letters, columns)" if task in RACE_TASKS else "self-attention of the sequence over itself"),
+        *([text("what: reverse")] if task == "reverse" else []),  # the anti-diagonal line of reversing
+        *([text("what: race")] if task in RACE_TASKS else [])]))
     manager = default_manager()
     with st.expander("How a run is shared and bounded on this server"):
         st.markdown(text("server", slots=manager.slots, queue=manager.max_queue, abandon=manager.abandon_after))

@@ -98,7 +98,7 @@ def _diagonal(s) -> dict:
     unseen = s.view.unseen
     return {"on_target": unseen.on_target, "even": 1 / unseen.length, "n": unseen.length,
             "seen": s.view.seen.on_target, "seen_n": s.view.seen.length,
-            "new": s.view.trained[1] + 1}
+            "new": s.view.trained[1], "last": unseen.length - 1}  # positions counted from 0, as on the grid
 
 
 LENGTH_CLAIMS = types.MappingProxyType({

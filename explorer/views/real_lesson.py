@@ -16,6 +16,7 @@ import numpy as np
 
 from ..training.pretrained import PretrainedModelError, load_model
 from .claims import Claim
+from .encoders import unreadable
 from .positions import draw_plan
 from .real import (
     MAX_CHARS,
@@ -28,7 +29,6 @@ from .real import (
     real_view,
     referent_heads,
 )
-from .encoders import unreadable
 from .settings import setting
 
 __all__ = [

@@ -124,7 +124,8 @@ def test_numbers_in_the_lesson_text_and_steps_are_true():
     # The numbers are read from the views, not typed (issue 28): each step's answer, as the page shows it,
     # quotes the numbers computed above.
     previous = min(tired.weights[0, 2, i, i - 1] for i in range(1, T))
-    quoted = {1: (f"{np.floor(100 * previous) / 100:.2f} or more", "every token after [CLS]"), 2: ("0.68", "0.05"), 3: ("0.68", "0.28", "0.05", "0.12"),
+    quoted = {1: (f"{np.floor(100 * previous) / 100:.2f} or more", "every token after [CLS]"), 2: ("0.68", "0.05"),
+              3: ("0.68", "0.28", "0.05", "0.12"),
               4: ("63%", "77%", "49%"),
               6: ("0.85", "0.97", "0.32", "0.68")}
     for number, numbers in quoted.items():
