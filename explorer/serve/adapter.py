@@ -227,10 +227,14 @@ def make_settings(settings_type: type, controls, places, custom: Custom = NOTHIN
     return settings_type(**values)
 
 
+def url_keys(settings_type: type) -> tuple[str, ...]:
+    """The URL keys of a settings dataclass's controls."""
+    return tuple(url for _, control in controls_of(settings_type) for url in (control.url, control.text_url) if url)
+
+
 def part_keys(sections: Sequence[Section]) -> tuple[str, ...]:
     """The URL keys of the sections' own controls."""
-    return tuple(url for s in sections if s.part for _, control in controls_of(s.part.settings)
-                 for url in (control.url, control.text_url) if url)
+    return tuple(url for s in sections if s.part for url in url_keys(s.part.settings))
 
 
 def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sections: Sequence[Section],
@@ -240,6 +244,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
+    controls.know(url_keys(lesson.settings) + part_keys(sections))
     if controls.opened:
         st.session_state.pop(_DEFAULTS_KEY, None)  # a fresh visit
     elif st.session_state.get(_STEP_KEY) != steps.number and steps.step is not None:

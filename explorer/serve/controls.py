@@ -84,6 +84,12 @@ class UrlControls:
         self._unusable: dict[str, str] = {}  # key -> why the link's value could not be used
         self._notes: list[str] = []
         self._put_off: set[str] = set()  # keys of controls a section makes in a run of its own
+        self._known: set[str] = set()  # keys of every control of the page, made in this run or not
+
+    def know(self, keys: Sequence[str]) -> None:
+        """These are the page's controls' keys, also those that do not apply with the settings chosen
+        (a link value for one of them is noted as such, not as unknown)."""
+        self._known.update(keys)
 
     def _forget_other_lessons(self) -> None:
         """A lesson opened from another one starts as a fresh visit to it would: the values the session's
@@ -233,7 +239,9 @@ class UrlControls:
                 continue  # still pending: the run that makes the control reports it
             del self._requested[key]
             if key not in self._controls:
-                lines.append(f"{quoted(key)} is not a setting of this page, so it was ignored.")
+                why = "does not apply with the other settings shown" if key in self._known else \
+                    "is not a setting of this page"
+                lines.append(f"{quoted(key)} {why}, so it was ignored.")
                 continue
             label, value, rule = self._controls[key]
             why = self._unusable.pop(key, None)

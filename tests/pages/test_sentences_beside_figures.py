@@ -10,7 +10,7 @@ import pytest
 
 from explorer.serve.steps import load_steps
 from explorer.views.lookup import NOTHING
-from tests.support.apptest import page_test, run_page
+from tests.support.apptest import info_text, page_test, run_page
 from tests.support.claims import answer
 
 
@@ -76,3 +76,15 @@ def test_length_counts_the_new_positions_as_the_grid_labels_them():
     at = page_test("app_pages/length.py", {"n": "15"}).run()
     labels = [f for f in np.ravel([c.proto.spec for c in at.get("plotly_chart")]) if '"14:' in f]
     assert labels, "the 15-letter grid labels its last input position 14"
+
+
+@pytest.mark.parametrize(("page", "params", "key"), [
+    ("app_pages/train.py", {"race_seconds": "7"}, "race\\_seconds"),  # a race's only
+    ("app_pages/real.py", {"text": "hello"}, "text"),  # the own-text box's, with a preset chosen
+    ("app_pages/attention.py", {"block": "cross", "task": "coreference"}, "block"),  # encoder–decoder tasks'
+])
+def test_a_link_value_for_a_control_that_does_not_apply_is_not_called_unknown(page, params, key):
+    note = info_text(run_page(page, params))
+    assert f"“{key}” does not apply with the other settings shown" in note, note
+    assert "not a setting of this page" not in note
+    assert "is not a setting of this page" in info_text(run_page(page, {"zzz": "1"}))
