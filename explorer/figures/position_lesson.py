@@ -16,6 +16,7 @@ from .positions import line_chart, matrix_heatmap, panel_grid
 
 # Presenting, under a step's answer and the section's heading, a tall encoding matrix ends on a 720 px screen.
 PRESENT_MATRIX_PX = 490
+PRESENT_SIMILARITY_PX = 490  # the same for section 2's similarity grid, drawn first by the steps about it
 
 __all__ = ["ModelFigures", "PositionFigures", "RelativeFigures", "model_figures", "position_figures",
            "relative_figures"]
@@ -44,7 +45,7 @@ def position_figures(view) -> PositionFigures:
                                 col_labels=sim_labels, x_title="position", y_title="position", value_name=measure,
                                 title=f"PE·PEᵀ ({measure})", zmin=-1.0 if cosine else None,
                                 zmax=1.0 if cosine else None, annotate=len(m.sim_rows) <= 8, number_format=".2f",
-                                height=520 if len(m.sim_rows) > 8 else None)
+                                height=520 if len(m.sim_rows) > 8 else None, present_height=PRESENT_SIMILARITY_PX)
     offsets = None
     if n_rows > 1:
         frame = pd.concat([pd.DataFrame({"offset k": np.arange(len(v)), measure: v, "from position": f"p = {p}"})

@@ -86,3 +86,15 @@ def test_a_tall_encoding_matrix_fits_the_projector(rows):
         assert present["layout"]["height"] == PRESENT_MATRIX_PX
     else:  # short enough already: drawn at its own height
         assert "meta" not in desk["layout"] and present["layout"]["height"] == desk["layout"]["height"]
+
+
+@pytest.mark.parametrize("kind", ["learned", "sinusoidal"])
+def test_the_similarity_grid_fits_the_projector_under_a_steps_answer(kind):
+    """Steps 3 and 4 of the positions lesson draw section 2 first: its 11-row grid (the learned table)
+    ended 9 px below a 1280 × 720 screen."""
+    from explorer.figures.position_lesson import PRESENT_SIMILARITY_PX, position_figures
+    from explorer.views.position_lesson import PositionSettings, position_view
+
+    view = position_view(PositionSettings(kind=kind, n_positions=11 if kind == "sinusoidal" else 4))
+    desk = spec_of(position_figures(view).similarity)
+    assert enlarge_plotly(desk)["layout"]["height"] == min(desk["layout"]["height"], PRESENT_SIMILARITY_PX)
