@@ -22,7 +22,7 @@ __all__ = ["DEPTH_CLAIMS", "DepthSettings", "depth_curves", "depth_view", "order
 class DepthSettings:
     """The depth lesson's controls."""
 
-    n_layers: int = setting(12, "Layers", url="layers", bounds=(1, 24, 1))
+    n_layers: int = setting(12, "Layers", url="layers", bounds=(2, 24, 1))  # one layer has no depth to fade over
     width: int = setting(32, "Width d_model", url="width", options=(16, 32, 64),
                          help="4 attention heads; the feed-forward layer is 4 × wider.")
     T: int = setting(16, "Sequence length", url="T", options=(4, 8, 16, 32))

@@ -59,3 +59,10 @@ def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
     at = run_page(PAGE, params)
     assert expected_in_note in info_text(at)
     assert len(vega_data(at, 0)) == 6 * 12
+
+
+def test_one_layer_is_refused_with_a_note_it_has_no_depth_to_show():
+    """One layer drew an empty chart (a point per line) beside a sentence about the dashed line."""
+    at = run_page(PAGE, {"layers": "1"})
+    assert "a number from 2 to 24" in info_text(at)
+    assert [s.value for s in at.slider if s.label == "Layers"] == [12]
