@@ -11,11 +11,13 @@ OWN_TEXT = "your own text…"  # the option of a preset picker that opens a text
 
 @dataclass(frozen=True)
 class ParsedInput:
-    """What the user typed, as the task's tokens.  `unknown` were dropped; `cut` beyond max."""
+    """What the user typed, as the task's tokens.  `unknown` were dropped; `cut` beyond max; `markers`
+    (<s>, </s>, <pad>) dropped: the model adds its own."""
 
     tokens: tuple[str, ...]
     unknown: tuple[str, ...]
     cut: int
+    markers: tuple[str, ...] = ()
 
     @property
     def problems(self) -> list[str]:
@@ -24,6 +26,9 @@ class ParsedInput:
             shown = ", ".join(f"'{u[:15]}'" for u in self.unknown[:8])
             more = f" and {len(self.unknown) - 8} more" if len(self.unknown) > 8 else ""
             notes.append(f"not in this model's vocabulary, so left out: {shown}{more}")
+        if self.markers:
+            shown = ", ".join(f"'{m}'" for m in dict.fromkeys(self.markers))
+            notes.append(f"markers the model places itself, so left out of the input: {shown}")
         if self.cut:
             notes.append(f"the input was longer than this model allows; the last {self.cut} tokens were left out")
         return notes

@@ -90,16 +90,16 @@ class Task(ABC):
     def parse(self, text: str, max_tokens: int | None = None) -> ParsedInput:
         """User text as this task's tokens; unknown words and the surplus are reported, never raised."""
         max_tokens = self.max_input_tokens if max_tokens is None else max_tokens
-        tokens, unknown = [], []
+        tokens, unknown, markers = [], [], []
         for word in self.words(text[:2000]):
-            if word in self.index and word != PAD:
-                tokens.append(word)
+            if word in self.index:  # the model's own markers are not input it reads
+                (markers if word in (PAD, BOS, EOS) else tokens).append(word)
             elif self.spells_words and len(word) > 1 and all(ch in self.index for ch in word):
                 tokens.extend(word)  # "HELLO" → H E L L O
             else:
                 unknown.append(word)
         cut = max(0, len(tokens) - max_tokens)
-        return ParsedInput(tuple(tokens[:max_tokens]), tuple(unknown), cut)
+        return ParsedInput(tuple(tokens[:max_tokens]), tuple(unknown), cut, tuple(markers))
 
     def expected_output(self, tokens: list[str]) -> list[str] | None:
         """The right answer to the input, where the task defines one (shown beside the model's)."""

@@ -201,3 +201,10 @@ def test_coreference_grammar_accepts_what_it_generates_and_nothing_else():
     assert not task.in_grammar([*tired[:-1], "fast"])  # an adjective for animals, about a street
     assert not task.in_grammar(tired[:6] + tired[7:])  # "because" missing
     assert task.expected_output(tired[:6] + tired[7:]) is None, "no answer expected outside the grammar"
+
+
+def test_typed_markers_are_left_out_with_a_note():
+    """'<s> </s> A B' was read as four source letters: the decoder wrote C, not in the input."""
+    parsed = get_task("reverse").parse("<s> </s> A B <pad>")
+    assert parsed.tokens == ("A", "B") and parsed.markers == ("<s>", "</s>", "<pad>")
+    assert any("markers the model places itself" in p and "'<s>'" in p for p in parsed.problems)
