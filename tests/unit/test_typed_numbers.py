@@ -32,9 +32,8 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("decoder", "forcing: intro"): {"10": "10⁻⁵: the tolerance of tests/unit/test_lib_decoding.py (read below)"},
     ("decoder", "forcing: loss"): {"0": DEFINITION},
     ("decoder", "architectures: half"): {
-        "12": "12·d²: leading term of a decoder-only layer (4d² attention + 8d² feed-forward at d_ff = 4d)",
-        "28": "28·d²: encoder layer 12d² + decoder layer 16d² (cross-attention adds 4d²)",
-        "3": "3/7 = 12/28, the layers' share those leading terms give", "2": "2/3: one embedding table against two"},
+        "3": "3/7 = 12/28: the layers' share the leading terms give (12·d² a decoder-only layer, 12·d² + 16·d² an "
+             "encoder and a decoder layer)", "2": "2/3: one embedding table against two"},
     ("depth", "step 1"): {"10": "an option the question offered (about 10×); the claim two_layers decides it"},
     ("depth", "wiring"): {"24": "the layer slider's maximum (read below)"},
     ("encoders", "vectors"): {"1": "unit length, a definition", "3": SECTIONS, "4": SECTIONS},
