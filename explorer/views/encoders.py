@@ -44,6 +44,7 @@ __all__ = [
     "SinkSettings",
     "SinkView",
     "birnn_view",
+    "checked_text",
     "encoder_view",
     "search_view",
     "similarity_view",
@@ -89,9 +90,9 @@ def unreadable(text: str, *, latin: bool = True) -> str | None:
            "other scripts mean little"
 
 
-def _checked(text: str, default: str, what: str) -> tuple[str, tuple[str, ...]]:
-    """The text to use and the messages about it."""
-    reason = unreadable(text)
+def checked_text(text: str, default: str, what: str, *, latin: bool = True) -> tuple[str, tuple[str, ...]]:
+    """The text to use (`default` where `unreadable`) and the messages about it."""
+    reason = unreadable(text, latin=latin)
     if reason is None:
         return text, ()
     return default, (f"The {what} {reason}. Showing the default instead: “{default}”",)
@@ -137,7 +138,7 @@ class EncoderView:
 
 def encoder_view(settings: EncoderSettings) -> EncoderView:
     try:
-        text, notes = _checked(settings.text, DEFAULT_TEXT, "sentence")
+        text, notes = checked_text(settings.text, DEFAULT_TEXT, "sentence")
         encoded, _, hidden = load_minilm().trace(text, SENTENCE_TOKENS)
         report: dict[str, PoolingScores] = pooling_report()
     except MiniLMError as problem:
@@ -250,7 +251,7 @@ def _parts(query: str, sentence: str) -> tuple[tuple[str, ...], np.ndarray]:
 def search_view(settings: SearchSettings) -> SearchView:
     corpus = load_corpus()
     try:
-        query, notes = _checked(settings.query, DEFAULT_QUERY, "query")
+        query, notes = checked_text(settings.query, DEFAULT_QUERY, "query")
         model = load_minilm()
         meaning = model.search(query, corpus.sentences, settings.k, settings.pooling)
     except MiniLMError as problem:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..training.pretrained import PretrainedModelError, load_model
 from .claims import Claim
-from .encoders import unreadable
+from .encoders import checked_text
 from .positions import draw_plan
 from .real import (
     MAX_CHARS,
@@ -78,10 +78,10 @@ def sentence_problem(settings: RealSettings) -> str | None:
     the message that says so and names the default shown instead; None if it is read (or the model
     cannot be loaded: the view says that)."""
     try:
-        reason = unreadable(settings.sentence, latin=False)
+        _, notes = checked_text(settings.sentence, DEFAULT_SENTENCE, "sentence", latin=False)
     except PretrainedModelError:
         return None
-    return None if reason is None else f"The sentence {reason}. Showing the default instead: “{DEFAULT_SENTENCE}”"
+    return notes[0] if notes else None
 
 
 def lesson_view(settings: RealSettings) -> RealLessonView:
