@@ -10,6 +10,11 @@ import torch
 # CPU would compete with the test.  tests/unit/test_warm.py tests the warm-up itself.
 os.environ.setdefault("EXPLORER_WARM", "0")
 
+# One torch thread for the whole run, as in the app (app.py, explorer/serve/startup.py): a MiniLM
+# cosine differs in its 7th digit between one thread and two, so a figure an AppTest caches under
+# one count and a reference computed under the other would disagree by what ran before them.
+torch.set_num_threads(1)
+
 
 def _scan_installed_components_once() -> None:
     """Every AppTest scans all installed packages for Streamlit components (0.25 s of each AppTest's
@@ -37,16 +42,6 @@ def _load_torch_mha(torch_mha: torch.nn.MultiheadAttention, ours) -> torch.nn.Mu
         torch_mha.out_proj.weight.copy_(ours.out_proj.weight)
         torch_mha.out_proj.bias.copy_(ours.out_proj.bias)
     return torch_mha
-
-
-@pytest.fixture(scope="module")
-def one_thread():
-    """As in the app (app.py): one torch thread — small ops get slower, not faster, with more.
-    Modules that time or compare against the app's behaviour ask for it with `pytestmark`."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture

@@ -12,8 +12,6 @@ from explorer.serve.catalog import LESSONS
 from explorer.serve.controls import UrlControls
 from tests.support.apptest import ROOT, assert_no_exception
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 KINDS = ("select_slider", "slider", "selectbox", "radio", "toggle")
 
 

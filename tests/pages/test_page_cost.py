@@ -17,7 +17,6 @@ PAGE = "app_pages/cost.py"
 UP_TO_256 = {"time_T": "256"}  # the stopwatch shown up to T = 256
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def real_modules(layer: str, d: int, k: int) -> nn.Module:

@@ -29,7 +29,6 @@ from tests.support.apptest import (
 from tests.support.claims import answer
 
 PAGE = "app_pages/decoder.py"
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def step_panels(at) -> dict:

@@ -9,7 +9,6 @@ from tests.support.apptest import info_text, plotly_array, plotly_figures, run_p
 PAGE = "app_pages/depth.py"
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def line(at, configuration: str) -> np.ndarray:

@@ -31,7 +31,6 @@ HOSTILE = {
     "Chinese": ("你好世界", "Latin alphabet"),
 }
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def figure(at, title_part: str) -> dict:

@@ -13,7 +13,6 @@ PAGE = "app_pages/gradients.py"
 LOOPS = ("tanh RNN", "LSTM", "GRU")
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def curve(at, model: str):

@@ -24,7 +24,6 @@ from tests.support.claims import answer
 
 PAGE = "app_pages/length.py"
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def markdown(at) -> str:

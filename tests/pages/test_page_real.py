@@ -19,7 +19,6 @@ from tests.support.apptest import heatmap_z, info_text, page_test, plotly_array,
 PAGE = "app_pages/real.py"
 FIELD = re.compile(r"\{[A-Za-z_]\w*(?::[^{}]*)?\}")
 TYPED = re.compile(r"\d+\.\d+|\d+ ?%")
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def overview_panel(spec: dict, layer: int, head: int, T: int) -> np.ndarray:

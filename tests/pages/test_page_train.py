@@ -18,7 +18,6 @@ from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plot
 PAGE = "app_pages/train.py"
 SCRUB = "_train_scrub"
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 
 
 def grid(at) -> np.ndarray:

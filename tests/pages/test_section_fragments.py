@@ -4,11 +4,7 @@ controls stay in the link, and a lesson step that hides the figures does not cal
 
 import json
 
-import pytest
-
 from tests.support.apptest import assert_no_exception, info_text, run_page
-
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def chart_keys(at) -> list[str]:

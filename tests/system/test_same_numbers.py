@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-import pytest
 import torch
 
 from explorer.analysis import depth as depth_analysis
@@ -31,8 +30,6 @@ from explorer.training.pretrained import load_model_uncached
 from explorer.views import attention as attention_view
 from explorer.views import gradients as gradient_view
 from explorer.views.depth import depth_curves
-
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 ROUNDS = 2  # computations of every view while the other threads build
 SHIPPED = ("reverse-learned-h4-l2", "reverse-rope-h4-l2", "recall-lstm", "coreference-sinusoidal-h4-l2")

@@ -14,8 +14,6 @@ from explorer.views import attention_lesson
 from explorer.views.attention import PRESETS, ModelChoice, choose_model, compute_view
 from explorer.views.attention_lesson import AttentionSettings, CompareSettings
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 CORE = AttentionSettings(task="coreference", mask="none", input_coreference=PRESETS["coreference"][2],
                          text_coreference=PRESETS["coreference"][0], pad_coreference=12, layer=2)
 

@@ -40,8 +40,6 @@ from explorer.serve.steps import load_steps
 from explorer.views.claims import Claim, fill, power_of_ten, typed_numbers
 from tests.support.claims import problems
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 CLAIMED = {  # lesson -> its sections with settings of their own
     DEPTH: {},
     GRADIENTS: {"dependency": GRADIENT_DEPENDENCY},

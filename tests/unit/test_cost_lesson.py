@@ -17,7 +17,6 @@ from explorer.views.cost_lesson import CostSettings, cost_facts, cost_view
 from tests.support.apptest import page_test, run_page, vega_data
 
 PAGE = "app_pages/cost.py"
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def sampled_settings(count: int = 36) -> list[CostSettings]:

@@ -14,8 +14,6 @@ from explorer.views.cost import (
     stack_cost,
 )
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 
 @pytest.mark.parametrize("layer", ["cnn", "rnn", "attention", "encoder"])
 @pytest.mark.parametrize("d, k, n", [(8, 3, 1), (12, 2, 3), (16, 5, 2)])

@@ -22,8 +22,6 @@ from explorer.views.decoder_lesson import (
 )
 from explorer.views.settings import check, controls_of
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 LENGTHS = np.array([2, 4, 8, 16, 32])
 
 

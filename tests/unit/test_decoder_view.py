@@ -22,8 +22,6 @@ from explorer.views.decoder import (
     step_counts,
 )
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 PROMPT = ("t3", "t7", "t1", "t9", "t4", "t3")
 
 

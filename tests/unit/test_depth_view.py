@@ -6,7 +6,6 @@ import pytest
 from explorer.analysis.depth import layer_gradient_norms
 from explorer.views.depth import depth_curves
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
 FLOAT32_RTOL = 2e-3  # the page's pass runs in float32: ~1e-5 typically, ~5e-4 for 24 pre-norm layers with residual
 
 

@@ -27,8 +27,6 @@ from explorer.views.encoders import (
 from explorer.views.gradients import dependency_views
 from explorer.views.settings import check
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 
 def validated(fig: go.Figure) -> dict:
     return go.Figure(fig.to_dict()).to_dict()

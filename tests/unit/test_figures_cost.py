@@ -10,8 +10,6 @@ from explorer.figures import cost as figures
 from explorer.figures.common import frame_csv
 from explorer.views.cost import complexity_rows, operations_curves, operations_lengths
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 
 def validated(fig: go.Figure) -> dict:
     return go.Figure(fig.to_dict()).to_dict()

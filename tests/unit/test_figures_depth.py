@@ -9,8 +9,6 @@ from explorer.figures import depth as figures
 from explorer.views.depth import depth_curves
 from tests.support.apptest import plotly_array
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 
 def validated(fig: go.Figure) -> dict:
     return go.Figure(fig.to_dict()).to_dict()

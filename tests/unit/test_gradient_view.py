@@ -18,8 +18,6 @@ from explorer.training.tasks import RecallTask
 from explorer.views import gradients as gv
 from tests.unit.test_lib_bptt import reference_log10
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 
 @torch.no_grad()
 def accuracy_by_distance(model, task) -> dict[int, float]:

@@ -39,8 +39,6 @@ from explorer.views.length_parts import (
 from explorer.views.settings import check, controls_of, samples
 from tests.support.claims import answer
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 
 @pytest.fixture(scope="module")
 def default_length():

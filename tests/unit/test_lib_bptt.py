@@ -7,8 +7,6 @@ import pytest
 from explorer.analysis import bptt
 from explorer.analysis.gradients import build_sequence_model, input_gradient_norms, random_sequence
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 
 def reference_log10(kind, width, T, *, init="default", gain=1.0, seed=0, bptt_window=None):
     """What the lesson plots, by plain autograd: log10 of input_gradient_norms, −inf for zeros."""

@@ -14,8 +14,6 @@ from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.training.pretrained import load_model
 from explorer.training.tasks import BOS, EOS
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 TOLERANCE = 1e-5
 
 

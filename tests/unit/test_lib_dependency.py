@@ -8,8 +8,6 @@ import torch
 from explorer.analysis.dependency import UnmaskedAttentionStack, dependency_matrix, fast_dependency_matrix
 from explorer.analysis.gradients import build_sequence_model, random_sequence
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 
 def _jacobian_block_norms(model, x):
     jac = torch.autograd.functional.jacobian(lambda inp: model(inp[None])[0], x, vectorize=False)

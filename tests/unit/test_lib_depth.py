@@ -8,8 +8,6 @@ import torch
 from explorer.analysis import depth
 from explorer.analysis.gradients import default_readout, random_sequence
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 
 @pytest.mark.parametrize("norm", depth.DEPTH_NORMS)
 @pytest.mark.parametrize("residual", [True, False])

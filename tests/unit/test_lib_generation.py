@@ -23,7 +23,6 @@ from explorer.training.tasks import BOS
 
 TOLERANCE = 1e-5  # absolute: logits in float64; probabilities and attention weights in either precision
 LOGIT_ATOL_FLOAT32 = 5e-5  # measured worst over 200 held-out sources per shipped model: 2.3e-5
-pytestmark = pytest.mark.usefixtures("one_thread")  # small ops: one thread is faster, as in the app
 
 SHIPPED = [s.name for s in MODEL_SPECS if s.kind == "transformer" and s.task != "coreference"]
 

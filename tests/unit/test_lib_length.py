@@ -19,8 +19,6 @@ from explorer.model.positional import ENCODINGS, sinusoidal_encoding
 from explorer.training.pretrained import MODEL_SPECS, build_model, find_spec, load_model
 from explorer.training.train import _learning_rate
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # small models: one thread is faster, as in the app
-
 NAMES = sorted(REVERSAL_MODELS.values())
 
 

@@ -26,8 +26,6 @@ from explorer.training.live import (
     run_settings,
 )
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 
 def same(a, b) -> bool:
     """Two snapshot sequences with identical numbers (timings aside)."""

@@ -20,8 +20,6 @@ from explorer.training import runs
 from explorer.training.live import MAX_STEPS, LiveSettings, run_settings
 from explorer.training.runs import LiveJob, QueueFull, TrainingManager
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # as in the app: one torch thread
-
 _seeds = itertools.count(100)
 
 

@@ -14,9 +14,6 @@ from explorer.serve.steps import load_steps
 from explorer.views.settings import check, controls_of, setting
 from tests.support.apptest import page_test, run_page
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
-
 PAGES = [lesson for lesson in LESSONS if lesson.section is None]
 
 

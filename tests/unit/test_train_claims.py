@@ -18,8 +18,6 @@ from explorer.training.live import HELD_OUT, LIVE_TASKS, live_task, run_settings
 from explorer.views.train import RACE_TASKS, LossAtStart, TrainSettings, train_view
 from tests.support.apptest import run_page
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 # 32 settings: every task, encoding, head count and layer count, with several seeds and both modes.
 SAMPLE = [TrainSettings(task=task, encoding=encoding, n_heads=heads, n_layers=layers, seed=seed,
                         mode="race" if race and task in RACE_TASKS else "train")

@@ -15,8 +15,6 @@ from explorer.training.live import run_settings
 from explorer.training.runs import RunView
 from explorer.views.train import TrainSettings, at_moment, train_view
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 
 def anti_diagonal(attention: np.ndarray) -> np.ndarray:
     """(layers, heads): the mean weight on the reversal's cells (answer row i, input letter n − 1 − i)."""

@@ -6,15 +6,12 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pytest
 
 from explorer.serve import runtime
 from explorer.serve.lessons import TRAIN
 from explorer.training.live import LiveSettings, run_settings
 from explorer.training.runs import LiveJob
 from explorer.views.train import TrainSettings, first_snapshots, train_view
-
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 SETTINGS = LiveSettings(task="sort", n_heads=1, n_layers=1, d_model=16, seed=3)
 LESSON = TrainSettings(task="sort", n_heads=1, n_layers=1, seed=3)
