@@ -195,19 +195,22 @@ SINK_CLAIMS = types.MappingProxyType({"cls_is_a_sink": Claim(_cls_is_a_sink, _si
 
 def _fades(s) -> bool:
     """The BiRNN and unmasked attention fill every cell; the BiRNN's dependency falls at every step
-    of distance up to the one quoted; attention's longest path is one step."""
+    of distance up to the one quoted; its path to the farthest input, T − 1 positions away, is T steps
+    (one per position and one to read it in); attention's longest path is one step."""
     view = s.view
     matrix = view.panels[1][1]
     T = matrix.shape[0]
     gap = np.abs(np.subtract.outer(np.arange(T), np.arange(T)))
     by_gap = [matrix[gap == g].mean() for g in range(view.distance + 1)]
+    farthest = view.paths["birnn"][gap == T - 1]
     return (view.reach["birnn"] == 1.0 and view.reach["unmasked"] == 1.0 and bool(np.all(np.diff(by_gap) < 0))
-            and float(view.paths["unmasked"].max()) == 1.0)
+            and float(view.paths["unmasked"].max()) == 1.0 and bool(np.all(farthest == T))
+            and float(view.paths["birnn"].max()) == T)
 
 
 def _fade(s) -> dict:
     paths = s.view.paths["birnn"]
-    return {"far": int(paths[np.isfinite(paths)].max()), "distance": s.view.distance,
+    return {"far": int(paths[np.isfinite(paths)].max()), "gap": paths.shape[0] - 1, "distance": s.view.distance,
             "fall": 10 ** s.view.fall["birnn"], "attention": int(s.view.paths["unmasked"].max())}
 
 

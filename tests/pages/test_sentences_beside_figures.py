@@ -78,6 +78,14 @@ def test_length_counts_the_new_positions_as_the_grid_labels_them():
     assert labels, "the 15-letter grid labels its last input position 14"
 
 
+def test_the_birnn_step_counts_positions_on_the_axis_and_steps_along_the_loop():
+    """The grid's axes number 24 inputs 0 to 23: the farthest is 23 positions away, 24 steps down a loop."""
+    step = next(s for s in load_steps("encoders") if s.claim == "birnn_fades")
+    text = answer("encoders", step)
+    assert "farthest input is 23 positions away, 24 steps down a loop" in text, text
+    assert "steps away it is" not in text, "a distance on the axis is in positions"
+
+
 @pytest.mark.parametrize(("page", "params", "key"), [
     ("app_pages/train.py", {"race_seconds": "7"}, "race\\_seconds"),  # a race's only
     ("app_pages/real.py", {"text": "hello"}, "text"),  # the own-text box's, with a preset chosen
