@@ -26,7 +26,8 @@ from .common import (
 )
 
 __all__ = ["GqaFigures", "LengthFigures", "MemoryFigures", "TiledFigures", "WindowFigures", "gqa_figures",
-           "human_bytes", "length_figures", "memory_figures", "tiled_figures", "window_figures"]
+           "gqa_grid", "gqa_layout", "gqa_sharing", "human_bytes", "length_figures", "memory_figures",
+           "tiled_figures", "window_figures"]
 
 PALETTE = [OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "orange", "reddish purple", "sky blue",
                                   "black", "yellow")]
@@ -204,34 +205,64 @@ class GqaFigures:
     table: pd.DataFrame
 
 
-PRESENT_GQA_PX = 520  # presenting, the query heads' grids (rows unlabelled) end on a 720 px screen
+PRESENT_GQA_PX = 520  # presenting, the query heads' grids end on a 720 px screen under a step's answer
+GQA_COLUMNS = 4  # query heads side by side: 8 heads in two rows of four, each panel about as tall as wide
+GQA_ROW_PX = 215  # at the desk, one row of panels (its title included)
+
+
+def gqa_layout(heads: int) -> tuple[int, int]:
+    """(rows, columns) of the query heads' panels, in reading order: at most GQA_COLUMNS a row."""
+    columns = min(heads, GQA_COLUMNS)
+    return -(-heads // columns), columns
+
+
+def gqa_sharing(heads: int, kv_heads: int) -> str:
+    """Where `gqa_grid` puts the query heads that share a key/value head, as a phrase."""
+    per, (_, columns) = heads // kv_heads, gqa_layout(heads)
+    if kv_heads == 1:
+        return "all of them read the same one"
+    if per == 1:
+        return "here each reads one of its own"
+    if per == columns:
+        return "each row of grids shares one"
+    return f"each {'pair' if per == 2 else 'group'} of grids side by side shares one"
+
+
+def gqa_grid(weights: np.ndarray, group: np.ndarray) -> go.Figure:
+    """One panel per query head (weights: heads × T × T), in reading order, so the heads that share a
+    key/value head stand next to each other; each titled with its query head and the K/V head it reads,
+    both numbered from 1 as the attention lesson numbers heads.  Positions are numbered from 0."""
+    h, T = weights.shape[0], weights.shape[-1]
+    rows, columns = gqa_layout(h)
+    titles = [f"query head {head + 1} · K/V {group[head] + 1}" for head in range(h)]
+    grid = make_subplots(rows=rows, cols=columns, subplot_titles=titles, horizontal_spacing=0.04,
+                         vertical_spacing=0.14 if rows > 1 else 0.0)
+    labels = list(range(T))
+    for head in range(h):
+        grid.add_trace(go.Heatmap(z=weights[head], x=labels, y=labels, zmin=0, zmax=1,
+                                  colorscale=colour_list(SEQUENTIAL), showscale=head == 0, xgap=1, ygap=1,
+                                  colorbar={"title": {"text": "weight"}, "thickness": 14},
+                                  hovertemplate=f"query head {head + 1} (K/V {group[head] + 1}), query %{{y}} → "
+                                                "key %{x}: %{z:.2f}<extra></extra>"),
+                       row=head // columns + 1, col=head % columns + 1)
+    ticks = {"tickmode": "array", "tickvals": labels[::2], "ticktext": [str(t) for t in labels[::2]]}
+    grid.update_yaxes(autorange="reversed", showticklabels=False)
+    grid.update_xaxes(showticklabels=False)
+    grid.update_yaxes(showticklabels=True, title_text="query", col=1, **ticks)
+    grid.update_xaxes(showticklabels=True, title_text="key", row=rows, **ticks)
+    grid.update_annotations(font_size=FONT_SIZE - 2)
+    height = 90 + GQA_ROW_PX * rows
+    grid.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE},
+                       plot_bgcolor="rgba(0,0,0,0)", meta={PRESENT_HEIGHT: min(height, PRESENT_GQA_PX)})
+    return grid
 
 
 def gqa_figures(view) -> GqaFigures:
-    h, g = view.heads, view.kv_heads
-    per = h // g
-    T = view.weights.shape[-1]
-    titles = [f"query head {j * per + r} · K/V {j}" for r in range(per) for j in range(g)]
-    grid = make_subplots(rows=per, cols=g, subplot_titles=titles, horizontal_spacing=0.03,
-                         vertical_spacing=0.25 / per)
-    labels = [str(t) for t in range(T)]
-    for j in range(g):
-        for r in range(per):
-            head = j * per + r
-            grid.add_trace(go.Heatmap(z=view.weights[head], x=labels, y=labels, zmin=0, zmax=1,
-                                      colorscale=colour_list(SEQUENTIAL), showscale=head == 0, xgap=1, ygap=1,
-                                      colorbar={"title": {"text": "weight"}, "thickness": 14},
-                                      hovertemplate=f"head {head}, query %{{y}} → key %{{x}}: %{{z:.2f}}"
-                                                    "<extra></extra>"), row=r + 1, col=j + 1)
-    grid.update_yaxes(autorange="reversed", showticklabels=False)
-    grid.update_xaxes(showticklabels=False)
-    grid.update_annotations(font_size=FONT_SIZE - 3)
-    height = min(760, 130 + 150 * per)
-    grid.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE},
-                       plot_bgcolor="rgba(0,0,0,0)", meta={PRESENT_HEIGHT: min(height, PRESENT_GQA_PX)})
+    h, T = view.heads, view.weights.shape[-1]
+    grid = gqa_grid(view.weights, view.group)
     q, t, s = np.meshgrid(np.arange(h), np.arange(T), np.arange(T), indexing="ij")
-    frame = pd.DataFrame({"query head": q.ravel(), "key/value head": view.group[q.ravel()], "query": t.ravel(),
-                          "key": s.ravel(), "weight": view.weights.ravel()})
+    frame = pd.DataFrame({"query head": q.ravel() + 1, "key/value head": view.group[q.ravel()] + 1,  # as titled
+                          "query": t.ravel(), "key": s.ravel(), "weight": view.weights.ravel()})
     names = {h: "multi-head (g = h)", 1: "multi-query (g = 1)"}
     table = pd.DataFrame([{
         "key/value heads g": f"{c}: {names.get(c, 'grouped-query')}", "this layer, T = 8 (32-bit)": human_bytes(here),

@@ -106,8 +106,9 @@ def test_section_controls_memory_gqa_tiled_window():
     at.select_slider(key="gqa_h").set_value(4).run()
     at.select_slider(key="gqa_g").set_value(1).run()
     assert "all 4 query heads but only 1 key/value" in markdown(at)
+    assert "are drawn next to each other: all of them read the same one." in markdown(at).replace("\n", " ")
     grid = next(f for f in plotly_figures(at) if len(f["data"]) == 4)
-    assert len(grid["data"]) == 4
+    assert [a["text"] for a in grid["layout"]["annotations"]] == [f"query head {i} · K/V 1" for i in range(1, 5)]
     at.select_slider(key="tile_T").set_value(16).run()
     at.slider(key="block").set_value(5).run()
     at.toggle(key="tile_causal").set_value(True).run()
@@ -122,6 +123,21 @@ def test_section_controls_memory_gqa_tiled_window():
     at.slider(key="window").set_value(32).run()
     assert "position 31 reads position 0 after **1 layer**" in markdown(at)
     assert not at.info
+
+
+def test_the_grouped_query_grid_numbers_heads_from_1_and_its_sentence_says_where_sharing_heads_stand():
+    """Default h = 8, g = 2: two rows of four panels, each row reading one K/V head, as the text says.
+    Heads are numbered from 1 on the titles and in the CSV, as on the attention lesson's grids."""
+    at, manager = run_page_with_downloads(PAGE)
+    grid = next(f for f in plotly_figures(at) if len(f["data"]) == 8)
+    titles = [a["text"] for a in grid["layout"]["annotations"]]
+    assert titles == [f"query head {i} · K/V {1 if i <= 4 else 2}" for i in range(1, 9)]
+    text = markdown(at).replace("\n", " ")
+    assert "each K/V head is shared by 4 query heads" in text
+    assert "are drawn next to each other: each row of grids shares one." in text
+    button = [b for b in at.get("download_button") if b.proto.label == "Download the weights (CSV)"][-1]
+    frame = pd.read_csv(io.StringIO(downloaded_text(manager, button)))
+    assert sorted(set(frame["query head"])) == list(range(1, 9)) and sorted(set(frame["key/value head"])) == [1, 2]
 
 
 def test_a_shrinking_range_puts_a_dependent_control_back_to_its_default():
