@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .byte_scale import LEGEND_LINES, byte_y, shared_lines
 from .common import (
     CHART_HEIGHT,
     FONT_SIZE,
@@ -31,10 +32,6 @@ __all__ = ["GqaFigures", "LengthFigures", "MemoryFigures", "TiledFigures", "Wind
 
 PALETTE = [OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "orange", "reddish purple", "sky blue",
                                   "black", "yellow")]
-LOG_TICKS = alt.Axis(format="~s", labelExpr="datum.value >= 1e9 ? format(datum.value / 1e9, '~g') + ' GB' : "
-                     "datum.value >= 1e6 ? format(datum.value / 1e6, '~g') + ' MB' : datum.value >= 1e3 ? "
-                     "format(datum.value / 1e3, '~g') + ' kB' : format(datum.value, '~g') + ' B'")
-
 
 def human_bytes(n: float) -> str:
     """Bytes in decimal units: 1.07 GB, 65.5 kB, 512 B."""
@@ -163,15 +160,26 @@ class MemoryFigures:
     measured: pd.DataFrame
 
 
-def bytes_chart(frame: pd.DataFrame, column: str, title: str) -> alt.Chart:
-    names = list(dict.fromkeys(frame["configuration"]))
-    return alt.Chart(frame).mark_line(strokeWidth=3, point=True).encode(
+# Below the plot (beside it, a phone's chart had no plot left): three entries a row, one on a phone.
+MEMORY_LEGEND_COLUMNS = {"expr": "width < 560 ? 1 : 3"}
+MEMORY_CHART_PX = 460  # the whole chart, its x axis and legend included (Streamlit fits the spec's height)
+
+
+def bytes_chart(frame: pd.DataFrame, column: str, title: str, what: str) -> alt.Chart:
+    """Bytes against T, one line per configuration; configurations with equal bytes at every T share
+    one line and one legend entry naming them all (`shared_lines`), so none is hidden under another."""
+    lines = shared_lines(frame, column, what)
+    names = list(dict.fromkeys(lines["line"]))
+    first = dict(zip(lines["line"], lines["configuration"], strict=True))
+    every = _colours(list(dict.fromkeys(frame["configuration"])))  # a model's colour, on both charts
+    colour = colour_encoding("line", names, {name: every[first[name]] for name in names})
+    colour.legend = alt.Legend(labelExpr=LEGEND_LINES)
+    return alt.Chart(lines).mark_line(strokeWidth=3, point=True).encode(
         x=alt.X("T:Q", title="context length T (tokens, log scale)", scale=alt.Scale(type="log", base=2),
                 axis=alt.Axis(format=",")),
-        y=alt.Y(f"{column}:Q", title=title, scale=alt.Scale(type="log"), axis=LOG_TICKS),
-        color=colour_encoding("configuration", names, _colours(names)),
-        tooltip=["configuration:N", "T:Q", alt.Tooltip(f"{column}:Q", format=",")],
-    ).properties(height=300)
+        y=byte_y(column, title, lines[column].to_numpy()), color=colour,
+        tooltip=[alt.Tooltip("models:N", title="configuration"), "T:Q", alt.Tooltip(f"{column}:Q", format=",")],
+    ).properties(height=MEMORY_CHART_PX)
 
 
 def memory_figures(view) -> MemoryFigures:
@@ -189,9 +197,10 @@ def memory_figures(view) -> MemoryFigures:
         for s, kv, scores in zip(view.shapes, view.kv_at, view.scores_at, strict=True)])
     measured = pd.DataFrame({"T": view.measured_T, "peak": view.measured_peak,
                              "largest tensor": view.measured_largest, "T·T·h·4": view.formula})
-    kv = configure(bytes_chart(frame, "KV cache bytes", "KV cache, all layers"), legend_orient="right")
-    scores = configure(bytes_chart(frame, "scores bytes (one layer)", "T × T scores, one layer"),
-                       legend_orient="right")
+    kv = configure(bytes_chart(frame, "KV cache bytes", "KV cache, all layers", "KV cache"), legend_orient="bottom",
+                   legend_columns=MEMORY_LEGEND_COLUMNS)
+    scores = configure(bytes_chart(frame, "scores bytes (one layer)", "T × T scores, one layer", "scores"),
+                       legend_orient="bottom", legend_columns=MEMORY_LEGEND_COLUMNS)
     return MemoryFigures(frame, kv, scores, table, measured)
 
 
@@ -317,7 +326,7 @@ def tiled_figures(view) -> TiledFigures:
     colour = colour_encoding("what", names, _colours(names), title=None)
     x = alt.X("T:Q", title="sequence length T (log scale)", scale=alt.Scale(type="log", base=2),
               axis=alt.Axis(format=","))
-    y = alt.Y("bytes:Q", title="bytes (log scale)", scale=alt.Scale(type="log"), axis=LOG_TICKS)
+    y = byte_y("bytes", "bytes (log scale)", np.concatenate([curve["bytes"], points["bytes"]]))
     chart = alt.layer(alt.Chart(curve).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour),
                       alt.Chart(points).mark_point(size=120, filled=True).encode(x=x, y=y, color=colour))
     state_frame = pd.DataFrame({"block": np.repeat(np.arange(1, view.n_blocks + 1), T),

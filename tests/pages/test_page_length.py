@@ -140,6 +140,25 @@ def test_the_grouped_query_grid_numbers_heads_from_1_and_its_sentence_says_where
     assert sorted(set(frame["query head"])) == list(range(1, 9)) and sorted(set(frame["key/value head"])) == [1, 2]
 
 
+def test_the_memory_charts_draw_every_model_and_equal_bytes_once():
+    """Mistral-7B and Llama-3-8B keep the same KV cache: one line, its legend entry naming both (it was
+    two entries, one line hidden under the other); every configuration of the table is named once."""
+    at = run_page(PAGE)
+    configurations = list(at.dataframe[1].value["configuration"])
+    text = markdown(at).replace("\n", " ")
+    assert "share one line, and its legend entry names them all" in text
+    for index, what in ((1, "KV cache"), (2, "scores")):
+        data = vega_data(at, index)
+        lines = {label: part.sort_values("T").iloc[:, 1].to_numpy() for label, part in data.groupby("line", sort=False)}
+        values = list(lines.values())
+        assert all(not np.array_equal(a, b) for i, a in enumerate(values) for b in values[:i])
+        named = [label.replace("\n", " ") for label in lines]
+        assert all(sum(c in label for label in named) == 1 for c in configurations), (named, configurations)
+        assert any(f"(same {what})" in label for label in named)
+    kv = [label.replace("\n", " ") for label in vega_data(at, 1)["line"].unique()]
+    assert "Mistral-7B (GQA) and Llama-3-8B (GQA) (same KV cache)" in kv
+
+
 def test_a_shrinking_range_puts_a_dependent_control_back_to_its_default():
     at = run_page(PAGE, {"tile_T": "32", "block": "2", "tile_step": "16"})
     assert "After key block 16 of 16" in plotly_figures(at)[3]["layout"]["title"]["text"]

@@ -4,12 +4,18 @@ heads sharing a key/value head stand holds for the grid drawn."""
 
 from __future__ import annotations
 
+import math
+import types
+
+import altair as alt
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from explorer.analysis.memory import PUBLISHED_SHAPES, attention_scores_bytes, kv_cache_bytes
 from explorer.figures.attention import attention_grid
-from explorer.figures.length import gqa_figures, gqa_sharing
+from explorer.figures.byte_scale import LINE_BREAK, byte_ticks
+from explorer.figures.length import gqa_figures, gqa_sharing, memory_figures
 from explorer.figures.presentation import enlarge_plotly
 from explorer.views.length_parts import GqaSettings, gqa_view
 
@@ -81,3 +87,76 @@ def test_the_sentence_on_where_sharing_heads_stand_holds_for_the_grid(heads, kv_
         assert phrase == "each pair of grids side by side shares one"
         pairs = [g[i:i + 2] for g in groups for i in range(0, len(g), 2)]
         assert all(len(p) == 2 and p[0] == p[1] for p in pairs) and len({p[0] for p in pairs}) == len(pairs)
+
+
+# --- the memory charts ----------------------------------------------------------------------------
+
+
+def memory_view_of_published_shapes():
+    """What memory_figures reads from a MemoryView, for the published shapes (no model loaded)."""
+    Ts = 2 ** np.arange(4, 18)
+    kv = np.array([[kv_cache_bytes(s.n_layers, s.n_kv_heads, s.d_head, int(T), bytes_per_value=2) for T in Ts]
+                   for s in PUBLISHED_SHAPES], dtype=np.float64)
+    scores = np.array([[attention_scores_bytes(int(T), int(T), s.n_heads) for T in Ts] for s in PUBLISHED_SHAPES],
+                      dtype=np.float64)
+    measured = np.array([64, 128])
+    return types.SimpleNamespace(shapes=PUBLISHED_SHAPES, Ts=Ts, kv=kv, scores=scores, kv_at=kv[:, 8],
+                                 scores_at=scores[:, 8], measured_T=measured, measured_peak=measured,
+                                 measured_largest=measured, formula=measured)
+
+
+def chart_lines(chart) -> tuple[dict, list[str], str]:
+    """The chart's lines (legend label -> its values in T order), its legend's order, and its y field."""
+    spec = chart.to_dict()
+    alt.Chart.from_dict({k: v for k, v in spec.items() if k != "config"}, validate=True)  # a valid spec
+    data = next(iter(spec["datasets"].values()))
+    field = spec["encoding"]["y"]["field"]
+    lines: dict[str, list[float]] = {}
+    for row in sorted(data, key=lambda r: r["T"]):
+        lines.setdefault(row["line"], []).append(row[field])
+    return lines, spec["encoding"]["color"]["scale"]["domain"], field
+
+
+@pytest.mark.parametrize(("which", "what"), [("kv_chart", "KV cache"), ("scores_chart", "scores")])
+def test_no_model_is_hidden_under_another_models_line(which, what):
+    """The audit saw Mistral-7B's KV line exactly under Llama-3-8B's, each with its own legend entry:
+    equal bytes now draw one line whose legend entry names both."""
+    view = memory_view_of_published_shapes()
+    lines, legend, _ = chart_lines(getattr(memory_figures(view), which))
+    assert list(lines) == legend
+    values = list(lines.values())
+    assert all(not np.array_equal(a, b) for i, a in enumerate(values) for b in values[:i]), "one line each"
+    named = [label.replace(LINE_BREAK, " ") for label in legend]
+    for shape in PUBLISHED_SHAPES:
+        assert sum(shape.name in label for label in named) == 1, shape.name
+    if which == "kv_chart":
+        shared = next(label for label in legend if "Mistral-7B" in label)
+        assert shared.split(LINE_BREAK) == ["Mistral-7B (GQA)", "and Llama-3-8B (GQA)", "(same KV cache)"]
+        np.testing.assert_array_equal(lines[shared], view.kv[2])
+    drawn_for = view.kv if which == "kv_chart" else view.scores
+    for label, drawn in lines.items():  # each line is the bytes of every model it names
+        members = [i for i, shape in enumerate(PUBLISHED_SHAPES) if shape.name in label.replace(LINE_BREAK, " ")]
+        for index in members:
+            np.testing.assert_array_equal(drawn, drawn_for[index])
+        assert label.endswith(f"(same {what})") == (len(members) > 1)
+
+
+@pytest.mark.parametrize("which", ["kv_chart", "scores_chart"])
+def test_the_byte_axes_tick_whole_powers_of_ten_around_the_data(which):
+    """Ticks at powers of ten (labelled 1, 10 or 100 of a decimal unit up to TB: never '10000 GB'),
+    the domain from the power at or below the least value to the one at or above the greatest."""
+    view = memory_view_of_published_shapes()
+    spec = getattr(memory_figures(view), which).to_dict()
+    axis, scale = spec["encoding"]["y"]["axis"], spec["encoding"]["y"]["scale"]
+    drawn = view.kv if which == "kv_chart" else view.scores
+    assert scale["domain"][0] <= drawn.min() < 10 * scale["domain"][0]
+    assert scale["domain"][1] / 10 < drawn.max() <= scale["domain"][1]
+    assert all(math.log10(v) == round(math.log10(v)) for v in axis["values"])
+    assert axis["values"][-1] <= 1e14 and "TB" in axis["labelExpr"], "the largest unit reaches every tick"
+
+
+@pytest.mark.parametrize(("low", "high", "ticks"), [
+    (4096, 2.2e12, [10.0 ** k for k in range(3, 14)]), (512, 1e4, [1e2, 1e3, 1e4]),
+    (1, 1e15, [1.0, 1e3, 1e6, 1e9, 1e12, 1e15]), (5, 5, [1.0, 10.0])])
+def test_byte_ticks(low, high, ticks):
+    assert byte_ticks(np.array([low, high, np.nan, 0]))[1] == ticks
