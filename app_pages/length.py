@@ -6,7 +6,7 @@ import streamlit as st
 from explorer.analysis.claims import PUBLISHED_LENGTHS
 from explorer.analysis.length import REVERSAL_MODELS, SAMPLES
 from explorer.figures.common import frame_csv
-from explorer.figures.length import human_bytes
+from explorer.figures.length import gqa_sharing, human_bytes
 from explorer.serve import altair_chart, download_csv, lesson_text, plotly_chart
 from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
@@ -112,7 +112,9 @@ def gqa(shown) -> None:
     """4 · Grouped-query attention: the grid grouped over shared K/V heads, and the cache for h, g and 1."""
     view, figures = shown.view, shown.figures
     plotly_chart(figures.grid, key="gqa_grid")
-    st.markdown(text("gqa", h=view.heads, g=view.kv_heads, per=view.heads // view.kv_heads))
+    per = view.heads // view.kv_heads
+    st.markdown(text("gqa", h=view.heads, g=view.kv_heads, shared=f"{per} query head{'s' if per > 1 else ''}",
+                     sharing=gqa_sharing(view.heads, view.kv_heads)))
     table_col, _ = st.columns([4, 1])
     with table_col:
         st.markdown("**KV cache bytes** for the layer drawn (causal, 8 positions) and for a 7B model's shape "

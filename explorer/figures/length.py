@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .byte_scale import LEGEND_LINES, byte_y, shared_lines
 from .common import (
     CHART_HEIGHT,
     FONT_SIZE,
@@ -26,14 +27,11 @@ from .common import (
 )
 
 __all__ = ["GqaFigures", "LengthFigures", "MemoryFigures", "TiledFigures", "WindowFigures", "gqa_figures",
-           "human_bytes", "length_figures", "memory_figures", "tiled_figures", "window_figures"]
+           "gqa_grid", "gqa_layout", "gqa_sharing", "human_bytes", "length_figures", "memory_figures",
+           "tiled_figures", "window_figures"]
 
 PALETTE = [OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "orange", "reddish purple", "sky blue",
                                   "black", "yellow")]
-LOG_TICKS = alt.Axis(format="~s", labelExpr="datum.value >= 1e9 ? format(datum.value / 1e9, '~g') + ' GB' : "
-                     "datum.value >= 1e6 ? format(datum.value / 1e6, '~g') + ' MB' : datum.value >= 1e3 ? "
-                     "format(datum.value / 1e3, '~g') + ' kB' : format(datum.value, '~g') + ' B'")
-
 
 def human_bytes(n: float) -> str:
     """Bytes in decimal units: 1.07 GB, 65.5 kB, 512 B."""
@@ -162,15 +160,26 @@ class MemoryFigures:
     measured: pd.DataFrame
 
 
-def bytes_chart(frame: pd.DataFrame, column: str, title: str) -> alt.Chart:
-    names = list(dict.fromkeys(frame["configuration"]))
-    return alt.Chart(frame).mark_line(strokeWidth=3, point=True).encode(
+# Below the plot (beside it, a phone's chart had no plot left): three entries a row, one on a phone.
+MEMORY_LEGEND_COLUMNS = {"expr": "width < 560 ? 1 : 3"}
+MEMORY_CHART_PX = 460  # the whole chart, its x axis and legend included (Streamlit fits the spec's height)
+
+
+def bytes_chart(frame: pd.DataFrame, column: str, title: str, what: str) -> alt.Chart:
+    """Bytes against T, one line per configuration; configurations with equal bytes at every T share
+    one line and one legend entry naming them all (`shared_lines`), so none is hidden under another."""
+    lines = shared_lines(frame, column, what)
+    names = list(dict.fromkeys(lines["line"]))
+    first = dict(zip(lines["line"], lines["configuration"], strict=True))
+    every = _colours(list(dict.fromkeys(frame["configuration"])))  # a model's colour, on both charts
+    colour = colour_encoding("line", names, {name: every[first[name]] for name in names})
+    colour.legend = alt.Legend(labelExpr=LEGEND_LINES)
+    return alt.Chart(lines).mark_line(strokeWidth=3, point=True).encode(
         x=alt.X("T:Q", title="context length T (tokens, log scale)", scale=alt.Scale(type="log", base=2),
                 axis=alt.Axis(format=",")),
-        y=alt.Y(f"{column}:Q", title=title, scale=alt.Scale(type="log"), axis=LOG_TICKS),
-        color=colour_encoding("configuration", names, _colours(names)),
-        tooltip=["configuration:N", "T:Q", alt.Tooltip(f"{column}:Q", format=",")],
-    ).properties(height=300)
+        y=byte_y(column, title, lines[column].to_numpy()), color=colour,
+        tooltip=[alt.Tooltip("models:N", title="configuration"), "T:Q", alt.Tooltip(f"{column}:Q", format=",")],
+    ).properties(height=MEMORY_CHART_PX)
 
 
 def memory_figures(view) -> MemoryFigures:
@@ -188,9 +197,10 @@ def memory_figures(view) -> MemoryFigures:
         for s, kv, scores in zip(view.shapes, view.kv_at, view.scores_at, strict=True)])
     measured = pd.DataFrame({"T": view.measured_T, "peak": view.measured_peak,
                              "largest tensor": view.measured_largest, "T·T·h·4": view.formula})
-    kv = configure(bytes_chart(frame, "KV cache bytes", "KV cache, all layers"), legend_orient="right")
-    scores = configure(bytes_chart(frame, "scores bytes (one layer)", "T × T scores, one layer"),
-                       legend_orient="right")
+    kv = configure(bytes_chart(frame, "KV cache bytes", "KV cache, all layers", "KV cache"), legend_orient="bottom",
+                   legend_columns=MEMORY_LEGEND_COLUMNS)
+    scores = configure(bytes_chart(frame, "scores bytes (one layer)", "T × T scores, one layer", "scores"),
+                       legend_orient="bottom", legend_columns=MEMORY_LEGEND_COLUMNS)
     return MemoryFigures(frame, kv, scores, table, measured)
 
 
@@ -204,34 +214,64 @@ class GqaFigures:
     table: pd.DataFrame
 
 
-PRESENT_GQA_PX = 520  # presenting, the query heads' grids (rows unlabelled) end on a 720 px screen
+PRESENT_GQA_PX = 520  # presenting, the query heads' grids end on a 720 px screen under a step's answer
+GQA_COLUMNS = 4  # query heads side by side: 8 heads in two rows of four, each panel about as tall as wide
+GQA_ROW_PX = 215  # at the desk, one row of panels (its title included)
+
+
+def gqa_layout(heads: int) -> tuple[int, int]:
+    """(rows, columns) of the query heads' panels, in reading order: at most GQA_COLUMNS a row."""
+    columns = min(heads, GQA_COLUMNS)
+    return -(-heads // columns), columns
+
+
+def gqa_sharing(heads: int, kv_heads: int) -> str:
+    """Where `gqa_grid` puts the query heads that share a key/value head, as a phrase."""
+    per, (_, columns) = heads // kv_heads, gqa_layout(heads)
+    if kv_heads == 1:
+        return "all of them read the same one"
+    if per == 1:
+        return "here each reads one of its own"
+    if per == columns:
+        return "each row of grids shares one"
+    return f"each {'pair' if per == 2 else 'group'} of grids side by side shares one"
+
+
+def gqa_grid(weights: np.ndarray, group: np.ndarray) -> go.Figure:
+    """One panel per query head (weights: heads × T × T), in reading order, so the heads that share a
+    key/value head stand next to each other; each titled with its query head and the K/V head it reads,
+    both numbered from 1 as the attention lesson numbers heads.  Positions are numbered from 0."""
+    h, T = weights.shape[0], weights.shape[-1]
+    rows, columns = gqa_layout(h)
+    titles = [f"query head {head + 1} · K/V {group[head] + 1}" for head in range(h)]
+    grid = make_subplots(rows=rows, cols=columns, subplot_titles=titles, horizontal_spacing=0.04,
+                         vertical_spacing=0.14 if rows > 1 else 0.0)
+    labels = list(range(T))
+    for head in range(h):
+        grid.add_trace(go.Heatmap(z=weights[head], x=labels, y=labels, zmin=0, zmax=1,
+                                  colorscale=colour_list(SEQUENTIAL), showscale=head == 0, xgap=1, ygap=1,
+                                  colorbar={"title": {"text": "weight"}, "thickness": 14},
+                                  hovertemplate=f"query head {head + 1} (K/V {group[head] + 1}), query %{{y}} → "
+                                                "key %{x}: %{z:.2f}<extra></extra>"),
+                       row=head // columns + 1, col=head % columns + 1)
+    ticks = {"tickmode": "array", "tickvals": labels[::2], "ticktext": [str(t) for t in labels[::2]]}
+    grid.update_yaxes(autorange="reversed", showticklabels=False)
+    grid.update_xaxes(showticklabels=False)
+    grid.update_yaxes(showticklabels=True, title_text="query", col=1, **ticks)
+    grid.update_xaxes(showticklabels=True, title_text="key", row=rows, **ticks)
+    grid.update_annotations(font_size=FONT_SIZE - 2)
+    height = 90 + GQA_ROW_PX * rows
+    grid.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE},
+                       plot_bgcolor="rgba(0,0,0,0)", meta={PRESENT_HEIGHT: min(height, PRESENT_GQA_PX)})
+    return grid
 
 
 def gqa_figures(view) -> GqaFigures:
-    h, g = view.heads, view.kv_heads
-    per = h // g
-    T = view.weights.shape[-1]
-    titles = [f"query head {j * per + r} · K/V {j}" for r in range(per) for j in range(g)]
-    grid = make_subplots(rows=per, cols=g, subplot_titles=titles, horizontal_spacing=0.03,
-                         vertical_spacing=0.25 / per)
-    labels = [str(t) for t in range(T)]
-    for j in range(g):
-        for r in range(per):
-            head = j * per + r
-            grid.add_trace(go.Heatmap(z=view.weights[head], x=labels, y=labels, zmin=0, zmax=1,
-                                      colorscale=colour_list(SEQUENTIAL), showscale=head == 0, xgap=1, ygap=1,
-                                      colorbar={"title": {"text": "weight"}, "thickness": 14},
-                                      hovertemplate=f"head {head}, query %{{y}} → key %{{x}}: %{{z:.2f}}"
-                                                    "<extra></extra>"), row=r + 1, col=j + 1)
-    grid.update_yaxes(autorange="reversed", showticklabels=False)
-    grid.update_xaxes(showticklabels=False)
-    grid.update_annotations(font_size=FONT_SIZE - 3)
-    height = min(760, 130 + 150 * per)
-    grid.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE},
-                       plot_bgcolor="rgba(0,0,0,0)", meta={PRESENT_HEIGHT: min(height, PRESENT_GQA_PX)})
+    h, T = view.heads, view.weights.shape[-1]
+    grid = gqa_grid(view.weights, view.group)
     q, t, s = np.meshgrid(np.arange(h), np.arange(T), np.arange(T), indexing="ij")
-    frame = pd.DataFrame({"query head": q.ravel(), "key/value head": view.group[q.ravel()], "query": t.ravel(),
-                          "key": s.ravel(), "weight": view.weights.ravel()})
+    frame = pd.DataFrame({"query head": q.ravel() + 1, "key/value head": view.group[q.ravel()] + 1,  # as titled
+                          "query": t.ravel(), "key": s.ravel(), "weight": view.weights.ravel()})
     names = {h: "multi-head (g = h)", 1: "multi-query (g = 1)"}
     table = pd.DataFrame([{
         "key/value heads g": f"{c}: {names.get(c, 'grouped-query')}", "this layer, T = 8 (32-bit)": human_bytes(here),
@@ -286,7 +326,7 @@ def tiled_figures(view) -> TiledFigures:
     colour = colour_encoding("what", names, _colours(names), title=None)
     x = alt.X("T:Q", title="sequence length T (log scale)", scale=alt.Scale(type="log", base=2),
               axis=alt.Axis(format=","))
-    y = alt.Y("bytes:Q", title="bytes (log scale)", scale=alt.Scale(type="log"), axis=LOG_TICKS)
+    y = byte_y("bytes", "bytes (log scale)", np.concatenate([curve["bytes"], points["bytes"]]))
     chart = alt.layer(alt.Chart(curve).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour),
                       alt.Chart(points).mark_point(size=120, filled=True).encode(x=x, y=y, color=colour))
     state_frame = pd.DataFrame({"block": np.repeat(np.arange(1, view.n_blocks + 1), T),

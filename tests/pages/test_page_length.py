@@ -105,8 +105,9 @@ def test_section_controls_memory_gqa_tiled_window():
     at.select_slider(key="gqa_h").set_value(4).run()
     at.select_slider(key="gqa_g").set_value(1).run()
     assert "all 4 query heads but only 1 key/value" in markdown(at)
+    assert "are drawn next to each other: all of them read the same one." in markdown(at).replace("\n", " ")
     grid = next(f for f in plotly_figures(at) if len(f["data"]) == 4)
-    assert len(grid["data"]) == 4
+    assert [a["text"] for a in grid["layout"]["annotations"]] == [f"query head {i} · K/V 1" for i in range(1, 5)]
     at.select_slider(key="tile_T").set_value(16).run()
     at.slider(key="block").set_value(5).run()
     at.toggle(key="tile_causal").set_value(True).run()
@@ -121,6 +122,40 @@ def test_section_controls_memory_gqa_tiled_window():
     at.slider(key="window").set_value(32).run()
     assert "position 31 reads position 0 after **1 layer**" in markdown(at)
     assert not at.info
+
+
+def test_the_grouped_query_grid_numbers_heads_from_1_and_its_sentence_says_where_sharing_heads_stand():
+    """Default h = 8, g = 2: two rows of four panels, each row reading one K/V head, as the text says.
+    Heads are numbered from 1 on the titles and in the CSV, as on the attention lesson's grids."""
+    at, manager = run_page_with_downloads(PAGE)
+    grid = next(f for f in plotly_figures(at) if len(f["data"]) == 8)
+    titles = [a["text"] for a in grid["layout"]["annotations"]]
+    assert titles == [f"query head {i} · K/V {1 if i <= 4 else 2}" for i in range(1, 9)]
+    text = markdown(at).replace("\n", " ")
+    assert "each K/V head is shared by 4 query heads" in text
+    assert "are drawn next to each other: each row of grids shares one." in text
+    button = [b for b in at.get("download_button") if b.proto.label == "Download the weights (CSV)"][-1]
+    frame = pd.read_csv(io.StringIO(downloaded_text(manager, button)))
+    assert sorted(set(frame["query head"])) == list(range(1, 9)) and sorted(set(frame["key/value head"])) == [1, 2]
+
+
+def test_the_memory_charts_draw_every_model_and_equal_bytes_once():
+    """Mistral-7B and Llama-3-8B keep the same KV cache: one line, its legend entry naming both (it was
+    two entries, one line hidden under the other); every configuration of the table is named once."""
+    at = run_page(PAGE)
+    configurations = list(at.dataframe[1].value["configuration"])
+    text = markdown(at).replace("\n", " ")
+    assert "share one line, and its legend entry names them all" in text
+    for index, what in ((1, "KV cache"), (2, "scores")):
+        data = vega_data(at, index)
+        lines = {label: part.sort_values("T").iloc[:, 1].to_numpy() for label, part in data.groupby("line", sort=False)}
+        values = list(lines.values())
+        assert all(not np.array_equal(a, b) for i, a in enumerate(values) for b in values[:i])
+        named = [label.replace("\n", " ") for label in lines]
+        assert all(sum(c in label for label in named) == 1 for c in configurations), (named, configurations)
+        assert any(f"(same {what})" in label for label in named)
+    kv = [label.replace("\n", " ") for label in vega_data(at, 1)["line"].unique()]
+    assert "Mistral-7B (GQA) and Llama-3-8B (GQA) (same KV cache)" in kv
 
 
 def test_a_shrinking_range_puts_a_dependent_control_back_to_its_default():

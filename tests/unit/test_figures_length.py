@@ -1,0 +1,162 @@
+"""explorer.figures.length: the grouped-query grids are large enough to read at the desk and presenting,
+number their heads from 1 as the attention lesson does, and the phrase the page says about where the
+heads sharing a key/value head stand holds for the grid drawn."""
+
+from __future__ import annotations
+
+import math
+import types
+
+import altair as alt
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from explorer.analysis.memory import PUBLISHED_SHAPES, attention_scores_bytes, kv_cache_bytes
+from explorer.figures.attention import attention_grid
+from explorer.figures.byte_scale import LINE_BREAK, byte_ticks
+from explorer.figures.length import gqa_figures, gqa_sharing, memory_figures
+from explorer.figures.presentation import enlarge_plotly
+from explorer.views.length_parts import GqaSettings, gqa_view
+
+GQA_SHAPES = [(8, 1), (8, 2), (8, 4), (8, 8), (4, 1), (4, 2), (4, 4)]
+MIN_PANEL_PX = 150  # a panel's rows, 8 of them, each about as tall as a line of the desk's text or more
+
+
+def validated(figure) -> dict:
+    return go.Figure(figure.to_dict()).to_dict()
+
+
+def panel_heights(spec: dict) -> list[float]:
+    """Each heatmap panel's height in px: its y domain's share of the plot area."""
+    layout = spec["layout"]
+    plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    axes = [value for name, value in layout.items() if name.startswith("yaxis")]
+    return [(axis["domain"][1] - axis["domain"][0]) * plot for axis in axes]
+
+
+@pytest.mark.parametrize(("heads", "kv_heads"), GQA_SHAPES)
+def test_the_grouped_query_panels_are_tall_enough_to_read_at_the_desk_and_presenting(heads, kv_heads):
+    """The audit saw eight panels about 65 px tall, one over another (step 4: multi-query, h = 8)."""
+    desk = validated(gqa_figures(gqa_view(GqaSettings(heads=heads, kv_heads=kv_heads))).grid)
+    assert len(desk["data"]) == heads
+    for spec in (desk, enlarge_plotly(desk)):
+        heights = panel_heights(spec)
+        assert len(heights) == heads and min(heights) >= MIN_PANEL_PX, heights
+
+
+def _titles(spec: dict) -> list[tuple[float, float, int, int]]:
+    """(row's y, x, query head, K/V head) of each panel title, as drawn."""
+    out = []
+    for note in spec["layout"]["annotations"]:
+        words = note["text"].split()
+        if note["text"].startswith("query head"):
+            out.append((round(note["y"], 3), note["x"], int(words[2]), int(words[-1])))
+    return out
+
+
+def test_heads_are_numbered_from_1_as_in_the_attention_lessons_grid():
+    attention = attention_grid(np.full((1, 2, 3, 3), 1 / 3), ["a", "b", "c"], ["a", "b", "c"]).to_dict()
+    assert "head 1" in [a["text"] for a in attention["layout"]["annotations"]], "the app's convention"
+    view = gqa_view(GqaSettings(heads=8, kv_heads=2))
+    figures = gqa_figures(view)
+    titles = _titles(validated(figures.grid))
+    assert [t[2] for t in titles] == list(range(1, 9))
+    assert [t[3] for t in titles] == [1, 1, 1, 1, 2, 2, 2, 2]
+    assert all(f"query head {q} (K/V {kv})" in trace["hovertemplate"]
+               for (_, _, q, kv), trace in zip(titles, figures.grid.to_dict()["data"], strict=True))
+    frame = figures.frame  # the CSV beside the grid numbers them as its titles do
+    assert sorted(set(frame["query head"])) == list(range(1, 9)) and sorted(set(frame["key/value head"])) == [1, 2]
+    first = frame[frame["query head"] == 1]
+    np.testing.assert_array_equal(first["weight"].to_numpy().reshape(8, 8), view.weights[0])
+
+
+@pytest.mark.parametrize(("heads", "kv_heads"), GQA_SHAPES)
+def test_the_sentence_on_where_sharing_heads_stand_holds_for_the_grid(heads, kv_heads):
+    titles = _titles(validated(gqa_figures(gqa_view(GqaSettings(heads=heads, kv_heads=kv_heads))).grid))
+    rows = [sorted((x, kv) for y0, x, _, kv in titles if y0 == y) for y in sorted({t[0] for t in titles})]
+    groups = [[kv for _, kv in row] for row in rows]
+    phrase = gqa_sharing(heads, kv_heads)
+    if phrase == "all of them read the same one":
+        assert {t[3] for t in titles} == {1}
+    elif phrase == "here each reads one of its own":
+        assert len({t[3] for t in titles}) == heads
+    elif phrase == "each row of grids shares one":
+        assert all(len(set(g)) == 1 for g in groups) and len({g[0] for g in groups}) == len(groups)
+    else:
+        assert phrase == "each pair of grids side by side shares one"
+        pairs = [g[i:i + 2] for g in groups for i in range(0, len(g), 2)]
+        assert all(len(p) == 2 and p[0] == p[1] for p in pairs) and len({p[0] for p in pairs}) == len(pairs)
+
+
+# --- the memory charts ----------------------------------------------------------------------------
+
+
+def memory_view_of_published_shapes():
+    """What memory_figures reads from a MemoryView, for the published shapes (no model loaded)."""
+    Ts = 2 ** np.arange(4, 18)
+    kv = np.array([[kv_cache_bytes(s.n_layers, s.n_kv_heads, s.d_head, int(T), bytes_per_value=2) for T in Ts]
+                   for s in PUBLISHED_SHAPES], dtype=np.float64)
+    scores = np.array([[attention_scores_bytes(int(T), int(T), s.n_heads) for T in Ts] for s in PUBLISHED_SHAPES],
+                      dtype=np.float64)
+    measured = np.array([64, 128])
+    return types.SimpleNamespace(shapes=PUBLISHED_SHAPES, Ts=Ts, kv=kv, scores=scores, kv_at=kv[:, 8],
+                                 scores_at=scores[:, 8], measured_T=measured, measured_peak=measured,
+                                 measured_largest=measured, formula=measured)
+
+
+def chart_lines(chart) -> tuple[dict, list[str], str]:
+    """The chart's lines (legend label -> its values in T order), its legend's order, and its y field."""
+    spec = chart.to_dict()
+    alt.Chart.from_dict({k: v for k, v in spec.items() if k != "config"}, validate=True)  # a valid spec
+    data = next(iter(spec["datasets"].values()))
+    field = spec["encoding"]["y"]["field"]
+    lines: dict[str, list[float]] = {}
+    for row in sorted(data, key=lambda r: r["T"]):
+        lines.setdefault(row["line"], []).append(row[field])
+    return lines, spec["encoding"]["color"]["scale"]["domain"], field
+
+
+@pytest.mark.parametrize(("which", "what"), [("kv_chart", "KV cache"), ("scores_chart", "scores")])
+def test_no_model_is_hidden_under_another_models_line(which, what):
+    """The audit saw Mistral-7B's KV line exactly under Llama-3-8B's, each with its own legend entry:
+    equal bytes now draw one line whose legend entry names both."""
+    view = memory_view_of_published_shapes()
+    lines, legend, _ = chart_lines(getattr(memory_figures(view), which))
+    assert list(lines) == legend
+    values = list(lines.values())
+    assert all(not np.array_equal(a, b) for i, a in enumerate(values) for b in values[:i]), "one line each"
+    named = [label.replace(LINE_BREAK, " ") for label in legend]
+    for shape in PUBLISHED_SHAPES:
+        assert sum(shape.name in label for label in named) == 1, shape.name
+    if which == "kv_chart":
+        shared = next(label for label in legend if "Mistral-7B" in label)
+        assert shared.split(LINE_BREAK) == ["Mistral-7B (GQA)", "and Llama-3-8B (GQA)", "(same KV cache)"]
+        np.testing.assert_array_equal(lines[shared], view.kv[2])
+    drawn_for = view.kv if which == "kv_chart" else view.scores
+    for label, drawn in lines.items():  # each line is the bytes of every model it names
+        members = [i for i, shape in enumerate(PUBLISHED_SHAPES) if shape.name in label.replace(LINE_BREAK, " ")]
+        for index in members:
+            np.testing.assert_array_equal(drawn, drawn_for[index])
+        assert label.endswith(f"(same {what})") == (len(members) > 1)
+
+
+@pytest.mark.parametrize("which", ["kv_chart", "scores_chart"])
+def test_the_byte_axes_tick_whole_powers_of_ten_around_the_data(which):
+    """Ticks at powers of ten (labelled 1, 10 or 100 of a decimal unit up to TB: never '10000 GB'),
+    the domain from the power at or below the least value to the one at or above the greatest."""
+    view = memory_view_of_published_shapes()
+    spec = getattr(memory_figures(view), which).to_dict()
+    axis, scale = spec["encoding"]["y"]["axis"], spec["encoding"]["y"]["scale"]
+    drawn = view.kv if which == "kv_chart" else view.scores
+    assert scale["domain"][0] <= drawn.min() < 10 * scale["domain"][0]
+    assert scale["domain"][1] / 10 < drawn.max() <= scale["domain"][1]
+    assert all(math.log10(v) == round(math.log10(v)) for v in axis["values"])
+    assert axis["values"][-1] <= 1e14 and "TB" in axis["labelExpr"], "the largest unit reaches every tick"
+
+
+@pytest.mark.parametrize(("low", "high", "ticks"), [
+    (4096, 2.2e12, [10.0 ** k for k in range(3, 14)]), (512, 1e4, [1e2, 1e3, 1e4]),
+    (1, 1e15, [1.0, 1e3, 1e6, 1e9, 1e12, 1e15]), (5, 5, [1.0, 10.0])])
+def test_byte_ticks(low, high, ticks):
+    assert byte_ticks(np.array([low, high, np.nan, 0]))[1] == ticks
