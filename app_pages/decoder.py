@@ -93,11 +93,9 @@ def architectures(shown) -> None:
     view, settings = shown.view, shown.settings
     plotly_chart(shown.figures.blocks, key="architectures")
     st.markdown(text("architectures: intro"))
-    st.dataframe(shown.figures.table, hide_index=True, column_config={
-        "share of encoder–decoder": st.column_config.NumberColumn(format="percent"),
-        **{c: st.column_config.NumberColumn(format="localized") for c in
-           ("parameters", "in the layers", "embeddings and output")},
-    })
+    # A table, not a data grid: its headers wrap, so all seven columns fit a projector's width.
+    st.table(shown.figures.table.style.format({"share of encoder–decoder": "{:.0%}", **{
+        c: "{:,}" for c in ("parameters", "in the layers", "embeddings and output")}}), hide_index=True)
     both, decoder = view.row("encoder–decoder"), view.row("decoder-only")
     deep = view.row("decoder-only, twice as deep")
     st.markdown(text("architectures: half", n_layers=settings.n_layers, decoder=decoder.parameters,

@@ -105,13 +105,12 @@ def search(shown) -> None:
         return
     meaning_col, overlap_col = st.columns(2, gap="large")
     meaning_col.markdown(f"**By meaning** (MiniLM, {'mean pooling' if view.pooling == 'mean' else '[CLS]'})")
-    meaning_col.dataframe(figures.meaning, hide_index=True, column_config={
-        "cosine": st.column_config.NumberColumn(format="%.3f"), "word overlap": st.column_config.NumberColumn(
-            format="%.2f"), "sentence": st.column_config.TextColumn(width="large")})
+    # Tables, not data grids: five rows whose sentences wrap, so the scores the answer quotes stay on
+    # screen beside them in a half-width column (a grid cut them off when presenting).
+    scores = {"cosine": "{:.3f}", "word overlap": "{:.2f}"}
+    meaning_col.table(figures.meaning.style.format(scores), hide_index=True)
     overlap_col.markdown("**By spelling** (word overlap: shared words ÷ all words)")
-    overlap_col.dataframe(figures.overlap, hide_index=True, column_config={
-        "word overlap": st.column_config.NumberColumn(format="%.2f"), "sentence": st.column_config.TextColumn(
-            width="large")})
+    overlap_col.table(figures.overlap.style.format(scores), hide_index=True)
     download_csv("search_meaning.csv", "Download (CSV)", frame_csv, figures.meaning, key="meaning_csv",
                  where=meaning_col)
     download_csv("search_overlap.csv", "Download (CSV)", frame_csv, figures.overlap, key="overlap_search_csv",

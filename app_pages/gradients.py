@@ -180,8 +180,9 @@ def recall(shown) -> None:
     )
     if view.learning:
         table = pd.DataFrame.from_dict(dict(view.learning), orient="index").rename_axis(["model", "after step"])
-        text_col.dataframe(table, column_config={c: st.column_config.NumberColumn(c, **PERCENT)
-                                                 for c in table.columns})
+        # Under both columns, at the page's width: in the text's column its ranges of distance ran off
+        # the side (presenting, three of its five were cut).
+        st.dataframe(table, column_config={c: st.column_config.NumberColumn(c, **PERCENT) for c in table.columns})
 
 
 serve_lesson(

@@ -89,8 +89,11 @@ def memory(shown) -> None:
     altair_chart(figures.scores_chart, key="scores_chart")
     st.markdown(text("memory"))
     st.markdown(f"**At T = {settings.T:,}** (the KV cache in {settings.bytes_per_value}-byte values):")
-    st.dataframe(figures.table.drop(columns=["KV cache (bytes)", "scores (bytes)"]), hide_index=True,
-                 column_config={"source": st.column_config.TextColumn(width="large")})
+    # The sources under the table, not in it: a column of them ran the table past a projector's width.
+    shown_table = figures.table.drop(columns=["KV cache (bytes)", "scores (bytes)", "source"])
+    st.dataframe(shown_table, hide_index=True, column_config={"longest input": st.column_config.TextColumn(width=150)})
+    with st.expander("Where these shapes come from"):
+        st.markdown("\n".join(f"- **{row.configuration}**: {row.source}" for row in figures.table.itertuples()))
     download_csv(f"attention_bytes_T{settings.T}.csv", "Download the table (CSV)", frame_csv, figures.table,
                  key="memory_table_csv")
     download_csv("attention_bytes_by_T.csv", "Download bytes against T (CSV)", frame_csv, figures.frame,

@@ -59,8 +59,8 @@ def matrix(shown) -> None:
         formula_col.markdown(text("matrix: sinusoidal formula"))
     with text_col:
         if m.table is not None:
-            st.dataframe(pd.DataFrame(np.round(m.table, 2), index=rows, columns=names),
-                         column_config={name: st.column_config.NumberColumn(format="%.2f") for name in names})
+            # A table, not a data grid: its headers wrap, so a narrow column shows every dimension.
+            st.table(pd.DataFrame(np.round(m.table, 2), index=rows, columns=names).style.format("{:.2f}"))
             st.caption("The same numbers, rounded to two decimals. Column headers give the function of p.")
         if kind == "sinusoidal":
             st.markdown(text("matrix: why sines and cosines"))
@@ -128,7 +128,7 @@ def shuffle(shown) -> None:
         st.markdown(f"Input `{' '.join(view.tokens)}` → expected `{' '.join(reversed(view.tokens))} </s>`")
         st.dataframe(figures.summary, hide_index=True, column_config={
             "held-out accuracy": st.column_config.ProgressColumn(
-                format="percent", min_value=0.0, max_value=1.0,
+                format="percent", min_value=0.0, max_value=1.0, width=110,  # the table fits the desk's column
                 help="Whole sequences right on 1000 held-out inputs (from the model card)."),
             "shuffle difference": st.column_config.NumberColumn(
                 format="%.1e", help="Largest change of any token's encoder output under the shuffle above."),

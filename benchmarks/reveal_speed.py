@@ -45,7 +45,8 @@ SHOWN_JS = """
                               && a.getBoundingClientRect().height > 0);
   if (!said) return false;
   const figures = [...document.querySelectorAll(
-    '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], [data-testid="stDataFrame"]')];
+    '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
+    + '[data-testid="stDataFrame"], [data-testid="stTable"]')];
   const drawn = figures.some(f => {
     const top = f.getBoundingClientRect().top;
     if (top >= height) return false;

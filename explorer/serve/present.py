@@ -146,7 +146,8 @@ FIT_JS = """
 (() => {
   if (window.__explorerFit) return;
   window.__explorerFit = true;
-  const FIGURES = '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], [data-testid="stDataFrame"]';
+  const FIGURES = '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
+    + '[data-testid="stDataFrame"], [data-testid="stTable"]';
   const DRAWN = '.main-svg, canvas, svg.marks';  // a table has its height as soon as it is mounted
   let handled = "", waiting = 0;
   const stepAlert = (main) => {
@@ -164,7 +165,7 @@ FIT_JS = """
     const figure = [...main.querySelectorAll(FIGURES)].find((f) =>
       alert.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING);
     const drawn = figure && figure.getBoundingClientRect().height > 0
-      && (figure.getAttribute("data-testid") === "stDataFrame" || figure.querySelector(DRAWN));
+      && (["stDataFrame", "stTable"].includes(figure.getAttribute("data-testid")) || figure.querySelector(DRAWN));
     const app = document.querySelector('[data-testid="stApp"]');
     const running = !app || app.getAttribute("data-test-script-state") !== "notRunning";
     const bottom = drawn ? figure.getBoundingClientRect().bottom : null;

@@ -42,7 +42,8 @@ COMPLETE_JS = SETTLED_JS.replace("({after, quietMs}) => {", """({after, quietMs,
 SEEN_JS = """
 (skip) => {
   const main = document.querySelector('[data-testid="stMain"]');
-  const charts = '.js-plotly-plot, [data-testid="stVegaLiteChart"], [data-testid="stDataFrame"]';
+  const charts = '.js-plotly-plot, [data-testid="stVegaLiteChart"], '
+    + '[data-testid="stDataFrame"], [data-testid="stTable"]';
   const parts = [];
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
     acceptNode: (node) => node.parentElement.closest(charts) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});

@@ -50,7 +50,8 @@ REVEALED_JS = """(start) => {
     .find((a) => a.innerText.replace(/[*`]/g, "").includes(start));
   if (!answer) return null;
   const figure = [...document.querySelectorAll(
-    '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], [data-testid="stDataFrame"]')]
+    '[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"], '
+    + '[data-testid="stDataFrame"], [data-testid="stTable"]')]
     .find((f) => answer.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING);
   const box = (e) => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
   return {answer: box(answer), figure: figure ? box(figure) : null,
@@ -91,6 +92,24 @@ def wait_for_address(page, wanted, what: str, timeout_s: float = 30.0) -> None:
     wait_until_settled(page, runs_done(page) - 1, what)  # the run is done (above); now quiet
 
 
+# Every drawn table whose columns run past its box: a data grid scrolls sideways inside it, a plain
+# table's cells stand past its right edge.  On a projector nobody scrolls a table sideways, so a
+# column past the edge is a column the room does not see (the encoders' search scores, the decoder's
+# shares of parameters were).
+TABLES_CUT_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"], [data-testid="stTable"]')]
+  .filter((t) => t.getBoundingClientRect().height > 0).flatMap((t) => {
+    const box = t.getBoundingClientRect(), grid = t.querySelector('.dvn-scroller');
+    const cut = grid ? grid.scrollWidth > grid.clientWidth + 1
+      : [...t.querySelectorAll('td, th')].some((c) => c.getBoundingClientRect().right > box.right + 1);
+    return cut ? [t.innerText.slice(0, 60).replace(/\\s+/g, ' ')] : [];
+  })"""
+
+
+def assert_no_table_cut(page, when: str) -> None:
+    cut = page.evaluate(TABLES_CUT_JS)
+    assert not cut, f"{when}: tables wider than their box on {page.url} (columns out of sight): {cut}"
+
+
 @pytest.fixture
 def projector_page(new_page):
     def open_at(url: str):
@@ -118,6 +137,7 @@ def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, pro
     assert layout["bottoms"][first] <= PROJECTOR["height"], (
         f"the first chart ends at {layout['bottoms'][first]:.0f} px, below the projected screen's "
         f"{PROJECTOR['height']} px: part of the key figure is out of the room's sight")
+    assert_no_table_cut(page, "presentation mode")
     assert layout["texts"] > 5, "chart text was found to measure"
     assert not layout["small"], f"chart text under {MIN_FONT_PX} px: {layout['small'][:10]}"
     title = page.locator('[data-testid="stMain"] h1').bounding_box()
@@ -147,6 +167,7 @@ def test_the_clicker_walks_every_step_with_its_answer_and_figure_on_the_first_sc
         assert_no_exception(page, f"revealing step {number}")
         vega_drawn(page)
         assert_no_label_cut(page, f"step {number}")
+        assert_no_table_cut(page, f"step {number}")
         page.wait_for_function("(state) => (window.__explorerFitted || '').endsWith(state)",
                                arg=f"|{number}|answer", timeout=10_000, polling=100)
         shown = page.evaluate(REVEALED_JS, start)

@@ -171,7 +171,7 @@ def test_cache_counts_are_the_cost_functions_for_this_example():
 
 def test_architecture_parameters_are_counted_on_built_models():
     at = run_page(PAGE, {"arch_d": "128", "arch_layers": "3", "arch_vocab": "1000"})
-    table = at.dataframe[0].value.set_index("architecture")
+    table = at.table[0].value.set_index("architecture")
 
     def built(architecture, layers):  # pre-norm, as the shipped models: a final LayerNorm per stack
         torch.manual_seed(0)
@@ -204,7 +204,7 @@ def test_the_lesson_reveals_state_true_numbers():
     assert counts == [(2_506_560, 121_280)] and round(counts[0][0] / counts[0][1]) == 21
     assert "2,506,560" in steps[5] and "121,280" in steps[5]
     at = run_page(PAGE, {"arch_d": "512", "arch_layers": "6", "arch_vocab": "32000"})
-    table = at.dataframe[0].value.set_index("architecture")
+    table = at.table[0].value.set_index("architecture")
     share = table.loc["decoder-only", "parameters"] / table.loc["encoder–decoder", "parameters"]
     assert f"{share:.0%}" == "55%" and "55%" in steps[7]
 

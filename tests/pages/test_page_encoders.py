@@ -50,7 +50,7 @@ def vectors_z(at) -> np.ndarray:
 
 
 def table(at, column: str):
-    return next(df.value for df in at.dataframe if column in df.value.columns)
+    return next(df.value for df in [*at.dataframe, *at.table] if column in df.value.columns)
 
 
 def test_default_view_token_vectors_pooled_as_the_model_computes_them():
@@ -112,7 +112,7 @@ def test_search_ranks_by_cosine_beside_word_overlap():
     vectors = model.corpus_vectors(corpus.sentences).astype(np.float64)
     direct = vectors @ model.embed([DEFAULT_QUERY])[0].astype(np.float64)
     assert [corpus.sentences[i] for i in np.argsort(-direct)[:5]] == list(meaning["sentence"])
-    overlap = next(df.value for df in at.dataframe if "cosine" not in df.value.columns and "word overlap" in df.value)
+    overlap = next(df.value for df in at.table if "cosine" not in df.value.columns and "word overlap" in df.value)
     assert list(overlap["sentence"]) == [corpus.sentences[i] for i, _ in word_overlap_search(DEFAULT_QUERY,
                                                                                            corpus.sentences, 5)]
     parts = plotly_array_1d(figure(at, "What each word piece")["data"][0]["x"])

@@ -102,6 +102,9 @@ def test_section_controls_memory_gqa_tiled_window():
     table = at.dataframe[1].value
     llama = table[table["configuration"] == "Llama-2-7B"].iloc[0]
     assert llama["KV cache"] == "34.4 GB"  # 2 · 32 · 32 · 128 · 32768 · 4
+    assert "source" not in table.columns, "the sources are listed under the table, not in a column past its edge"
+    sources = next(e for e in at.expander if e.label == "Where these shapes come from").markdown[0].value
+    assert "- **Llama-2-7B**: Touvron et al. 2023" in sources
     at.select_slider(key="gqa_h").set_value(4).run()
     at.select_slider(key="gqa_g").set_value(1).run()
     assert "all 4 query heads but only 1 key/value" in markdown(at)

@@ -68,7 +68,7 @@ def test_opens_on_the_lecture_table_drawn_and_printed():
     figure = chart(at, "matrix")
     assert figure["layout"]["yaxis"]["ticktext"] == ["0 · I", "1 · am", "2 · a", "3 · robot"]
     assert figure["data"][0]["colorscale"][0][1] == "rgb(127,59,8)", "PuOr, sent as explicit stops"
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert table.to_numpy().tolist() == LECTURE_TABLE
     assert table.iloc[1].tolist() == [0.84, 0.54, 0.10, 1.00]
     assert list(table.columns) == ["0: sin(p/1)", "1: cos(p/1)", "2: sin(p/10)", "3: cos(p/10)"]
@@ -108,10 +108,10 @@ def test_preset_buttons_switch_between_the_lecture_table_and_the_classic_picture
     assert z.shape == (100, 512), "100 × 512 is drawn in full"
     np.testing.assert_allclose(z, sinusoid(rows, cols, 512, 10000.0), rtol=0, atol=1e-6)
     assert "Downsampled" not in captions(at)
-    assert not at.dataframe or at.dataframe[0].value.shape != (100, 512), "no 51 200-number table"
+    assert not at.table or at.table[0].value.shape != (100, 512), "no 51 200-number table"
     lecture = next(b for b in at.button if b.proto.label.startswith("Lecture"))
     lecture.click().run()
-    assert at.dataframe[0].value.to_numpy().tolist() == LECTURE_TABLE
+    assert at.table[0].value.to_numpy().tolist() == LECTURE_TABLE
 
 
 def test_sliders_drive_the_matrix():

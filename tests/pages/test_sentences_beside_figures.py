@@ -46,7 +46,7 @@ def test_positions_says_the_diagonals_are_constant_only_for_an_even_width(d_mode
 def test_decoder_quotes_the_same_weights_per_layer_as_its_step(params):
     at = run_page("app_pages/decoder.py", params)
     said = re.search(r"about (\d+)·d² weights, against (\d+)·d² for", markdown(at)).groups()
-    table = at.dataframe[0].value.set_index("architecture")
+    table = at.table[0].value.set_index("architecture")
     counted = table.loc[["decoder-only", "encoder–decoder"], "in the layers"].to_numpy(dtype=float)
     width = int(re.search(r"d_model = (\d+)", "\n".join(c.value for c in at.caption)).group(1))
     layers = int(re.search(r"with (\d+) layer", markdown(at)).group(1))
