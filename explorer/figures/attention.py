@@ -17,6 +17,7 @@ from .common import (
     GRID_WIDTH_PX,
     PRESENT_HEIGHT,
     SEQUENTIAL,
+    bright_ticks,
     colour_list,
     figure_from_spec,
     grid_domains,
@@ -24,6 +25,7 @@ from .common import (
     hover_grid,
     label_step,
     panel_title,
+    plotly_text,
     token_axis,
 )
 
@@ -132,7 +134,8 @@ def attention_grid(
     the left of its row (`layer_numbers`, when `weights` holds only some of a model's layers;
     default 1, 2, …).  `allowed` (same shape, boolean) marks where attention may look: the other
     cells are drawn grey, with a legend entry, so a masked cell never reads as a weight of 0.  Tick
-    labels are thinned (`label_step`) to what fits the narrowest width the grid is drawn at.
+    labels are thinned (`label_step`) to what fits the narrowest width the grid is drawn at; a thinned
+    panel names its brightest key columns (`bright_ticks`), so the word a head reads from is labelled.
     """
     n_layers, n_heads, n_queries, n_keys = weights.shape
     layer_numbers = list(layer_numbers) if layer_numbers is not None else list(range(1, n_layers + 1))
@@ -160,8 +163,9 @@ def attention_grid(
         traces += _layer_traces(weights[layer], None if not masked_any else allowed[layer], layer_numbers[layer],
                                 suffix, edges, pairs)
         x_axis = token_axis(key_tokens, domain=(0.0, 1.0), anchor=f"y{suffix}", size=small, every=x_every)
-        x_axis["tickvals"] = [head * stride + v for head in range(n_heads) for v in x_axis["tickvals"]]
-        x_axis["ticktext"] = x_axis["ticktext"] * n_heads
+        ticks = [bright_ticks(np.nan_to_num(weights[layer, head]).sum(axis=0), x_every) for head in range(n_heads)]
+        x_axis["tickvals"] = [head * stride + v for head in range(n_heads) for v in ticks[head]]
+        x_axis["ticktext"] = [plotly_text(key_tokens[v]) for head in range(n_heads) for v in ticks[head]]
         layout[f"xaxis{suffix}"] = x_axis
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
                                                size=small, reverse=True, every=y_every)

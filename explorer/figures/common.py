@@ -41,6 +41,7 @@ __all__ = [
     "SEQUENTIAL",
     "FrozenFigure",
     "bar_chart",
+    "bright_ticks",
     "colour_encoding",
     "colour_list",
     "configure",
@@ -139,6 +140,20 @@ def label_step(labels: Sequence[str], panel_px: float, *, vertical: bool = False
         if all((a + b) / 2 + 0.5 * font_px <= k * cell for a, b in pairwise(shown)):
             return k
     return n
+
+
+def bright_ticks(mass: np.ndarray, every: int) -> list[int]:
+    """The columns to label when labels must thin to one per `every` columns: the ones with the most
+    `mass` (a panel's weight per key), greedily, none nearer than `every` columns to another; every
+    column when `every` is 1.  Thinning to every k-th from the first labels columns by their place
+    alone, and a head's one bright column was left unnamed (the attention lesson's "animal")."""
+    if every <= 1:
+        return list(range(len(mass)))
+    chosen: list[int] = []
+    for column in np.argsort(-np.asarray(mass), kind="stable"):
+        if all(abs(int(column) - other) >= every for other in chosen):
+            chosen.append(int(column))
+    return sorted(chosen)
 
 
 def token_axis(labels, *, domain, anchor, size, reverse=False, show=True, every: int = 1) -> dict:

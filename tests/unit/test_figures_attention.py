@@ -163,6 +163,28 @@ def test_grid_labels_are_upright_or_slanted_never_turned_and_thinned_to_fit(n, h
             "one layer, one row: its tokens label it once, on the left"
 
 
+def test_a_thinned_panel_names_the_column_its_head_reads_from():
+    """Eleven words in four heads side by side thin to a label every few columns: each panel labels
+    its brightest key columns, so head 1's one bright column ("animal", the second) is named, and
+    head 2's (the last) in its own panel; labels stay as far apart as thinning asked."""
+    words = ["the", "animal", "didn't", "cross", "the", "street", "because", "it", "was", "too", "tired"]
+    n = len(words)
+    weights = np.full((1, 4, n, n), 0.02)
+    weights[0, 0, :, 1] = 1.0
+    weights[0, 1, :, n - 1] = 1.0
+    spec = validated(figures.attention_grid(weights, words, words))
+    x = spec["layout"]["xaxis"]
+    stride = n + figures.head_gap(4, n)
+    panels = [[(v - h * stride, t) for v, t in zip(x["tickvals"], x["ticktext"], strict=True)
+               if h * stride <= v < h * stride + n] for h in range(4)]
+    assert len(panels[0]) < n, "the labels are thinned at this width"
+    assert (1, "animal") in panels[0] and (n - 1, "tired") in panels[1]
+    every = min(b - a for a, b in pairwise(v for v, _ in panels[2]))
+    for panel in panels:
+        assert all(b - a >= every for a, b in pairwise(v for v, _ in panel))
+        assert all(words[v] == t for v, t in panel)
+
+
 def test_few_tokens_are_all_labelled_and_label_step_grows_with_crowding():
     assert label_step(list("ABCDEFG"), 400) == 1
     assert label_step(list("ABCDEFG"), 60) > 1
