@@ -21,6 +21,7 @@ from ..training.parsed_input import OWN_TEXT
 from .internals import StreamlitAPIException, arrow_bytes
 from .links import Choice, Flag, Number, Text, Unusable, read
 from .present import presenting
+from .steps import STEP_SET
 from .text import escape_markdown, quoted
 
 __all__ = ["OWN_TEXT", "PARAMETERS_KEY", "UrlControls", "altair_chart", "download_csv", "vega_lite_spec"]
@@ -85,6 +86,7 @@ class UrlControls:
         self._notes: list[str] = []
         self._put_off: set[str] = set()  # keys of controls a section makes in a run of its own
         self._known: set[str] = set()  # keys of every control of the page, made in this run or not
+        self._step_set = st.session_state.pop(STEP_SET, set()) if page is not None else set()
 
     def know(self, keys: Sequence[str]) -> None:
         """These are the page's controls' keys, also those that do not apply with the settings chosen
@@ -182,8 +184,16 @@ class UrlControls:
         self._forget_if_invalid(key, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
                                 and min_value <= v <= max_value)
         rule = Number(min_value, max_value, step)
+        bind = self._bind(key, rule, value)
+        if key in self._step_set:
+            # Streamlit counts a slider's ends in its identity: a step whose example moves them makes a
+            # new slider, and a new bound slider takes the address's value, the previous step's, over the
+            # one the step set (the decoder's step 6 showed t = 3 until Reveal).  So it stays unbound this
+            # visit, as a rejected link value's control does, and `record` writes its value to the address.
+            st.session_state.setdefault(self._UNBOUND, {})[key] = value
+            bind = None
         chosen = where.slider(label, min_value=min_value, max_value=max_value, value=value, step=step,
-                              key=key, bind=self._bind(key, rule, value), **kwargs)
+                              key=key, bind=bind, **kwargs)
         return self.record(key, label, chosen, rule)
 
     def select_slider(self, label, options: Sequence, value, key, *, where=st, **kwargs):

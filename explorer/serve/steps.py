@@ -40,6 +40,7 @@ STEP_KEY = "step"
 _APPLIED = "_lesson_applied"  # session-state key: the (page, step) whose settings were last applied
 _REVEALED = "_lesson_revealed"  # session-state key: (page, step) pairs revealed in this session
 _JUST_REVEALED = "_lesson_just_revealed"  # session-state key: the (page, step) revealed by this run's click
+STEP_SET = "_lesson_step_set"  # session-state key: the controls a click on a step has just set
 
 
 @dataclass(frozen=True)
@@ -117,9 +118,11 @@ class Lesson:
         if not number:
             return
         linked = set() if from_widget else set(st.query_params)
-        for key, value in self.steps[number - 1].settings.items():
-            if key not in linked:
-                st.session_state[key] = value
+        applied = [key for key in self.steps[number - 1].settings if key not in linked]
+        for key in applied:
+            st.session_state[key] = self.steps[number - 1].settings[key]
+        if from_widget:
+            st.session_state[STEP_SET] = set(applied)  # for the run the click starts (controls.py)
 
     def _go(self, number: int) -> None:
         st.session_state[STEP_KEY] = max(0, min(len(self.steps), number))

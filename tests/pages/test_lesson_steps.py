@@ -78,6 +78,15 @@ def test_walking_the_steps_with_next_shows_each_answer_as_its_link_does(page):
     at = page_test(page.path, {"step": "1"}).run()
     for number, step in enumerate(steps, start=1):
         assert at.session_state["step"] == number
+        for key, value in step.settings.items():  # the question already shows the step's controls
+            assert at.session_state[key] == value, f"step {number}'s question: {key} is {at.session_state[key]!r}"
+            linked = at.query_params.get(key)
+            linked = linked[0] if isinstance(linked, list) else linked
+            if isinstance(value, bool):
+                same = linked == str(value).lower()
+            else:
+                same = linked == str(value) or (isinstance(value, (int, float)) and float(linked or "nan") == value)
+            assert linked is None or same, f"step {number}: the address says {key}={linked}, the step {value!r}"
         at.button(key="lesson_next").click().run()  # Reveal
         assert_no_exception(at)
         shown = answer(page.url_path, step)
