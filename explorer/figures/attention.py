@@ -163,9 +163,11 @@ def attention_grid(
         traces += _layer_traces(weights[layer], None if not masked_any else allowed[layer], layer_numbers[layer],
                                 suffix, edges, pairs)
         x_axis = token_axis(key_tokens, domain=(0.0, 1.0), anchor=f"y{suffix}", size=small, every=x_every)
-        ticks = [bright_ticks(np.nan_to_num(weights[layer, head]).sum(axis=0), x_every) for head in range(n_heads)]
-        x_axis["tickvals"] = [head * stride + v for head in range(n_heads) for v in ticks[head]]
-        x_axis["ticktext"] = [plotly_text(key_tokens[v]) for head in range(n_heads) for v in ticks[head]]
+        mass = np.full(n_columns, -np.inf)  # weight per key column along the row, blanks between heads -inf
+        for head in range(n_heads):
+            mass[head * stride:head * stride + n_keys] = np.nan_to_num(weights[layer, head]).sum(axis=0)
+        x_axis["tickvals"] = bright_ticks(mass, x_every)  # apart across the blanks too
+        x_axis["ticktext"] = [plotly_text(key_tokens[v % stride]) for v in x_axis["tickvals"]]
         layout[f"xaxis{suffix}"] = x_axis
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
                                                size=small, reverse=True, every=y_every)

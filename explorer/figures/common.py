@@ -145,14 +145,17 @@ def label_step(labels: Sequence[str], panel_px: float, *, vertical: bool = False
 def bright_ticks(mass: np.ndarray, every: int) -> list[int]:
     """The columns to label when labels must thin to one per `every` columns: the ones with the most
     `mass` (a panel's weight per key), greedily, none nearer than `every` columns to another; every
-    column when `every` is 1.  Thinning to every k-th from the first labels columns by their place
-    alone, and a head's one bright column was left unnamed (the attention lesson's "animal")."""
+    column when `every` is 1.  Columns of mass -inf (the blanks between panels) get no label.
+    Thinning to every k-th from the first labels columns by their place alone, and a head's one
+    bright column was left unnamed (the attention lesson's "animal")."""
+    mass = np.asarray(mass, dtype=float)
+    labelled = [int(column) for column in np.argsort(-mass, kind="stable") if np.isfinite(mass[column])]
     if every <= 1:
-        return list(range(len(mass)))
+        return sorted(labelled)
     chosen: list[int] = []
-    for column in np.argsort(-np.asarray(mass), kind="stable"):
-        if all(abs(int(column) - other) >= every for other in chosen):
-            chosen.append(int(column))
+    for column in labelled:
+        if all(abs(column - other) >= every for other in chosen):
+            chosen.append(column)
     return sorted(chosen)
 
 
