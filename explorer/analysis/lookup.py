@@ -129,12 +129,16 @@ def parse_vectors(text: str, *, rows: int | None = None, dim: int | None = None)
         raise ValueError("every row needs the same number of entries")
     width = widths.pop()
     if rows is not None and len(matrix) != rows:
-        raise ValueError(f"expected {rows} rows, found {len(matrix)}")
+        raise ValueError(f"expected {_count(rows, 'row')}, found {len(matrix)}")
     if dim is not None and width != dim:
-        raise ValueError(f"expected {dim} numbers per row, found {width}")
+        raise ValueError(f"expected {_count(dim, 'number')} per row, found {width}")
     if len(matrix) > MAX_ROWS or width > MAX_DIM:
         raise ValueError(f"at most {MAX_ROWS} rows of at most {MAX_DIM} numbers")
     return np.array(matrix, dtype=np.float64)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def format_vectors(matrix: np.ndarray) -> str:

@@ -95,6 +95,8 @@ def test_parse_accepts_mixed_separators():
         ("1, 2; 3", {}, "same number"),
         ("1, 2; 3, 4", {"rows": 3}, "expected 3 rows"),
         ("1, 2; 3, 4", {"dim": 3}, "expected 3 numbers"),
+        ("1, 2; 3, 4", {"rows": 1}, "expected 1 row,"),
+        ("1, 2; 3, 4", {"dim": 1}, "expected 1 number per row"),
         ("1;" * 9, {}, "at most 8 rows"),
         (" ".join(["1"] * 9), {}, "at most"),
         ("", {}, "no numbers"),
