@@ -113,6 +113,16 @@ def _layer_traces(weights: np.ndarray, allowed: np.ndarray | None, number: int, 
     return [trace, {**grey, "x": edges, "hoverongaps": False}]
 
 
+def _bright_keys(layer_weights: np.ndarray, stride: int, n_columns: int, every: int) -> list[int]:
+    """The key columns of one layer's row of heads to label (`bright_ticks`): the brightest, chosen
+    along the whole row so labels stay apart across the blanks between heads too."""
+    n_keys = layer_weights.shape[-1]
+    mass = np.full(n_columns, -np.inf)  # weight per key column along the row; the blanks -inf
+    for head, weights in enumerate(layer_weights):
+        mass[head * stride:head * stride + n_keys] = np.nan_to_num(weights).sum(axis=0)
+    return bright_ticks(mass, every)
+
+
 def attention_grid(
     weights: np.ndarray,
     query_tokens: Sequence[str],
@@ -163,10 +173,7 @@ def attention_grid(
         traces += _layer_traces(weights[layer], None if not masked_any else allowed[layer], layer_numbers[layer],
                                 suffix, edges, pairs)
         x_axis = token_axis(key_tokens, domain=(0.0, 1.0), anchor=f"y{suffix}", size=small, every=x_every)
-        mass = np.full(n_columns, -np.inf)  # weight per key column along the row, blanks between heads -inf
-        for head in range(n_heads):
-            mass[head * stride:head * stride + n_keys] = np.nan_to_num(weights[layer, head]).sum(axis=0)
-        x_axis["tickvals"] = bright_ticks(mass, x_every)  # apart across the blanks too
+        x_axis["tickvals"] = _bright_keys(weights[layer], stride, n_columns, x_every)
         x_axis["ticktext"] = [plotly_text(key_tokens[v % stride]) for v in x_axis["tickvals"]]
         layout[f"xaxis{suffix}"] = x_axis
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
