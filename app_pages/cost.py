@@ -8,6 +8,7 @@ from explorer.figures.common import frame_csv
 from explorer.serve import altair_chart, download_csv, plotly_chart
 from explorer.serve.adapter import Button, Section, measured_box, serve_lesson
 from explorer.serve.lessons import COST, COST_CROSSOVER, COST_STOPWATCH
+from explorer.serve.text import counted
 from explorer.views.cost import COST_LAYER_DETAILS, MAX_PASS_S, layers_to_connect
 from explorer.views.cost_lesson import TIMING_BUDGET_S, timed
 
@@ -109,7 +110,7 @@ def stopwatch(shown) -> None:
     text_col.markdown(
         f"""
     One forward pass of one layer at width d = {view.settings.d} on a batch of one sequence, in float32, the best
-    of up to five runs after a warm-up, on {view.threads} CPU thread(s). {per_step}{verdict}
+    of up to five runs after a warm-up, on {counted(view.threads, 'CPU thread')}. {per_step}{verdict}
 
     This is the lesson's fine print. On a GPU the T² comparisons of one layer run at the same time and
     the wall time follows the *sequential steps* instead — 1 for attention, T for the loop — which is
@@ -117,9 +118,9 @@ def stopwatch(shown) -> None:
     """
     )
     if skipped:
-        text_col.caption(f"{skipped} measurement(s) left out to stay within the {TIMING_BUDGET_S:.0f} s budget (the "
-                         f"largest T for the slowest layers), or because one forward pass would take more than "
-                         f"{MAX_PASS_S * 1000:.0f} ms. Timings are shared by everyone using this server and "
+        text_col.caption(f"{counted(skipped, 'measurement')} left out to stay within the {TIMING_BUDGET_S:.0f} s "
+                         f"budget (the largest T for the slowest layers), or because one forward pass would take "
+                         f"more than {MAX_PASS_S * 1000:.0f} ms. Timings are shared by everyone using this server and "
                          "measured once per width.")
 
 

@@ -6,6 +6,7 @@ from explorer.figures.common import frame_csv
 from explorer.serve import altair_chart, download_csv, lesson_text, plotly_chart
 from explorer.serve.adapter import Section, claimed, serve_lesson
 from explorer.serve.lessons import DEPTH
+from explorer.serve.text import counted
 
 
 def gradient_by_layer(shown) -> None:
@@ -65,5 +66,5 @@ serve_lesson(
     "arrives at each layer.",
     sidebar="Stack",
     sections=[Section("gradient", gradient_by_layer), Section("details", details)],
-    working=lambda s: f"Building 6 stacks of {s.n_layers} layers × {s.n_seeds} seed(s) and back-propagating…",
+    working=lambda s: f"Building 6 stacks of {s.n_layers} layers × {counted(s.n_seeds, 'seed')} and back-propagating…",
 )

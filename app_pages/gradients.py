@@ -7,6 +7,7 @@ from explorer.figures.common import frame_csv, subscript
 from explorer.serve import altair_chart, download_csv, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import GRADIENT_DEPENDENCY, GRADIENT_RECALL, GRADIENTS
+from explorer.serve.text import counted
 from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS, dependency_numbers
 from explorer.views.gradients import LEARNING_STEPS, RECALL_MODELS
 
@@ -27,7 +28,7 @@ def gradient_flow(shown) -> None:
             if view.change[kind] is None:
                 st.metric(label, "gradient 0", help="cut off by the truncation window")
             else:
-                st.metric(label, f"{view.change[kind]:+.1f}", help=f"mean over {settings.n_seeds} seed(s); "
+                st.metric(label, f"{view.change[kind]:+.1f}", help=f"mean over {counted(settings.n_seeds, 'seed')}; "
                           "negative: the early input gets less gradient, positive: more")
 
 
@@ -202,5 +203,5 @@ serve_lesson(
                 title="3 · Which inputs does each output depend on?"),
         Section("recall", recall, part=GRADIENT_RECALL, title="4 · Trained networks: remembering across a gap"),
     ],
-    working=lambda s: f"Back-propagating through {s.T} steps for {s.n_seeds} seed(s)…",
+    working=lambda s: f"Back-propagating through {s.T} steps for {counted(s.n_seeds, 'seed')}…",
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_markdown", "quoted"]
+__all__ = ["counted", "escape_markdown", "quoted"]
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; these are the ones that
 # mean something inside a line in Markdown, HTML or Streamlit's extensions (a user's text never starts
@@ -32,3 +32,9 @@ def escape_markdown(text: object, limit: int | None = None) -> str:
 def quoted(text: object, limit: int = 40) -> str:
     """A user's value inside typographic quotes, escaped: “like this”."""
     return f"“{escape_markdown(text, limit)}”"
+
+
+def counted(n: int, noun: str) -> str:
+    """ "1 seed", "3 seeds": a count with its noun, for a sentence built in a page (lesson text writes
+    "{n} seed(s)", and explorer.views.claims.fill does the same)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -28,6 +28,7 @@ from typing import Any
 __all__ = ["Claim", "fill", "power_of_ten", "say", "typed_numbers"]
 
 FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
+_COUNTED = re.compile(FIELD.pattern + r"( [^{}()\n]{1,30}?)\(s\)")  # a field, then a noun in the plural with "(s)"
 # A number written into a sentence by hand: digits, not part of a {field}, a subscript, a name
 # like x1 or d_model, nor "O(T²)"-like notation; a number that names a thing on the figure's axes
 # ("layer 0", "head 3", "t = 48") is a name, not a quantity.
@@ -56,7 +57,10 @@ def fill(text: str, values: Mapping[str, object], where: str = "a sentence") -> 
             raise KeyError(f"{where}: no value for {{{field[1]}}}")
         return format(values[field[1]], field[2] or "")
 
-    return FIELD.sub(one, text)
+    def counted(field: re.Match) -> str:  # "{n} layer(s)": "1 layer", "2 layers"
+        return one(field) + field[3] + ("" if values.get(field[1]) == 1 else "s")
+
+    return FIELD.sub(one, _COUNTED.sub(counted, text))
 
 
 def say(claims: Mapping[str, Claim], name: str, text: str, shown) -> str | None:

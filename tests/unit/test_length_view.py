@@ -247,7 +247,7 @@ def test_the_sentences_under_the_key_figure_hold_where_they_are_shown():
     met = view.t5_buckets
     said = say(LENGTH_CLAIMS, "t5_buckets", texts["t5_buckets"], shown)
     assert (len(met["encoder"].untrained), len(met["decoder"].untrained)) == (6, 10)
-    assert "at 30 letters its encoder needs 6 bucket(s) and its decoder 10" in said
+    assert "at 30 letters its encoder needs 6 buckets and its decoder 10" in said
     assert say(LENGTH_CLAIMS, "fail_inside", texts["fail_inside"], shown) is not None
     # A claim that does not hold is not said: a view where the T5 model is left out has no bucket sentence.
     without = types.SimpleNamespace(settings=shown.settings, view=dataclasses.replace(view, t5_buckets=None))

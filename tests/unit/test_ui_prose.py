@@ -26,3 +26,30 @@ def test_fields_are_filled_and_other_braces_left_alone():
 def test_a_missing_field_is_an_error():
     with pytest.raises(KeyError, match="beyond"):
         lesson_text("positions", "wavelengths", first=1.0, last="2", pairs=8, n_rows=100)
+
+
+def test_a_count_written_noun_s_agrees_with_its_number():
+    """Lesson text writes "{n} layer(s)"; a lecturer reads "1 layer" and "2 layers", never "(s)"."""
+    from explorer.serve.text import counted
+    from explorer.views.claims import fill
+
+    said = fill("With {n} layer(s) and {g} key/value head(s).", {"n": 1, "g": 2})
+    assert said == "With 1 layer and 2 key/value heads."
+    assert fill("{n:,} run(s) at a time", {"n": 1000}) == "1,000 runs at a time"
+    assert counted(1, "seed") == "1 seed" and counted(0, "seed") == "0 seeds"
+    for path in sorted(LESSON_DIR.glob("*.md")):  # every "(s)" in the lesson text follows a field
+        for name, text in lesson_sections(path.stem).items():
+            assert "(s)" not in fill(text, _AnyNumber(), where=name), f"{path.name} {name!r}"
+
+
+class _AnyNumber(dict):
+    """Every field 2 (a mapping that has every key)."""
+
+    def __contains__(self, key):
+        return True
+
+    def __getitem__(self, key):
+        return 2
+
+    def get(self, key, default=None):
+        return 2
