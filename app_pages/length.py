@@ -116,8 +116,10 @@ def gqa(shown) -> None:
     view, figures = shown.view, shown.figures
     plotly_chart(figures.grid, key="gqa_grid")
     per = view.heads // view.kv_heads
-    st.markdown(text("gqa", h=view.heads, g=view.kv_heads, shared=f"{per} query head{'s' if per > 1 else ''}",
-                     sharing=gqa_sharing(view.heads, view.kv_heads)))
+    shared = (f"shared by {per} query heads, which still attend in their own ways because their queries differ"
+              if per > 1 else "read by one query head only: nothing is shared, as in ordinary multi-head attention")
+    st.markdown(text("gqa", h=view.heads, g=view.kv_heads, shared=shared, sharing=gqa_sharing(view.heads,
+                                                                                                view.kv_heads)))
     table_col, _ = st.columns([4, 1])
     with table_col:
         st.markdown("**KV cache bytes** for the layer drawn (causal, 8 positions) and for a 7B model's shape "

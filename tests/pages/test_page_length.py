@@ -107,7 +107,11 @@ def test_section_controls_memory_gqa_tiled_window():
     assert "- **Llama-2-7B**: Touvron et al. 2023" in sources
     at.select_slider(key="gqa_h").set_value(4).run()
     at.select_slider(key="gqa_g").set_value(1).run()
-    assert "all 4 query heads but only 1 key/value" in markdown(at)
+    assert "all 4 query heads but only 1 key/value head:" in markdown(at)
+    at.select_slider(key="gqa_g").set_value(4).run()  # as many K/V heads as query heads: nothing shared
+    said = markdown(at).replace("\n", " ")
+    assert "each K/V head is read by one query head only: nothing is shared" in said and "shared by 1" not in said
+    at.select_slider(key="gqa_g").set_value(1).run()
     assert "are drawn next to each other: all of them read the same one." in markdown(at).replace("\n", " ")
     grid = next(f for f in plotly_figures(at) if len(f["data"]) == 4)
     assert [a["text"] for a in grid["layout"]["annotations"]] == [f"query head {i} · K/V 1" for i in range(1, 5)]
