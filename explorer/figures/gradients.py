@@ -30,6 +30,7 @@ from .common import (
     plotly_text,
 )
 from .logscale import log_axis, log_colorbar, log_range, log_strip
+from .margins import column_gap
 
 __all__ = [
     "DependencyFigures",
@@ -175,7 +176,7 @@ def dependency_figure(panels: Sequence[tuple[str, np.ndarray]], *, height: int =
         with np.errstate(divide="ignore"):
             logs.append(np.where(matrix > 0, np.log10(np.where(matrix > 0, matrix, 1.0)), np.nan))
     low, high = log_range(np.concatenate([z.ravel() for z in logs]) if logs else np.array([0.0]))
-    domains = grid_domains(len(panels), 0.06)
+    domains = grid_domains(len(panels), column_gap([str(len(z) - 1) for z in logs], FONT_SIZE - 2))
     traces, layout, annotations = [], {}, []
     for i, ((title, _), z, domain) in enumerate(zip(panels, logs, domains, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
