@@ -153,7 +153,8 @@ def phone_width(spec: dict) -> int:
     for note in layout.get("annotations") or []:
         if note.get("xref", "paper") != "paper" or note.get("yref", "paper") != "paper" or note.get("textangle"):
             continue
-        width = label_width(_MARKUP.sub("", str(note.get("text", ""))), _size(note.get("font"), base_size))
+        lines = re.split(r"<br\s*/?>", str(note.get("text", "")))  # a title on lines: its longest line
+        width = max(label_width(_MARKUP.sub("", line), _size(note.get("font"), base_size)) for line in lines)
         rows.setdefault(round(float(note.get("y", 0.0)), 3), []).append((float(note.get("x", 0.5)), width))
     need = 0.0  # px of plot area the closest pair of titles needs
     for row in rows.values():
