@@ -6,7 +6,8 @@ the phone's 600 px chart width gets the width they need (explorer/figures/margin
 explorer/serve/present.py); before that, six lessons' titles ran into each other here.  No tick label
 stands over a panel's plot (positions' and encoders' row labels did), and every Vega-Lite chart drawn as
 SVG keeps its legend and titles inside its edges and at least half its width for the plot (depth's legend
-beside the plot left it ~0 px; gradients' legend ran past the edge)."""
+beside the plot left it ~0 px; gradients' legend ran past the edge).  No chart is wider than 800 px (the
+decoder's took 1049), and no bar's value label is shrunk or runs into another (cost's, also presenting)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,29 @@ INTO_PANELS_JS = """
   return {name: key ? key.className.match(/st-key-[^ ]+/)[0] : 'chart', into};
 })
 """
+# Every bar's value label: the corners of its drawn box and the scale Plotly drew it at (it shrinks a label
+# to its bar's width when the label does not fit).
+BAR_LABELS_JS = """
+() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] text.bartext')]
+  .filter((t) => t.textContent.trim() && t.getBBox().width > 0).map((t) => {
+    const b = t.getBBox(), m = t.getScreenCTM();
+    const corner = (x, y) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
+    return {text: t.textContent, scale: Math.hypot(m.a, m.b), quad: [corner(b.x, b.y), corner(b.x + b.width, b.y),
+            corner(b.x + b.width, b.y + b.height), corner(b.x, b.y + b.height)]};
+  })
+"""
+BAR_LABEL_GAP = 2  # px between two bars' value labels, at least
+
+
+def bar_label_problems(page) -> list[str]:
+    """Bars' value labels drawn shrunk (below 95 %) or closer than BAR_LABEL_GAP to another."""
+    labels = page.evaluate(BAR_LABELS_JS)
+    shrunk = [f"{label['text']!r} at {label['scale']:.0%}" for label in labels if label["scale"] < 0.95]
+    close = [f"{a['text']!r} × {b['text']!r}" for i, a in enumerate(labels) for b in labels[i + 1:]
+             if overlap(a["quad"], b["quad"], -BAR_LABEL_GAP)]
+    return shrunk + close
+
+
 OVERFLOW_JS = """
 () => { const main = document.querySelector('[data-testid="stMain"]');
         return [main.scrollWidth, main.clientWidth, document.documentElement.scrollWidth]; }
@@ -120,4 +144,17 @@ def test_every_lesson_reads_on_a_phone(lesson, new_page, app_url, screenshot_dir
             f"{chart['name']}: text cut at the chart's edge on a phone: {chart['cut']}"
         assert chart["plot"] >= PLOT_SHARE * chart["width"] or "plot" in left, \
             f"{chart['name']}: the plot is {chart['plot']:.0f} px of the chart's {chart['width']:.0f} on a phone"
+    assert not (bars := bar_label_problems(page)), f"bar labels shrunk or run together on a phone: {bars[:6]}"
     assert_no_label_cut(page, f"{lesson.url_path} on a phone")
+
+
+def test_the_cost_bars_labels_stand_apart_when_presenting(new_page, app_url):
+    """Presenting at 1280 × 720, the cost lesson's bar labels (raised to 18 px) stood side by side with a
+    pixel between them ("6.29M4.19M"); upright, they stand apart."""
+    require_chromium()
+    page = new_page()
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page = open_page(lambda: page, f"{app_url}/cost?present=1")
+    page.wait_for_selector('[data-testid="stPlotlyChart"] text.bartext', timeout=20_000)
+    page.wait_for_timeout(800)
+    assert not (bars := bar_label_problems(page)), f"bar labels shrunk or run together presenting: {bars[:6]}"
