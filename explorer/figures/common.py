@@ -38,6 +38,7 @@ __all__ = [
     "PLAIN_NUMBERS",
     "PRESENT_AXES",
     "PRESENT_HEIGHT",
+    "PRESENT_VEGA",
     "SEQUENTIAL",
     "FrozenFigure",
     "bar_chart",
@@ -181,6 +182,10 @@ def token_axis(labels, *, domain, anchor, size, reverse=False, show=True, every:
 PRESENT_HEIGHT = "present_height"
 """A figure's `layout.meta` key: its height when presenting, if it must differ (a grid that has to fit
 on one projected screen; explorer.figures.presentation applies it)."""
+
+PRESENT_VEGA = "present"
+"""A Vega-Lite chart's `usermeta` key: {"spec": {top-level properties}, "legend": {legend config}} it takes
+when presenting (a legend laid out for a phone's width under the plot goes beside it on a projector)."""
 
 PRESENT_AXES = "present_axes"
 """A figure's `layout.meta` key: {axis name: entries} its axes take when presenting (fewer tick labels,

@@ -4,6 +4,7 @@ measured forward times.  Data in, Altair or Plotly out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -97,6 +98,13 @@ COST_COLOURS = [OKABE_ITO["orange"], OKABE_ITO["vermillion"], OKABE_ITO["blue"],
 COST_QUANTITIES = ("parameters", "multiplications", "sequential steps", "path length")
 
 
+def _headroom(largest: float, share: float = 0.2) -> list[float]:
+    """A log axis's range (log10 units) from below 1 to above `largest`, its top `share` left for the
+    upright value labels over the bars (Plotly's autorange leaves room for them only laid flat)."""
+    low, high = -0.3, math.log10(max(largest, 1.0))
+    return [low, high + (high - low) * share / (1 - share)]
+
+
 def cost_bars(rows: Sequence[ComplexityRow]) -> go.Figure:
     """The complexity table as grouped bars on a log scale: one group per quantity, one bar per layer."""
     traces = []
@@ -104,7 +112,10 @@ def cost_bars(rows: Sequence[ComplexityRow]) -> go.Figure:
         values = [row.cost.parameters, row.cost.multiplications, row.cost.sequential_steps, row.cost.path_length]
         traces.append({
             "type": "bar", "name": plotly_text(row.label), "x": list(COST_QUANTITIES), "y": values,
-            "marker": {"color": colour}, "texttemplate": "%{y:.3~s}", "textposition": "outside",
+            # Values upright (turned 90°): side by side, four to a group, they ran together at a phone's and a
+            # projector's width ("12.4k8.32k16.6k"), Plotly shrinking them to the bar's width on a phone
+            "marker": {"color": colour}, "texttemplate": "%{y:.3~s}", "textposition": "outside", "textangle": -90,
+            "constraintext": "none",
             "textfont": {"size": FONT_SIZE - 2}, "cliponaxis": False,
             "hovertemplate": plotly_text(row.label) + "<br>%{x}: %{y:,}<extra></extra>",
         })
@@ -113,6 +124,7 @@ def cost_bars(rows: Sequence[ComplexityRow]) -> go.Figure:
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
         "xaxis": {"tickfont": {"size": FONT_SIZE}},
         "yaxis": {"type": "log", "title": {"text": "count (log scale)"}, "gridcolor": "#e5e5e5",
+                  "range": _headroom(max(max(t["y"]) for t in traces)),
                   "tickfont": {"size": FONT_SIZE - 2}},
         "legend": {"orientation": "h", "y": 1.14, "x": 0, "font": {"size": FONT_SIZE}},
     }

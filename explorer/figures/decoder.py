@@ -23,6 +23,7 @@ from .common import (
     plotly_text,
     token_axis,
 )
+from .margins import column_gap
 
 __all__ = ["architecture_figure", "cache_figure", "forcing_figure", "line_figure", "step_figure", "sweep_figure"]
 
@@ -45,6 +46,19 @@ def _heatmap_panel(z, rows, cols, *, axis: str, domain, current: int, name: str)
     return trace, x_axis, y_axis, frame
 
 
+def _step_domains(n_keys: int, n_source: int | None, gap: float) -> list[tuple[float, float]]:
+    """The step figure's panels side by side up to 0.94 (the colour bar's room): the bars, then the
+    heatmaps in proportion to their columns, `gap` apart (their row labels stand in the gap)."""
+    widths = [n_keys] if n_source is None else [n_keys, n_source]
+    bars = 0.3 if n_source is None else 0.2
+    room = 0.94 - bars - gap * len(widths)
+    domains, start = [(0.0, bars)], bars + gap
+    for n in widths:
+        domains.append((start, start + room * n / sum(widths)))
+        start = domains[-1][1] + gap
+    return domains
+
+
 def step_figure(
     top_tokens: Sequence[str], top_probs: Sequence[float], chosen: str,
     self_weights: np.ndarray, queries: Sequence[str], keys: Sequence[str],
@@ -55,8 +69,8 @@ def step_figure(
     decoder self-attention (steps × keys: the rows so far, future rows blank, the current one
     framed) and cross-attention (steps × source), or two panels for a decoder-only model.
     `present_height`: its height when presenting, if lower (explorer.figures.presentation)."""
-    panels = 3 if cross_weights is not None else 2
-    domains = [(0.0, 0.22), (0.30, 0.62), (0.70, 0.94)] if panels == 3 else [(0.0, 0.3), (0.4, 0.9)]
+    domains = _step_domains(len(keys), None if cross_weights is None else len(source),
+                            column_gap([plotly_text(t) for t in queries], FONT_SIZE))
     labels = [plotly_text(t) for t in top_tokens]
     bars = {"type": "bar", "orientation": "h", "x": list(map(float, top_probs)), "y": list(range(len(labels))),
             "marker": {"color": [PUT_IN if t == chosen else "#3b528b" for t in top_tokens]},
@@ -69,8 +83,9 @@ def step_figure(
         "yaxis": token_axis(top_tokens, domain=(0.0, PLOT_TOP), anchor="x", size=FONT_SIZE + 2, reverse=True),
     }
     traces, shapes = [bars], []
-    titles = [panel_title("next token: probability", domains[0], 1.0, FONT_SIZE),
-              panel_title("masked self-attention: query → keys so far", domains[1], 1.0, FONT_SIZE)]
+    # Titles on two lines: on one, the three needed a 1049 px chart on a phone (scrolled sideways); now 600
+    titles = [panel_title("next token:<br>probability", domains[0], 1.0, FONT_SIZE),
+              panel_title("masked self-attention:<br>query → keys so far", domains[1], 1.0, FONT_SIZE)]
     trace, x_axis, y_axis, frame = _heatmap_panel(self_weights, queries, keys, axis="2", domain=domains[1],
                                                   current=current, name="self-attention")
     traces.append(trace)
@@ -82,14 +97,14 @@ def step_figure(
         traces.append(trace)
         shapes.append(frame)
         layout.update(xaxis3=x_axis, yaxis3=y_axis)
-        titles.append(panel_title("cross-attention: query → source", domains[2], 1.0, FONT_SIZE))
+        titles.append(panel_title("cross-attention:<br>query → source", domains[2], 1.0, FONT_SIZE))
     layout.update(
         annotations=titles, shapes=shapes, font={"size": FONT_SIZE}, height=height, showlegend=False,
         meta={PRESENT_HEIGHT: min(height, present_height or height)},
         coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                    "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16, "len": PLOT_TOP,
                                 "y": PLOT_TOP / 2, "tickfont": {"size": FONT_SIZE}}},
-        margin={"l": 10, "r": 10, "t": 30, "b": 10}, plot_bgcolor="rgba(0,0,0,0)",
+        margin={"l": 10, "r": 10, "t": 52, "b": 10}, plot_bgcolor="rgba(0,0,0,0)",
     )
     return figure_from_spec({"data": traces, "layout": layout})
 

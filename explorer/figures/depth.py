@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import CHART_HEIGHT, OKABE_ITO, colour_encoding, configure
+from .common import CHART_HEIGHT, OKABE_ITO, PRESENT_VEGA, configure
 from .logscale import log_axis, log_strip
 
 __all__ = [
@@ -30,6 +30,9 @@ NORM_LABELS = {"post": "post-norm (Add, then Norm)", "pre": "pre-norm (Norm, the
 NORM_COLOURS = {NORM_LABELS["post"]: OKABE_ITO["blue"], NORM_LABELS["pre"]: OKABE_ITO["bluish green"],
                 NORM_LABELS["none"]: OKABE_ITO["vermillion"]}
 RESIDUAL_LABELS = {True: "with residual", False: "without residual"}
+DASHES = {RESIDUAL_LABELS[True]: [1, 0], RESIDUAL_LABELS[False]: [8, 4]}
+# The chart fits the page's width; its height is the plot's plus the axis and the legend under it
+FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
 
 
 def depth_frame(curves: Mapping[tuple[str, bool], np.ndarray]) -> pd.DataFrame:
@@ -53,13 +56,15 @@ def depth_frame(curves: Mapping[tuple[str, bool], np.ndarray]) -> pd.DataFrame:
 
 
 def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
-    """log10 ‖∂L/∂h_l‖ at each layer's input: colour = where LayerNorm sits, dash = residual or not."""
-    norms = list(dict.fromkeys(frame["norm"]))
-    colour = colour_encoding("norm", norms, NORM_COLOURS, title="LayerNorm")
-    dash = alt.StrokeDash("residual:N", title="residual connection", sort=list(RESIDUAL_LABELS.values()),
-                          scale=alt.Scale(domain=list(RESIDUAL_LABELS.values()), range=[[1, 0], [8, 4]]),
-                          legend=alt.Legend(symbolStrokeColor="#333333"))
-    x = alt.X("layer:Q", title="layer (0 = the stack's input; the loss is after the last layer)",
+    """log10 ‖∂L/∂h_l‖ at each layer's input: colour = where LayerNorm sits, dash = residual or not, in one
+    legend (one entry per wiring) under the plot: beside it, at a phone's width, it left the plot a thin stripe."""
+    wirings = frame.drop_duplicates("configuration")
+    names = list(wirings["configuration"])
+    colour = alt.Color("configuration:N", title="wiring", sort=names,
+                       scale=alt.Scale(domain=names, range=[NORM_COLOURS[n] for n in wirings["norm"]]))
+    dash = alt.StrokeDash("configuration:N", title="wiring", sort=names,
+                          scale=alt.Scale(domain=names, range=[DASHES[r] for r in wirings["residual"]]))
+    x = alt.X("layer:Q", title=["layer (0 = the stack's input;", "the loss is after the last layer)"],  # 2 lines
               axis=alt.Axis(tickMinStep=1))
     base = alt.Chart(frame)
     band = base.mark_area(opacity=0.15).encode(x=x, y="log10 low:Q", y2="log10 high:Q", color=colour,
@@ -71,7 +76,12 @@ def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
         tooltip=[alt.Tooltip("configuration:N"), alt.Tooltip("layer:Q"),
                  alt.Tooltip("log10 norm:Q", format=".2f", title="log10 ‖∂L/∂h‖")],
     )
-    return configure(alt.layer(band, line).properties(height=CHART_HEIGHT), legend_orient="right")
+    # Presenting (a projector's width, one screen's height): the legend beside the plot, all in CHART_HEIGHT
+    beside = {"spec": {"height": CHART_HEIGHT, "autosize": {"type": "fit", "contains": "padding"}},
+              "legend": {"orient": "right"}}
+    chart = alt.layer(band, line).properties(height=CHART_HEIGHT - 60, autosize=FIT_WIDTH,
+                                             usermeta={PRESENT_VEGA: beside})
+    return configure(chart, legend_orient="bottom", legend_columns=1)
 
 
 def depth_heatmap(frame: pd.DataFrame) -> go.Figure:

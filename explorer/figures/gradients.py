@@ -30,6 +30,7 @@ from .common import (
     plotly_text,
 )
 from .logscale import log_axis, log_colorbar, log_range, log_strip
+from .margins import column_gap
 
 __all__ = [
     "DependencyFigures",
@@ -116,7 +117,8 @@ def gradient_chart(frame: pd.DataFrame, *, title: str = "") -> alt.LayerChart:
     """log10 ‖∂L/∂xₜ‖ against t, one line per model with a band for the spread over seeds."""
     labels = list(dict.fromkeys(frame["model"]))
     colour = colour_encoding("model", labels, MODEL_COLOURS)
-    x = alt.X("t:Q", title="input position t (the loss reads the last output)", axis=alt.Axis(tickMinStep=1))
+    x = alt.X("t:Q", title=["input position t", "(the loss reads the last output)"],  # 2 lines: a phone's width
+              axis=alt.Axis(tickMinStep=1))
     drawn = alt.datum["exactly_zero"] == False  # noqa: E712 — a Vega expression, not Python
     base = alt.Chart(frame).transform_filter(drawn)
     band = base.mark_area(opacity=0.18).encode(
@@ -151,7 +153,7 @@ def gradient_chart(frame: pd.DataFrame, *, title: str = "") -> alt.LayerChart:
     chart = alt.layer(*layers).properties(height=CHART_HEIGHT)
     if title:
         chart = chart.properties(title=title)
-    return configure(chart)
+    return configure(chart, legend_columns=2)  # four models in one row ran off a phone's screen
 
 
 def gradient_strip(frame: pd.DataFrame) -> go.Figure:
@@ -174,7 +176,7 @@ def dependency_figure(panels: Sequence[tuple[str, np.ndarray]], *, height: int =
         with np.errstate(divide="ignore"):
             logs.append(np.where(matrix > 0, np.log10(np.where(matrix > 0, matrix, 1.0)), np.nan))
     low, high = log_range(np.concatenate([z.ravel() for z in logs]) if logs else np.array([0.0]))
-    domains = grid_domains(len(panels), 0.06)
+    domains = grid_domains(len(panels), column_gap([str(len(z) - 1) for z in logs], FONT_SIZE - 2))
     traces, layout, annotations = [], {}, []
     for i, ((title, _), z, domain) in enumerate(zip(panels, logs, domains, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
@@ -276,7 +278,7 @@ def recall_chart(frame: pd.DataFrame, *, chance: float) -> alt.LayerChart:
     text = base.mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=FONT_SIZE - 2, color="#333333").encode(
         x=alt.datum(1), y=alt.datum(chance), text=alt.value(f"chance ({chance:.1%})"),
     )
-    return configure(alt.layer(points, *lines, rule, text).properties(height=CHART_HEIGHT - 40))
+    return configure(alt.layer(points, *lines, rule, text).properties(height=CHART_HEIGHT - 40), legend_columns=2)
 
 
 # --- the lesson's figures, from its views (explorer.views.gradient_lesson), made once per setting ----------

@@ -22,7 +22,7 @@ import itertools
 import math
 import re
 
-__all__ = ["FITTED", "fit_margins", "label_width", "phone_width"]
+__all__ = ["FITTED", "PHONE_GRID_PX", "column_gap", "fit_margins", "label_width", "phone_width"]
 
 FITTED = "fitted_margins"  # layout.meta key: the figure's own margins before fitting (fitted again when enlarged)
 PAD = 8  # px between the plot area and the axis (Streamlit's theme sets margin.pad 8; fixed here)
@@ -41,6 +41,18 @@ def label_width(text: str, size: float) -> float:
     em = sum(0.42 if c in _NARROW else 1.0 if c in _WIDE else 0.85 if c.isupper() else
              0.68 if c.isascii() else 1.1 for c in text)
     return em * size + 2
+
+
+PHONE_GRID_PX = 400  # a grid's plot area in a phone's 600 px chart (the first row labels and a colour bar beside it)
+
+
+def column_gap(labels, size: float, minimum: float = 0.06) -> float:
+    """The gap (paper width) between two columns of a grid of panels that holds the right panel's row
+    labels (`labels`, at `size` px) clear of the panel to its left at a phone's width (PHONE_GRID_PX;
+    wider screens have more room), and at least `minimum`.  A fixed 0.06 (24 px there) let row labels
+    ("<s>", "0 · C", "21") stand over the panel to their left at 390 px."""
+    widest = max((label_width(t, size) for t in labels), default=0.0)
+    return max(minimum, (widest + LABEL_GAP + PAD + SAFETY) / PHONE_GRID_PX)
 
 
 def _size(font: dict | None, default: float) -> float:
@@ -141,7 +153,8 @@ def phone_width(spec: dict) -> int:
     for note in layout.get("annotations") or []:
         if note.get("xref", "paper") != "paper" or note.get("yref", "paper") != "paper" or note.get("textangle"):
             continue
-        width = label_width(_MARKUP.sub("", str(note.get("text", ""))), _size(note.get("font"), base_size))
+        lines = re.split(r"<br\s*/?>", str(note.get("text", "")))  # a title on lines: its longest line
+        width = max(label_width(_MARKUP.sub("", line), _size(note.get("font"), base_size)) for line in lines)
         rows.setdefault(round(float(note.get("y", 0.0)), 3), []).append((float(note.get("x", 0.5)), width))
     need = 0.0  # px of plot area the closest pair of titles needs
     for row in rows.values():

@@ -24,6 +24,7 @@ from .common import (
     panel_title,
     plotly_text,
 )
+from .margins import column_gap
 
 __all__ = ["line_chart", "matrix_heatmap", "panel_grid"]
 
@@ -160,7 +161,9 @@ def panel_grid(
     col_labels = list(col_labels) if col_labels is not None else [None] * n
     columns = max(1, min(columns, n))
     n_grid_rows = -(-n // columns)
-    x_domains = grid_domains(columns, 0.06 if columns > 1 else 0.0)
+    texts = [plotly_text(t) if labels is not None else str(len(p) - 1)
+             for p, labels in zip(panels, row_labels, strict=True) for t in (labels if labels is not None else [0])]
+    x_domains = grid_domains(columns, column_gap(texts, label_size) if columns > 1 else 0.0)
     y_gap = min(0.2, 0.55 / n_grid_rows) if n_grid_rows > 1 else 0.0
     y_domains = grid_domains(n_grid_rows, y_gap)[::-1]
     stacked = np.concatenate([np.asarray(p, dtype=np.float64).ravel() for p in panels])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from .common import PRESENT_AXES, PRESENT_HEIGHT
+from .common import PRESENT_AXES, PRESENT_HEIGHT, PRESENT_VEGA
 from .margins import fit_margins
 
 __all__ = ["PRESENT_FONT_PX", "enlarge_plotly", "enlarge_vega_lite"]
@@ -103,9 +103,13 @@ def _raise_vega_fonts(node, minimum: int) -> None:
 
 def enlarge_vega_lite(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
     """A copy of a Vega-Lite spec whose text is at least `minimum` px: config defaults for axes,
-    legends, titles, facet headers and text marks, and every explicit size below the minimum."""
+    legends, titles, facet headers and text marks, and every explicit size below the minimum; and its
+    layout for a projector, if it names one (`usermeta`, PRESENT_VEGA)."""
     spec = copy.deepcopy(spec)
     config = spec.setdefault("config", {})
+    present = (spec.get("usermeta") or {}).get(PRESENT_VEGA) or {}
+    spec.update(present.get("spec") or {})
+    config.setdefault("legend", {}).update(present.get("legend") or {})
     for part, sizes in {
         "axis": {"labelFontSize": minimum, "titleFontSize": minimum + 2},
         "legend": {"labelFontSize": minimum, "titleFontSize": minimum},

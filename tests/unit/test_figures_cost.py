@@ -15,6 +15,17 @@ def validated(fig: go.Figure) -> dict:
     return go.Figure(fig.to_dict()).to_dict()
 
 
+def test_cost_bars_labels_stand_upright_at_full_size_with_room_above():
+    """Laid flat, four to a group, the value labels ran together at 390 px and presenting at 1280 px
+    ("12.4k8.32k16.6k"): upright (turned 90°), never shrunk to the bar, with a fifth of the axis above the
+    tallest bar for them."""
+    bars = validated(figures.cost_bars(complexity_rows(512, 64, 3, 1)))
+    assert all(t["textangle"] == -90 and t["constraintext"] == "none" for t in bars["data"])
+    low, high = bars["layout"]["yaxis"]["range"]
+    top = np.log10(max(max(t["y"]) for t in bars["data"]))
+    assert low < 0 and (high - top) / (high - low) == pytest.approx(0.2)
+
+
 def test_cost_charts_and_table():
     rows = complexity_rows(100, 16, 3, 2)
     table = figures.complexity_frame(rows, 2)

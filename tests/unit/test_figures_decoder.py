@@ -95,3 +95,25 @@ def test_sweep_figure_draws_both_ways_per_shape_and_stars_only_a_crossover():
     assert list(stars[0]["x"]) == [8] and list(stars[0]["y"]) == [2.0]
     assert spec["layout"]["shapes"][0]["x0"] == 6 and "(CPU time)" in spec["layout"]["yaxis"]["title"]["text"]
     assert list(spec["layout"]["xaxis"]["tickvals"]) == [2, 4, 8, 16]
+
+
+def test_the_step_figure_fits_a_phone_chart_and_its_titles_on_lines_are_measured_by_the_longest():
+    """Its three titles on one line needed a 1049 px chart on a phone (seen at 390 px); on two lines they fit
+    the phone's 600 px, and the gaps hold the next panel's row labels ("<s>")."""
+    import numpy as np
+
+    from explorer.figures.common import FrozenFigure
+    from explorer.figures.decoder import step_figure
+    from explorer.figures.margins import PHONE_GRID_PX, label_width, phone_width
+    from explorer.serve.present import PHONE_CHART_PX
+
+    figure = step_figure(list("OILNG"), [1, 0, 0, 0, 0], "O", np.eye(8)[:, :6], ["<s>", *"?" * 7], ["<s>", *"?" * 5],
+                         np.eye(8)[:, :5], list("HELLO"), 0)
+    assert 0 < FrozenFigure(figure).phone_width <= PHONE_CHART_PX
+    layout = figure.to_dict()["layout"]
+    for left, right in (("xaxis", "xaxis2"), ("xaxis2", "xaxis3")):
+        assert (layout[right]["domain"][0] - layout[left]["domain"][1]) * PHONE_GRID_PX >= label_width("<s>", 16) + 12
+    two_lines = {"layout": {"margin": {"l": 0, "r": 0}, "annotations": [
+        {"text": "aaaa<br>b", "x": 0.25, "y": 1}, {"text": "c<br>dddd", "x": 0.75, "y": 1}]}}
+    assert phone_width(two_lines) == phone_width({"layout": {"margin": {"l": 0, "r": 0}, "annotations": [
+        {"text": "aaaa", "x": 0.25, "y": 1}, {"text": "dddd", "x": 0.75, "y": 1}]}})

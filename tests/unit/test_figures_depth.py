@@ -26,3 +26,22 @@ def test_depth_chart_and_table():
     values = np.log10(curves[("pre", False)]).mean(axis=0)
     row = table[table["configuration"] == "pre-norm, without residual"].iloc[0]
     assert row["orders lost"] == pytest.approx(values[-1] - values[0], abs=0.051)
+
+
+def test_the_chart_has_one_legend_under_the_plot_and_beside_it_when_presenting():
+    """On a phone a legend beside the plot left it a thin stripe (seen at 390 px): one legend, one entry
+    per wiring (colour and dash together), under the plot; presenting, beside it, the chart in one
+    CHART_HEIGHT as before (it must end on a 720 px screen)."""
+    from explorer.figures.common import CHART_HEIGHT
+    from explorer.figures.presentation import enlarge_vega_lite
+
+    frame = figures.depth_frame(depth_curves(3, 8, 4, 2))
+    spec = figures.depth_chart(frame).to_dict()
+    assert spec["config"]["legend"]["orient"] == "bottom" and spec["config"]["legend"]["columns"] == 1
+    assert spec["autosize"]["type"] == "fit-x"
+    line = spec["layer"][1]["encoding"]
+    assert line["color"]["field"] == line["strokeDash"]["field"] == "configuration"  # merged into one legend
+    assert line["color"]["scale"]["domain"] == list(dict.fromkeys(frame["configuration"]))
+    presented = enlarge_vega_lite(spec)
+    assert presented["config"]["legend"]["orient"] == "right" and presented["height"] == CHART_HEIGHT
+    assert presented["autosize"]["type"] == "fit"

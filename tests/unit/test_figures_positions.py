@@ -54,6 +54,22 @@ def test_panel_grid_is_valid_with_one_colour_axis_and_titles():
         panel_grid(panels, titles=["one"], x_title="x", y_title="y", value_name="v")
 
 
+def test_panel_grid_leaves_room_between_columns_for_the_row_labels():
+    """At a phone's width (PHONE_GRID_PX of plot) the gap between two columns holds the right panel's row
+    labels: a fixed 0.06 (24 px) let "<s>" and "0 · C" stand over the panel to their left at 390 px."""
+    from explorer.figures.margins import PHONE_GRID_PX, label_width
+
+    panels = [np.zeros((3, 3))] * 3
+    for labels, size in ((["<s>", "A", "B"], 14), (["0 · C", "1 · E", "2 · D"], 13), (None, 13)):
+        layout = panel_grid(panels, titles=["a", "b", "c"], row_labels=[labels] * 3, x_title="k", y_title="q",
+                            value_name="v", label_size=size).to_dict()["layout"]
+        gap = layout["xaxis2"]["domain"][0] - layout["xaxis"]["domain"][1]
+        widest = max(label_width(t, size) for t in labels or ["2"])
+        assert gap >= 0.06 and gap * PHONE_GRID_PX >= widest + 12
+    single = panel_grid(panels[:1], titles=["a"], x_title="k", y_title="q", value_name="v").to_dict()["layout"]
+    assert single["xaxis"]["domain"] == [0.0, 1.0]
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"color": "series"}, {"log_y": True, "step": True}])
 def test_line_chart_is_valid_vega_lite_with_lines_in_data_order(kwargs):
     frame = pd.DataFrame({"x": [0, 1, 2, 0, 1, 2], "y": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0],
