@@ -14,7 +14,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, colour_encoding, configure, figure_from_spec, plotly_text
+from .common import (
+    CHART_HEIGHT,
+    FONT_SIZE,
+    OKABE_ITO,
+    colour_encoding,
+    configure,
+    figure_from_spec,
+    phone_columns,
+    plotly_text,
+)
 
 __all__ = [
     "ComplexityRow",
@@ -182,7 +191,7 @@ def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
                                  dy=-4, fontSize=FONT_SIZE, color=OKABE_ITO["bluish green"]).encode(
         x=alt.datum(T), y=alt.value("height"), text=alt.value(f"your T = {T}"))  # the plot's foot, at any height
     return configure(alt.layer(terms, exact, crossover, crossover_label, yours, yours_label)
-                      .properties(height=CHART_HEIGHT), legend_columns=2)
+                      .properties(height=CHART_HEIGHT), legend_columns=phone_columns(2, 1))
 
 
 TIMING_COLOURS = {"rnn": OKABE_ITO["vermillion"], "rnn-loop": OKABE_ITO["orange"], "attention": OKABE_ITO["blue"]}

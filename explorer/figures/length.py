@@ -24,7 +24,9 @@ from .common import (
     colour_list,
     configure,
     heatmap,
+    phone_columns,
 )
+from .margins import column_gap
 
 __all__ = ["GqaFigures", "LengthFigures", "MemoryFigures", "TiledFigures", "WindowFigures", "gqa_figures",
            "gqa_grid", "gqa_layout", "gqa_sharing", "human_bytes", "length_figures", "memory_figures",
@@ -84,7 +86,7 @@ def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerCh
                      scale=alt.Scale(domain=[0, 1], nice=False)),
         color=colour, tooltip=["encoding:N", "letters:Q", alt.Tooltip("accuracy:Q", format=".0%")])
     return configure(alt.layer(band, lines, note).properties(height=CHART_HEIGHT), legend_orient="bottom",
-                     legend_columns=3)  # seven encodings in three rows (four columns overflow at 1280 px)
+                     legend_columns=phone_columns(3, 2))  # seven encodings in three columns
 
 
 # Presenting, under a step's answer and the section's reading text: the two grids end on a 720 px screen;
@@ -243,7 +245,8 @@ def gqa_grid(weights: np.ndarray, group: np.ndarray) -> go.Figure:
     both numbered from 1 as the attention lesson numbers heads.  Positions are numbered from 0."""
     h, T = weights.shape[0], weights.shape[-1]
     rows, columns = gqa_layout(h)
-    titles = [f"query head {head + 1} · K/V {group[head] + 1}" for head in range(h)]
+    # "head", not "query head": four titles of "query head 1 · K/V 1" made a phone's chart 805 px wide
+    titles = [f"head {head + 1} · K/V {group[head] + 1}" for head in range(h)]
     grid = make_subplots(rows=rows, cols=columns, subplot_titles=titles, horizontal_spacing=0.04,
                          vertical_spacing=0.14 if rows > 1 else 0.0)
     labels = list(range(T))
@@ -334,7 +337,7 @@ def tiled_figures(view) -> TiledFigures:
                                 "running max": view.running_max.ravel(), "running sum": view.running_sum.ravel()})
     frame = pd.DataFrame(view.weights_so_far, columns=labels).rename_axis("query").reset_index()
     return TiledFigures(figure, state, configure(chart.properties(height=340), legend_orient="bottom",
-                                                 legend_columns=2), frame, state_frame)
+                                                 legend_columns=phone_columns(2, 1)), frame, state_frame)
 
 
 # --- 5 · sliding windows --------------------------------------------------------------------------
@@ -352,7 +355,9 @@ def window_figures(view) -> WindowFigures:
     T = view.T
     titles = ("causal", f"sliding window of {view.window}",
               f"reach after {view.layers} layer{'s' if view.layers > 1 else ''}")
-    masks = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.04)
+    # each panel numbers its own rows: the gap holds them clear of the panel to the left on a phone
+    masks = make_subplots(rows=1, cols=3, subplot_titles=titles,
+                          horizontal_spacing=column_gap([str(T - 1)], FONT_SIZE - 2, minimum=0.04))
     for col, mask in enumerate((view.causal, view.sliding, view.reach), start=1):
         masks.add_trace(go.Heatmap(z=mask.astype(float), colorscale=[[0, "#f2f2f2"], [1, OKABE_ITO["blue"]]],
                                    showscale=False, xgap=1, ygap=1, zmin=0, zmax=1,

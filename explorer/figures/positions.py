@@ -22,6 +22,7 @@ from .common import (
     figure_from_spec,
     grid_domains,
     panel_title,
+    phone_columns,
     plotly_text,
 )
 from .margins import column_gap
@@ -249,7 +250,7 @@ def line_chart(
             raise ValueError(f"at most {len(SERIES_COLOURS)} series")
         legend = alt.Legend(orient="top", labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2,
                             labelLimit=400, symbolType="stroke", symbolStrokeWidth=4, symbolSize=500,
-                            direction="horizontal")
+                            direction="horizontal", columns=phone_columns(0, 1))
         encoding.update(
             color=alt.Color(f"{color}:N", title=color, legend=legend,
                             scale=alt.Scale(domain=series, range=SERIES_COLOURS[: len(series)])),

@@ -114,7 +114,7 @@ def test_section_controls_memory_gqa_tiled_window():
     at.select_slider(key="gqa_g").set_value(1).run()
     assert "are drawn next to each other: all of them read the same one." in markdown(at).replace("\n", " ")
     grid = next(f for f in plotly_figures(at) if len(f["data"]) == 4)
-    assert [a["text"] for a in grid["layout"]["annotations"]] == [f"query head {i} · K/V 1" for i in range(1, 5)]
+    assert [a["text"] for a in grid["layout"]["annotations"]] == [f"head {i} · K/V 1" for i in range(1, 5)]
     at.select_slider(key="tile_T").set_value(16).run()
     at.slider(key="block").set_value(5).run()
     at.toggle(key="tile_causal").set_value(True).run()
@@ -137,7 +137,7 @@ def test_the_grouped_query_grid_numbers_heads_from_1_and_its_sentence_says_where
     at, manager = run_page_with_downloads(PAGE)
     grid = next(f for f in plotly_figures(at) if len(f["data"]) == 8)
     titles = [a["text"] for a in grid["layout"]["annotations"]]
-    assert titles == [f"query head {i} · K/V {1 if i <= 4 else 2}" for i in range(1, 9)]
+    assert titles == [f"head {i} · K/V {1 if i <= 4 else 2}" for i in range(1, 9)]
     text = markdown(at).replace("\n", " ")
     assert "each K/V head is shared by 4 query heads" in text
     assert "are drawn next to each other: each row of grids shares one." in text

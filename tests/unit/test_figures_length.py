@@ -50,8 +50,8 @@ def _titles(spec: dict) -> list[tuple[float, float, int, int]]:
     out = []
     for note in spec["layout"]["annotations"]:
         words = note["text"].split()
-        if note["text"].startswith("query head"):
-            out.append((round(note["y"], 3), note["x"], int(words[2]), int(words[-1])))
+        if note["text"].startswith("head"):
+            out.append((round(note["y"], 3), note["x"], int(words[1]), int(words[-1])))
     return out
 
 
