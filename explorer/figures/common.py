@@ -19,7 +19,6 @@ import json
 from collections.abc import Sequence
 from itertools import pairwise
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -43,9 +42,7 @@ __all__ = [
     "FrozenFigure",
     "bar_chart",
     "bright_ticks",
-    "colour_encoding",
     "colour_list",
-    "configure",
     "figure_from_spec",
     "frame_csv",
     "frozen",
@@ -55,7 +52,6 @@ __all__ = [
     "label_step",
     "matrix_csv",
     "panel_title",
-    "phone_columns",
     "plotly_text",
     "subscript",
     "token_axis",
@@ -352,39 +348,6 @@ def frame_csv(frame: pd.DataFrame) -> str:
     buffer = io.StringIO()
     frame.to_csv(buffer, index=False)
     return buffer.getvalue()
-
-
-PHONE_LEGEND_PX = 500  # a Vega-Lite chart narrower than this (a phone's) lays its legend out in fewer columns
-
-
-# A legend label's longest drawn width: on a phone's chart, what the chart leaves beside its symbol (the
-# rest is cut to "…"); the stopwatch's "tanh RNN, this app's RecurrentNet (loop over T in Python)" ran
-# past a 390 px phone's chart edge.
-PHONE_LABEL_LIMIT = {"expr": f"width < {PHONE_LEGEND_PX} ? max(width - 40, 120) : 600"}
-
-
-def phone_columns(desk: int, phone: int) -> dict:
-    """A legend's `columns` that follow the chart's drawn width (Vega's `width` signal): `desk` columns
-    (0: all entries in one row), `phone` on a chart under PHONE_LEGEND_PX.  A row of entries sized for the
-    desk ran past a 390 px phone's chart edge ("raw index", "ALiBi" cut on the length lesson)."""
-    return {"expr": f"width < {PHONE_LEGEND_PX} ? {phone} : {desk}"}
-
-
-def configure(chart, *, legend_orient: str = "top", legend_columns: int | None = None):
-    legend = {"columns": legend_columns} if legend_columns else {}
-    return (
-        chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, titleFontWeight="normal")
-        .configure_legend(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, orient=legend_orient,
-                          labelLimit=PHONE_LABEL_LIMIT, symbolType="stroke", symbolStrokeWidth=4, symbolSize=300,
-                          symbolOpacity=1, **legend)
-        .configure_title(fontSize=FONT_SIZE + 2, anchor="start")
-        .configure_view(strokeWidth=0)
-    )
-
-
-def colour_encoding(field: str, labels: Sequence[str], colours: dict[str, str], title: str | None = None):
-    return alt.Color(f"{field}:N", title=title, sort=list(labels),
-                     scale=alt.Scale(domain=list(labels), range=[colours[label] for label in labels]))
 
 
 class FrozenFigure(BaseFigure):

@@ -14,16 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import (
-    CHART_HEIGHT,
-    FONT_SIZE,
-    OKABE_ITO,
-    colour_encoding,
-    configure,
-    figure_from_spec,
-    phone_columns,
-    plotly_text,
-)
+from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, figure_from_spec, plotly_text
+from .vega import colour_encoding, configure, phone_columns
 
 __all__ = [
     "ComplexityRow",

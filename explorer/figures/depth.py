@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import CHART_HEIGHT, OKABE_ITO, PRESENT_VEGA, configure
+from .common import CHART_HEIGHT, OKABE_ITO, PRESENT_VEGA
 from .logscale import log_axis, log_strip
+from .vega import configure
 
 __all__ = [
     "DepthFigures",

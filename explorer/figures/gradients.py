@@ -18,19 +18,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .common import (
-    CHART_HEIGHT,
-    FONT_SIZE,
-    OKABE_ITO,
-    SEQUENTIAL,
-    colour_encoding,
-    configure,
-    figure_from_spec,
-    grid_domains,
-    plotly_text,
-)
+from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, SEQUENTIAL, figure_from_spec, grid_domains, plotly_text
 from .logscale import log_axis, log_colorbar, log_range, log_strip
 from .margins import column_gap
+from .vega import colour_encoding, configure
 
 __all__ = [
     "DependencyFigures",

@@ -20,13 +20,11 @@ from .common import (
     PRESENT_FRAME_PX,
     PRESENT_HEIGHT,
     SEQUENTIAL,
-    colour_encoding,
     colour_list,
-    configure,
     heatmap,
-    phone_columns,
 )
 from .margins import column_gap
+from .vega import colour_encoding, configure, phone_columns
 
 __all__ = ["GqaFigures", "LengthFigures", "MemoryFigures", "TiledFigures", "WindowFigures", "gqa_figures",
            "gqa_grid", "gqa_layout", "gqa_sharing", "human_bytes", "length_figures", "memory_figures",

@@ -22,10 +22,10 @@ from .common import (
     figure_from_spec,
     grid_domains,
     panel_title,
-    phone_columns,
     plotly_text,
 )
 from .margins import column_gap
+from .vega import phone_columns
 
 __all__ = ["line_chart", "matrix_heatmap", "panel_grid"]
 
