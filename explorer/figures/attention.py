@@ -224,7 +224,9 @@ def attention_pipeline_figure(
     masked = np.where(allowed, masked_scores, np.nan)
     finite = np.concatenate([raw_scores.ravel(), scaled_scores.ravel()])
     bound = max(1e-9, float(np.max(np.abs(finite)))) if finite.size else 1.0
-    titles = ["QKᵀ (raw scores)", f"÷ √d  (d = {head_dim})", "mask (grey = not allowed)", "softmax → weights"]
+    # on two lines: on one, "mask (grey = not allowed)" beside its neighbours made a phone's chart 840 px wide
+    titles = ["QKᵀ<br>(raw scores)", f"÷ √d<br>(d = {head_dim})", "mask<br>(grey = not allowed)",
+              "softmax<br>→ weights"]
     panels = [(raw_scores, "score"), (scaled_scores, "score"), (masked, "score"), (weights, "weight")]
     x_domains = grid_domains(4, 0.05)
     # As in the grid: token-pair hover strings only while they stay small (a long padded input makes
