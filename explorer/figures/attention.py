@@ -5,6 +5,7 @@ lookup and attention pages also draw are in `explorer.figures.common`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,8 +16,10 @@ from .common import (
     DIVERGING,
     FONT_SIZE,
     GRID_WIDTH_PX,
+    LABEL_FONT_PX,
     PRESENT_HEIGHT,
     SEQUENTIAL,
+    SLANT_AFTER,
     bright_ticks,
     colour_list,
     figure_from_spec,
@@ -28,6 +31,7 @@ from .common import (
     plotly_text,
     token_axis,
 )
+from .margins import LABEL_GAP, PAD, SAFETY, label_width
 
 __all__ = ["GRID_PANELS", "MASK_GREY", "AttentionFigures", "CompareFigures", "attention_figures", "attention_grid",
            "attention_pipeline_figure", "compare_figures", "head_gap"]
@@ -36,7 +40,8 @@ HOVER_CELL_BUDGET = 40_000  # grid cells that get token-pair hover labels
 MASK_GREY = "#a9a9a9"  # masked cells: a neutral grey, outside the colour scale (not "weight 0")
 MASK_LABEL = "masked: may not attend"
 GRID_PANELS = 8  # more panels than this are shown one layer at a time (and always when presenting)
-PRESENT_ROW_PX, PRESENT_MIN_PX = 24, 300  # a query row's height when presenting (18 px labels), the least height
+PRESENT_ROW_PX, PRESENT_MIN_PX = 24, 300  # a query row presenting (an 18 px label's glyphs: ~22 px), the least height
+GRID_TOP_PX = 34  # above the grid: the heads' titles (a figure title adds 26)
 PIPELINE_WIDTH_PX = 880  # the four steps have the page's whole width: ~900 px of plot at 1400 px with the sidebar
 
 
@@ -113,6 +118,27 @@ def _layer_traces(weights: np.ndarray, allowed: np.ndarray | None, number: int, 
     return [trace, {**grey, "x": edges, "hoverongaps": False}]
 
 
+def _key_labels_reach(shown: Sequence[str]) -> float:
+    """How far below the plot the key labels reach (px) at the presenting font, slanted 45° past
+    SLANT_AFTER characters: what the rows have to leave for them.  Naming the bright columns can name
+    longer words ("because" for "the"): 70 px budgeted for every grid let 11 rows overlap presenting."""
+    longest = max((label_width(str(t), LABEL_FONT_PX) for t in shown), default=0.0)
+    slanted = max(map(len, map(str, shown)), default=0) > SLANT_AFTER
+    reach = longest * math.sin(math.pi / 4) + LABEL_FONT_PX * math.cos(math.pi / 4) if slanted else 1.5 * LABEL_FONT_PX
+    return PAD + LABEL_GAP + SAFETY + reach  # as margins.fit_margins works it out
+
+
+def _rows_presenting(query_tokens, shown_keys, height: int, n_layers: int, share: float) -> tuple[int, int]:
+    """The grid's height presenting and how often its rows are labelled.  Presenting shows one layer at a
+    time, under the step bar and the input: rows of PRESENT_ROW_PX keep the default input's grid on one
+    projected screen, above the key labels' reach; never taller than on the desk.  Labels thin to the lower."""
+    below = _key_labels_reach(shown_keys)
+    present_height = height if n_layers > 1 else \
+        min(height, max(PRESENT_MIN_PX, math.ceil(GRID_TOP_PX + PRESENT_ROW_PX * len(query_tokens) + below)))
+    room = (present_height - GRID_TOP_PX - below) * share
+    return present_height, label_step(query_tokens, room, vertical=True, font_px=PRESENT_ROW_PX / 1.35)
+
+
 def _bright_keys(layer_weights: np.ndarray, stride: int, n_columns: int, every: int) -> list[int]:
     """The key columns of one layer's row of heads to label (`bright_ticks`): the brightest, chosen
     along the whole row so labels stay apart across the blanks between heads too."""
@@ -159,12 +185,10 @@ def attention_grid(
     token_hover = weights.size <= HOVER_CELL_BUDGET
     pairs = hover_grid(query_tokens, key_tokens) if token_hover else None
     height = max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60))
-    # Presenting shows one layer at a time, under the step bar and the input: rows of PRESENT_ROW_PX keep the
-    # default input's grid on one projected screen; never taller than on the desk.  Labels thin to the lower.
-    present_height = height if n_layers > 1 else \
-        min(height, max(PRESENT_MIN_PX, 40 + PRESENT_ROW_PX * len(query_tokens) + 70))
     x_every = label_step(key_tokens, GRID_WIDTH_PX * n_keys / n_columns)
-    y_every = label_step(query_tokens, (present_height - 70) * (y_domains[0][1] - y_domains[0][0]), vertical=True)
+    x_ticks = [_bright_keys(weights[layer], stride, n_columns, x_every) for layer in range(n_layers)]
+    present_height, y_every = _rows_presenting(query_tokens, [key_tokens[v % stride] for ts in x_ticks for v in ts],
+                                               height, n_layers, y_domains[0][1] - y_domains[0][0])
     heads = [(head * stride / n_columns, (head * stride + n_keys) / n_columns) for head in range(n_heads)]
     edges = _row_edges(n_heads, n_keys, gap)
     traces, layout, titles = [], {}, []
@@ -173,7 +197,7 @@ def attention_grid(
         traces += _layer_traces(weights[layer], None if not masked_any else allowed[layer], layer_numbers[layer],
                                 suffix, edges, pairs)
         x_axis = token_axis(key_tokens, domain=(0.0, 1.0), anchor=f"y{suffix}", size=small, every=x_every)
-        x_axis["tickvals"] = _bright_keys(weights[layer], stride, n_columns, x_every)
+        x_axis["tickvals"] = x_ticks[layer]
         x_axis["ticktext"] = [plotly_text(key_tokens[v % stride]) for v in x_axis["tickvals"]]
         layout[f"xaxis{suffix}"] = x_axis
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
@@ -194,7 +218,8 @@ def attention_grid(
         annotations=titles, shapes=shapes,
         coloraxis={"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                    "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 18}},
-        font={"size": FONT_SIZE}, height=height, margin={"l": 10, "r": 10, "t": 60 if title else 40, "b": 30},
+        font={"size": FONT_SIZE}, height=height,
+        margin={"l": 10, "r": 10, "t": GRID_TOP_PX + 26 if title else GRID_TOP_PX, "b": 30},
         plot_bgcolor="rgba(0,0,0,0)", meta={PRESENT_HEIGHT: present_height},
     )
     if masked_any:
