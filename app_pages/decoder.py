@@ -95,7 +95,8 @@ def architectures(shown) -> None:
     st.markdown(text("architectures: intro"))
     # A table, not a data grid: its headers wrap, so all seven columns fit a projector's width.
     st.table(shown.figures.table.style.format({"share of encoder–decoder": "{:.0%}", **{
-        c: "{:,}" for c in ("parameters", "in the layers", "embeddings and output")}}), hide_index=True)
+        c: "{:,}" for c in ("parameters", "in the layers", "embeddings and output")}}).set_uuid("architectures"),
+        hide_index=True)  # a fixed uuid: pandas draws a random one per Styler, changing the bytes every run
     both, decoder = view.row("encoder–decoder"), view.row("decoder-only")
     deep = view.row("decoder-only, twice as deep")
     st.markdown(text("architectures: half", n_layers=settings.n_layers, decoder=decoder.parameters,

@@ -108,9 +108,10 @@ def search(shown) -> None:
     # Tables, not data grids: five rows whose sentences wrap, so the scores the answer quotes stay on
     # screen beside them in a half-width column (a grid cut them off when presenting).
     scores = {"cosine": "{:.3f}", "word overlap": "{:.2f}"}
-    meaning_col.table(figures.meaning.style.format(scores), hide_index=True)
+    # A fixed uuid each: pandas draws a random one per Styler, and the bytes would change every run
+    meaning_col.table(figures.meaning.style.format(scores).set_uuid("by_meaning"), hide_index=True)
     overlap_col.markdown("**By spelling** (word overlap: shared words ÷ all words)")
-    overlap_col.table(figures.overlap.style.format(scores), hide_index=True)
+    overlap_col.table(figures.overlap.style.format(scores).set_uuid("by_spelling"), hide_index=True)
     download_csv("search_meaning.csv", "Download (CSV)", frame_csv, figures.meaning, key="meaning_csv",
                  where=meaning_col)
     download_csv("search_overlap.csv", "Download (CSV)", frame_csv, figures.overlap, key="overlap_search_csv",

@@ -60,7 +60,9 @@ def matrix(shown) -> None:
     with text_col:
         if m.table is not None:
             # A table, not a data grid: its headers wrap, so a narrow column shows every dimension.
-            st.table(pd.DataFrame(np.round(m.table, 2), index=rows, columns=names).style.format("{:.2f}"))
+            # A fixed uuid: pandas draws a random one per Styler, and the table's bytes would change every run
+            st.table(pd.DataFrame(np.round(m.table, 2), index=rows, columns=names).style.format("{:.2f}")
+                     .set_uuid("lecture_table"))
             st.caption("The same numbers, rounded to two decimals. Column headers give the function of p.")
         if kind == "sinusoidal":
             st.markdown(text("matrix: why sines and cosines"))
