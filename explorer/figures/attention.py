@@ -31,7 +31,7 @@ from .common import (
     plotly_text,
     token_axis,
 )
-from .margins import LABEL_GAP, PAD, SAFETY, label_width
+from .margins import tick_reach
 
 __all__ = ["GRID_PANELS", "MASK_GREY", "AttentionFigures", "CompareFigures", "attention_figures", "attention_grid",
            "attention_pipeline_figure", "compare_figures", "head_gap"]
@@ -122,10 +122,8 @@ def _key_labels_reach(shown: Sequence[str]) -> float:
     """How far below the plot the key labels reach (px) at the presenting font, slanted 45° past
     SLANT_AFTER characters: what the rows have to leave for them.  Naming the bright columns can name
     longer words ("because" for "the"): 70 px budgeted for every grid let 11 rows overlap presenting."""
-    longest = max((label_width(str(t), LABEL_FONT_PX) for t in shown), default=0.0)
     slanted = max(map(len, map(str, shown)), default=0) > SLANT_AFTER
-    reach = longest * math.sin(math.pi / 4) + LABEL_FONT_PX * math.cos(math.pi / 4) if slanted else 1.5 * LABEL_FONT_PX
-    return PAD + LABEL_GAP + SAFETY + reach  # as margins.fit_margins works it out
+    return tick_reach(shown, LABEL_FONT_PX, -45 if slanted else 0)
 
 
 def _rows_presenting(query_tokens, shown_keys, height: int, n_layers: int, share: float) -> tuple[int, int]:

@@ -99,6 +99,13 @@ def _extent(axis: dict, horizontal: bool, base_size: float) -> tuple[float, floa
     return reach + SAFETY, sideways
 
 
+def tick_reach(labels, size: float, angle: float = 0) -> float:
+    """How far a horizontal axis's tick labels (no title) at `size` px, drawn at `angle`, reach out
+    from the plot area (px): what `fit_margins` leaves for them."""
+    axis = {"tickmode": "array", "ticktext": list(labels), "tickfont": {"size": size}, "tickangle": angle}
+    return _extent(axis, True, size)[0]
+
+
 def _axes(layout: dict) -> dict[str, dict]:
     return {name: axis for name, axis in layout.items()
             if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict)}
