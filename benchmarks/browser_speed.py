@@ -230,7 +230,7 @@ def measure_load(tab: Tab, info) -> float:
 
 
 def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, control_reps: int = 5,
-        progress=print) -> dict:
+        progress=print, switch_only: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
 
     lessons = [p for p in LESSONS if not pages or p.url_path in pages]
@@ -275,7 +275,7 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                         except Exception:
                             progress(f"  {name} {info.url_path}: not settled")
                 progress(f"switch rep {rep + 1}/{reps} done")
-            for _ in range(reps):
+            for _ in range(reps if not switch_only else 0):
                 for info in lessons:
                     for name in TIMED_APPS:
                         tab = tabs[name]
@@ -284,7 +284,7 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                         with contextlib.suppress(Exception):
                             tab.settle()
             progress("load done")
-            for info in lessons:
+            for info in lessons if not switch_only else ():
                 if info.url_path == "train":
                     continue
                 for name in TIMED_APPS:
@@ -354,11 +354,13 @@ def main(argv=None) -> int:
     parser.add_argument("--control-reps", type=int, default=5)
     parser.add_argument("--pages", default="", help="comma-separated lesson url paths (default: every lesson)")
     parser.add_argument("--no-profile", action="store_true", help="skip the CDP counters")
+    parser.add_argument("--switch-only", action="store_true", help="measure the switch alone (no load, control)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
     pages = [p for p in args.pages.split(",") if p]
     results = run(args.reps, pages or None, not args.no_profile, args.control_reps,
-                  progress=lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", flush=True))
+                  progress=lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", flush=True),
+                  switch_only=args.switch_only)
     results["table"] = table(results)
     results["alone_table"] = alone_table(results)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,9 @@ It makes the lesson's controls from its settings dataclass (explorer.views.setti
 each bad link value noted with the default shown), its lesson steps, and the view and figures
 through the runtime's one cache (figures converted to what Streamlit sends once per setting); then
 it draws the sections in order.  The first is the key figure, drawn in the page's run; the others
-are put off to a run of their own when the page is opened in a browser (`below_the_fold`), so the
-key figure shows first.
+are put off to a run of their own when a Reveal shows the figures (`below_the_fold`), so the
+key figure shows first; a lesson opened in a browser draws its key figure before any control
+(explorer/serve/opening.py), and its whole page in the next run.
 
 A section may have settings of its own (`part`, a LessonSpec): their controls are drawn in a row at
 the top of the section, which is a fragment (moving them redraws that section alone), and its view
@@ -60,11 +61,12 @@ from .controls import vega_lite_spec
 from .later import below_the_fold, note_figures_appear
 from .lessons import LESSONS, LessonSpec
 from .live import serve_live
-from .page import lesson_page, next_lesson, serve_heavy_work
+from .opening import NOWHERE, Unseen, page_after_opening, staged_opening
+from .page import lesson_page, next_lesson, page_settings, serve_heavy_work
 from .prose import lesson_sections
 from .steps import load_steps
 from .text import escape_markdown
-from .widgets import advancing_slider, preset_text, row_places
+from .widgets import advancing_slider, preset_buttons, preset_text, row_places
 
 __all__ = ["ATTEMPT", "Button", "Preset", "Section", "claimed", "measured_box", "sendable", "serve_lesson",
            "warm_lessons"]
@@ -244,6 +246,9 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
+    staged = staged_opening(steps)  # the key figure first, the controls a moment later
+    if not staged:
+        page_settings(controls)
     controls.know(url_keys(lesson.settings) + part_keys(sections))
     if controls.opened:
         st.session_state.pop(_DEFAULTS_KEY, None)  # a fresh visit
@@ -254,7 +259,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         for key in steps.step.settings:
             remembered.pop(key, None)
     st.session_state[_STEP_KEY] = steps.number
-    st.sidebar.header(sidebar)
+    (NOWHERE if staged else st.sidebar).header(sidebar)
     main = [name for name, control in controls_of(lesson.settings) if control.main]
     # A revealed step about another section has that section above the key figure's own controls, so
     # that its figure starts on the first screen (the controls stay with the key figure, under it).
@@ -262,11 +267,11 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
         any(s.name == steps.section for s in sections)
     step_place = st.container() if about_another else None
     row = st.columns([2] * len(main) + [1], gap="large") if main else []
-    places = {None: st.sidebar, **dict(zip(main, row, strict=False))}
-    settings = make_settings(lesson.settings, controls, places, custom)
-    if presets is not None:
-        _presets(presets(settings), lesson.settings, settings, st.sidebar)
-    for about, message in notes(settings) if notes is not None else ():  # plain text, maybe the user's
+    places = {None: NOWHERE if staged else st.sidebar, **dict(zip(main, row, strict=False))}
+    settings = make_settings(lesson.settings, Unseen(controls) if staged else controls, places, custom)
+    if presets is not None and not staged:
+        preset_buttons(presets(settings), lesson.settings, settings, st.sidebar)
+    for about, message in notes(settings) if notes is not None and not staged else ():  # plain text, maybe typed
         controls.note(escape_markdown(message), about=about)
     notes_place = st.container()  # the link's notes, written last: the sections' own controls come further down
     shown, appearing = None, steps.just_revealed
@@ -276,6 +281,8 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
                 shown = runtime.shown(lesson, settings, sendable)
         except lesson.failures as problem:
             st.error(f"{unavailable}\n\n{escape_markdown(problem)}".strip(), icon=":material/error:")
+    if staged and shown is None:  # a view that failed: the whole page's run says so, with the controls
+        return page_after_opening()
     if not steps.revealed and st.context.headers:  # a browser (AppTest has none, and no chart code to load)
         _chart_code()
     if shown is not None:
@@ -291,6 +298,8 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
                 _section(first, shown, steps, controls, custom)
         else:
             _section(first, shown, steps, controls, custom, key=first is sections[0])
+        if staged:
+            return page_after_opening()
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
@@ -314,24 +323,6 @@ def _chart_code() -> None:
 
 
 _TINY_PLOTLY = go.Figure(go.Scatter(x=[0], y=[0]), layout={"width": 10, "height": 10})
-
-
-def _presets(presets: Sequence[Preset], settings_type: type, settings, where) -> None:
-    """The preset buttons, in rows under their captions (see `Preset`)."""
-    controls = dict(controls_of(settings_type))
-    rows: dict[str | None, list[Preset]] = {}
-    for preset in presets:
-        rows.setdefault(preset.row, []).append(preset)
-    for row, members in rows.items():
-        if row is not None:
-            where.caption(row)
-        place = where.container(horizontal=True, gap="small") if row is not None else where
-        for preset in members:
-            values = {controls[name].url: controls[name].nearest(value, settings)
-                      for name, value in preset.values.items()}
-            button = preset.button
-            place.button(button.label, key=button.key, help=button.help, icon=button.icon,
-                         on_click=st.session_state.update, args=(values,))
 
 
 def step_first(sections: Sequence[Section], name: str) -> list[Section]:

@@ -1,18 +1,19 @@
-"""The key figure first: when a lesson is opened, the sections under it arrive in a run of their own.
+"""The key figure first: when a lesson's figures appear, the sections under it arrive in a run of their own.
 
 Streamlit sends a page run's elements as the script makes them, and the browser draws what has
 arrived in one pass: a lesson whose key figure has five more charts under it shows that figure only
-when all six are laid out (benchmarks/RESULTS.md, phase browser-speed).  So when a browser opens
-a lesson (a link, a click in the sidebar), `below_the_fold(draw, ...)` does not draw its section in
-that run: it leaves a one-line placeholder and announces a fragment (`st.fragment(run_every=...)`)
+when all six are laid out (benchmarks/RESULTS.md, phase browser-speed).  So in a run that shows a
+page's figures where the browser had none — a Reveal (`note_figures_appear`), or a lesson step
+opened from a link that this session has revealed before — `below_the_fold(draw, ...)` does not draw
+its section: it leaves a one-line placeholder and announces a fragment (`st.fragment(run_every=...)`)
 that the browser reruns once the page's run has been drawn.  That follow-up run draws the section
 and stops the browser's timer.  Every other run — a control moved, a fragment's own rerun — draws
-the section in place, as a plain function call.
+the section in place, as a plain function call.  (A lesson opened in free exploration goes further:
+its first run draws the key figure before any control, explorer/serve/opening.py, and the whole page
+follows in one run.)
 
 Nothing is hidden: the placeholder says the section is on its way, and it is there a few tenths of
-a second later, without a click.  The run a Reveal starts is treated the same way
-(`note_figures_appear`): the page showed a question and no figures, so the revealed step's figure comes
-first and the sections under it follow.  AppTest runs a page with no browser (no request headers) that
+a second later, without a click.  AppTest runs a page with no browser (no request headers) that
 would send the follow-up, so there every section is drawn at once.
 """
 
@@ -25,7 +26,7 @@ import streamlit as st
 from .internals import in_fragment_run, interrupted, stop_fragment_timer
 from .page import serve_heavy_work
 
-__all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_figures_appear", "note_page_opened"]
+__all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_figures_appear", "note_page_opened", "opening"]
 
 FOLLOW_UP_S = 0.2  # the browser's timer: the follow-up is asked for this long after it was announced
 PLACEHOLDER = ":material/hourglass_top: Drawing this section…"
@@ -38,6 +39,11 @@ def note_page_opened(url_path: str) -> None:
     opened = st.session_state.get(_SHOWN_KEY) != url_path
     st.session_state[_SHOWN_KEY] = url_path
     st.session_state[_OPENING_KEY] = opened and bool(st.context.headers)  # AppTest has no browser
+
+
+def opening() -> bool:
+    """Is this the run that opens the page in a browser (or a Reveal's: `note_figures_appear`)?"""
+    return bool(st.session_state.get(_OPENING_KEY))
 
 
 def note_figures_appear() -> None:
@@ -70,7 +76,7 @@ def below_the_fold(draw: Callable[..., None], *args, controls=None, keys: tuple[
     in a browser; otherwise now.  A section with its own URL-bound controls names their `keys` (and
     the page's `controls`): when it is put off, the page's note leaves them out
     (`UrlControls.put_off`), and the section's own run notes their link values under it."""
-    if st.session_state.get(_OPENING_KEY) and not in_fragment_run():
+    if opening() and not in_fragment_run():
         if controls is not None:
             controls.put_off(keys)
         st.fragment(run_every=FOLLOW_UP_S)(_section_after_the_page)(draw, args, kwargs, controls, keys)

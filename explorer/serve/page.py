@@ -24,7 +24,7 @@ from .present import (
 )
 from .steps import Lesson
 
-__all__ = ["lesson_page", "next_lesson", "serve_heavy_work", "session_key"]
+__all__ = ["lesson_page", "next_lesson", "page_settings", "serve_heavy_work", "session_key"]
 
 
 _SESSION_KEY = "_explorer_session"
@@ -42,7 +42,8 @@ def serve_heavy_work() -> None:
 
 
 def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
-    """Start a lesson page (its url_path): returns the page's URL controls and its lesson steps.
+    """Start a lesson page (its url_path): its title, lead and step bar; returns the page's URL
+    controls and its lesson steps.  Then `page_settings` draws the app's settings in the sidebar.
 
     Presenting, the lead folds into an expander so that the key figure is on the first screen."""
     style_page()
@@ -54,7 +55,12 @@ def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
             st.markdown(lead)
     else:
         st.markdown(lead)
-    lesson = Lesson(page, controls)
+    return controls, Lesson(page, controls)
+
+
+def page_settings(controls: UrlControls) -> None:
+    """The sidebar's settings of the whole app, above the lesson's own controls: presentation mode
+    and the charts' download format."""
     shown = present_toggle(st.sidebar)
     controls.link_value(PRESENT_KEY, PRESENT_RULE)
     if controls.rejected(PRESENT_KEY):
@@ -63,7 +69,6 @@ def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
     controls.radio("Download charts as", list(IMAGE_FORMATS), 0, IMAGE_KEY, where=st.sidebar, horizontal=True,
                    help="What the camera button at the top right of each chart saves: "
                    "PNG for slides, SVG to edit or print at any size.")
-    return controls, lesson
 
 
 def next_lesson(page: str) -> None:

@@ -4,13 +4,15 @@ See explorer.views.settings."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 from ..views.settings import controls_of
 from .controls import OWN_TEXT
 from .text import escape_markdown
 
-__all__ = ["advancing_slider", "preset_text", "row_places"]
+__all__ = ["advancing_slider", "preset_buttons", "preset_text", "row_places"]
 
 
 def preset_text(control, default: str, controls, where, common: dict) -> str:
@@ -74,3 +76,21 @@ def _applies(control, settings) -> bool:
         return control.applies(settings)
     except AttributeError:  # depends on a field of the same row not made yet
         return True
+
+
+def preset_buttons(presets: Sequence, settings_type: type, settings, where) -> None:
+    """The preset buttons (explorer.serve.adapter.Preset), in rows under their captions."""
+    controls = dict(controls_of(settings_type))
+    rows: dict[str | None, list] = {}
+    for preset in presets:
+        rows.setdefault(preset.row, []).append(preset)
+    for row, members in rows.items():
+        if row is not None:
+            where.caption(row)
+        place = where.container(horizontal=True, gap="small") if row is not None else where
+        for preset in members:
+            values = {controls[name].url: controls[name].nearest(value, settings)
+                      for name, value in preset.values.items()}
+            button = preset.button
+            place.button(button.label, key=button.key, help=button.help, icon=button.icon,
+                         on_click=st.session_state.update, args=(values,))

@@ -222,6 +222,7 @@ class Session:
         elements: list[tuple[tuple[int, ...], Element | None]] = []
         widgets: dict[str, WidgetInfo] = {}
         result = RunResult(0.0, 0, 0, "timeout", 0)
+        whole_page = not fragment_id
         start = time.perf_counter()
         await self._ws.send(message)
         deadline = start + timeout
@@ -249,6 +250,7 @@ class Session:
                     self.page_script_hash = msg.new_session.page_script_hash or self.page_script_hash
                     if not msg.metadata.run.fragment_ids:  # a whole-page run: its fragments announce themselves
                         self.auto_reruns = {}
+                        whole_page = True  # (a fragment's run may ask for one: a staged opening's follow-up)
                 elif kind == "navigation":
                     self.page_script_hash = msg.navigation.page_script_hash or self.page_script_hash
                 elif kind == "page_not_found":
@@ -267,7 +269,7 @@ class Session:
         except Exception as problem:  # connection closed or broken
             result.status = f"closed: {type(problem).__name__}: {problem}"
         result.seconds = time.perf_counter() - start
-        if fragment_id:  # a fragment redraws only its own widgets; the others stay as they were
+        if not whole_page:  # a fragment redraws only its own widgets; the others stay as they were
             self.widgets.update(widgets)
         else:
             self.widgets = widgets

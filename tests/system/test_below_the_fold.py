@@ -1,10 +1,12 @@
-"""The key figure first (explorer/serve/later.py), against a real `streamlit run app.py` over the websocket.
+"""The key figure first after Reveal (explorer/serve/later.py), against a real `streamlit run app.py`
+over the websocket.
 
-Opening a lesson (the session's first run of it) sends the key figure with one-line placeholders
-for the sections under it, and announces their follow-up runs (`auto_rerun`); each follow-up, asked
-as the browser's timer asks it, draws its section and stops its timer (`stop_auto_rerun`).  The
-page's next run (a control moved) draws everything at once.  Together the opening run and its
-follow-ups show the same charts as that plain run: nothing is left out.
+A lesson step hides the figures behind its question; the run that Reveal starts sends the key figure
+with one-line placeholders for the sections under it, and announces their follow-up runs
+(`auto_rerun`); each follow-up, asked as the browser's timer asks it, draws its section and stops its
+timer (`stop_auto_rerun`).  The page's next run (a control moved) draws everything at once.  Together
+the Reveal run and its follow-ups show the same charts as that plain run: nothing is left out.  (A
+lesson opened outside a step draws its key figure before its controls: tests/system/test_staged_opening.py.)
 """
 
 from __future__ import annotations
@@ -38,39 +40,48 @@ def placeholders(result: RunResult) -> int:
                if e is not None and e.WhichOneof("type") == "markdown" and e.markdown.body == PLACEHOLDER)
 
 
-async def open_and_follow(url: str, page: str, query: str = "") -> tuple[RunResult, list[RunResult], RunResult,
-                                                                          Session]:
+def reveal(session: Session) -> None:
+    """Press the step bar's Reveal (Next) button for the next run."""
+    session.set(next(w for w in session.widgets.values() if w.id.endswith("lesson_next")), True)
+
+
+async def reveal_and_follow(url: str, page: str, query: str = "step=1") -> tuple[RunResult, list[RunResult],
+                                                                                 RunResult, Session]:
     session = Session(url, page, query, keep_elements=True, use_message_cache=False)
     await session.connect()
     try:
-        opening = await session.rerun()
+        session.question = await session.open()  # the step's question, no figure
+        assert session.question.ok
+        reveal(session)
+        revealed = await session.rerun()
         announced = dict(session.auto_reruns)
         follow_ups = [await session.rerun(fragment_id=fragment) for fragment in announced]
         left = dict(session.auto_reruns)
         plain = await session.rerun()
         session.announced, session.left = announced, left
-        return opening, follow_ups, plain, session
+        return revealed, follow_ups, plain, session
     finally:
         await session.close()
 
 
 @pytest.mark.parametrize("page", list(DEFERRED))
-def test_opening_sends_the_key_figure_first_and_the_sections_just_after(server, page):
-    opening, follow_ups, plain, session = run_async(open_and_follow(server.url, page))
-    assert opening.ok and all(r.ok for r in follow_ups) and plain.ok, (opening.exceptions, plain.exceptions)
-    assert charts(opening), "the key figure is in the opening run"
-    assert placeholders(opening) == DEFERRED[page] == len(session.announced)
+def test_reveal_sends_the_key_figure_first_and_the_sections_just_after(server, page):
+    revealed, follow_ups, plain, session = run_async(reveal_and_follow(server.url, page))
+    assert revealed.ok and all(r.ok for r in follow_ups) and plain.ok, (revealed.exceptions, plain.exceptions)
+    assert charts(revealed), "the figure the step is about is in the Reveal's run"
+    assert placeholders(revealed) == DEFERRED[page] == len(session.announced)
     assert all(interval > 0 for interval in session.announced.values())
     assert session.left == {}, "every follow-up stopped its browser timer"
     assert all(placeholders(r) == 0 and len(r.elements) > 1 for r in follow_ups), "each follow-up draws its section"
     assert placeholders(plain) == 0 and session.auto_reruns == {}, "a control's rerun draws everything at once"
-    assert len(charts(opening)) + sum(len(charts(r)) for r in follow_ups) == len(charts(plain))
+    assert len(charts(revealed)) + sum(len(charts(r)) for r in follow_ups) == len(charts(plain))
 
 
 def test_a_deferred_sections_link_values_are_noted_under_it_not_called_unknown(server):
-    opening, follow_ups, _, _ = run_async(open_and_follow(server.url, "gradients", "dep_T=999&T=5"))
-    assert any("Sequence length T" in note for note in opening.infos), opening.infos
-    assert not any("dep_T" in note for note in opening.infos), "the section's control is not unknown"
+    revealed, follow_ups, _, session = run_async(reveal_and_follow(server.url, "gradients", "step=1&dep_T=999&T=5"))
+    asked = session.question.infos + revealed.infos
+    assert any("Sequence length T" in note for note in asked), asked
+    assert not any("dep_T" in note for note in asked), "the section's control is not unknown"
     noted = [note for r in follow_ups for note in r.infos if "Sequence length for the matrices" in note]
     assert len(noted) == 1 and "999" in noted[0], [r.infos for r in follow_ups]
 

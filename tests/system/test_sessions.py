@@ -60,7 +60,7 @@ async def solo(url: str, url_path: str, query: str) -> tuple[list[bytes], list[b
     session = Session(url, url_path, query, keep_elements=True, use_message_cache=False)
     await session.connect()
     try:
-        opening = await session.rerun()  # opening the page: its sections come in follow-up runs
+        opening = await session.rerun()  # opening the page: its controls and sections come in a follow-up run
         assert opening.ok, (url_path, query, opening.status, opening.exceptions)
         await session.follow_ups()
         first = await session.rerun()
@@ -84,7 +84,7 @@ async def pick_contrast(url: str, url_path: str):
     probe = Session(url, url_path)
     await probe.connect()
     try:
-        assert (await probe.rerun()).ok
+        assert (await probe.open()).ok  # the opening run and the whole page after it
         candidates = settable(probe)[:CANDIDATE_WIDGETS]
     finally:
         await probe.close()
