@@ -58,6 +58,7 @@ from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
 from .controls import vega_lite_spec
+from .first_chart import until_first_chart
 from .later import below_the_fold, note_figures_appear
 from .lessons import LESSONS, LessonSpec
 from .live import serve_live
@@ -292,12 +293,14 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
             steps.answer(lesson.claims, shown)
         first, *rest = step_first(sections, steps.section)
         if lesson.live is not None and first is sections[0]:  # a run on the server: its moment shown live
-            serve_live(lesson, shown, first.draw, sendable)
+            with until_first_chart(staged):
+                serve_live(lesson, shown, first.draw, sendable)
         elif step_place is not None:
             with step_place:
                 _section(first, shown, steps, controls, custom)
         else:
-            _section(first, shown, steps, controls, custom, key=first is sections[0])
+            with until_first_chart(staged):
+                _section(first, shown, steps, controls, custom, key=first is sections[0])
         if staged:
             return page_after_opening()
         for section in rest:

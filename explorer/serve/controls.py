@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from ..training.parsed_input import OWN_TEXT
+from .first_chart import chart_sent
 from .internals import StreamlitAPIException, arrow_bytes
 from .links import Choice, Flag, Number, Text, Unusable, read
 from .present import presenting
@@ -287,6 +288,7 @@ def altair_chart(spec: dict, *, where=st, key: str | None = None) -> None:
 
         spec = enlarge_vega_lite(spec)
     where.vega_lite_chart(spec, width="stretch", key=key)
+    chart_sent()
 
 
 def download_csv(filename: str, label: str, make_csv: Callable[..., str], *args, where=st, key=None,

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .links import Flag, Unusable, read
+from .first_chart import chart_sent
+from .links import Choice, Flag, Unusable, read
 from .steps import QUESTION_ICON
 
 __all__ = [
@@ -101,6 +102,11 @@ IMAGE_KEY, IMAGE_FORMATS = "image", ("png", "svg")
 def image_format() -> str:
     """The format of the charts' camera button: the sidebar's choice (in the link as `image=svg`)."""
     chosen = st.session_state.get(IMAGE_KEY)
+    if chosen is None and IMAGE_KEY in st.query_params:  # before the choice is made (a staged opening): the link's
+        try:
+            chosen = read(st.query_params.get_all(IMAGE_KEY), Choice(IMAGE_FORMATS))
+        except Unusable:
+            chosen = None
     return chosen if chosen in IMAGE_FORMATS else IMAGE_FORMATS[0]
 
 
@@ -280,3 +286,4 @@ def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
                                  "toImageButtonOptions": {"format": image_format(), "scale": 2,
                                                           "filename": key or "figure"}})
     where.plotly_chart(figure, key=key, **kwargs)
+    chart_sent()
