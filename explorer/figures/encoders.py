@@ -69,7 +69,7 @@ def vectors_heatmap(tokens: Sequence[str], hidden: np.ndarray, mean: np.ndarray)
     ticks = list(range(0, z.shape[1], 96))
     figure.layout.xaxis.update(tickvals=ticks, ticktext=[str(d) for d in ticks], tickangle=0)
     # 384 columns: gaps would stripe the picture.  The rows are their (distinct) labels, so the hover
-    # names the vector without a text per cell (4000 of them made the browser draw it 1.7× slower).
+    # names the vector without a text per cell: thousands of them slowed the browser's drawing of it.
     names = [plotly_text(label) for label in labels]
     figure.data[0].update(xgap=0, y=names, customdata=None,
                           hovertemplate="vector %{y} → dimension %{x}<br>value: %{z:.2f}<extra></extra>")

@@ -7,6 +7,7 @@ and the adapter to Streamlit.
     runtime.py   the one cache, the budget of every cache, and the warm-up (no Streamlit)
     adapter.py   `serve_lesson`: a page script declares its sections; this draws them
     opening.py   a lesson opened in a browser: its key figure first, its controls a run later
+    first_chart.py  that first run stops once its key figure is sent
     later.py     the sections under the key figure, drawn in a run of their own after a Reveal
     page.py      the page's frame: its steps, the presentation mode, the next lesson, the work pool's turn
     live.py      a lesson that trains on the server (`LessonSpec.live`): its buttons, the session's
