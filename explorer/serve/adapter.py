@@ -57,12 +57,12 @@ from ..figures.common import frozen
 from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
-from .controls import vega_lite_spec
+from .controls import NOWHERE, vega_lite_spec
 from .first_chart import until_first_chart
 from .later import below_the_fold, note_figures_appear
 from .lessons import LESSONS, LessonSpec
 from .live import serve_live
-from .opening import NOWHERE, Unseen, page_after_opening, staged_opening
+from .opening import page_after_opening, staged_opening
 from .page import lesson_page, next_lesson, page_settings, serve_heavy_work
 from .prose import lesson_sections
 from .steps import load_steps
@@ -269,7 +269,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     step_place = st.container() if about_another else None
     row = st.columns([2] * len(main) + [1], gap="large") if main else []
     places = {None: NOWHERE if staged else st.sidebar, **dict(zip(main, row, strict=False))}
-    settings = make_settings(lesson.settings, Unseen(controls) if staged else controls, places, custom)
+    settings = make_settings(lesson.settings, controls, places, custom)
     if presets is not None and not staged:
         preset_buttons(presets(settings), lesson.settings, settings, st.sidebar)
     for about, message in notes(settings) if notes is not None and not staged else ():  # plain text, maybe typed

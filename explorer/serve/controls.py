@@ -25,7 +25,7 @@ from .present import presenting
 from .steps import STEP_SET
 from .text import escape_markdown, quoted
 
-__all__ = ["OWN_TEXT", "PARAMETERS_KEY", "UrlControls", "altair_chart", "download_csv", "vega_lite_spec"]
+__all__ = ["NOWHERE", "OWN_TEXT", "PARAMETERS_KEY", "UrlControls", "altair_chart", "download_csv", "vega_lite_spec"]
 
 PARAMETERS_KEY = "_url_parameters"  # session state: this page's URL parameters, {key: (label, value)}
 
@@ -35,6 +35,23 @@ def _same(value, wanted) -> bool:
     if isinstance(value, (int, float)) and isinstance(wanted, (int, float)) and not isinstance(value, bool):
         return math.isclose(float(value), float(wanted), rel_tol=1e-9, abs_tol=1e-12)
     return value == wanted
+
+
+class _Nowhere:
+    """A place that draws nothing: every Streamlit call on it is dropped (a staged run's sidebar)."""
+
+    def __getattr__(self, name: str):
+        return _nothing
+
+    def __repr__(self) -> str:
+        return "NOWHERE"
+
+
+def _nothing(*args, **kwargs) -> None:
+    return None
+
+
+NOWHERE = _Nowhere()
 
 
 class UrlControls:
@@ -174,17 +191,28 @@ class UrlControls:
         self._notes.append(message if about is None else f"**{escape_markdown(about)}**: {message}")
 
     @staticmethod
-    def _forget_if_invalid(key: str, valid) -> None:
+    def _forget_if_invalid(key: str, rule) -> None:
         """Session state is shared by every page of a session: a value another page left under the same
         key (say `head` = "mean" from the decoder lesson) is dropped if this control cannot hold it."""
-        if key in st.session_state and not valid(st.session_state[key]):
+        if key in st.session_state and not rule.holds(st.session_state[key]):
             del st.session_state[key]
+
+    def _unseen(self, key: str, default, rule):
+        """The value a control placed `NOWHERE` (a staged run's sidebar, explorer.serve.opening) will take
+        when the whole page's run makes it, without making it: the session's value if the control can
+        hold it, else the link's if its rule accepts it, else the default — what Streamlit gives a
+        bound widget."""
+        if key in st.session_state and rule.holds(st.session_state[key]):
+            return st.session_state[key]
+        wanted = self.link_value(key, rule)  # None: no value in the link, or one the rule rejects
+        return default if wanted is None else wanted
 
     def slider(self, label, min_value, max_value, value, step, key, *, where=st, **kwargs):
         """A slider of one number (a link gives one value, so not a range slider)."""
-        self._forget_if_invalid(key, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-                                and min_value <= v <= max_value)
         rule = Number(min_value, max_value, step)
+        if where is NOWHERE:
+            return self._unseen(key, value, rule)
+        self._forget_if_invalid(key, rule)
         bind = self._bind(key, rule, value)
         if key in self._step_set:
             # Streamlit counts a slider's ends in its identity: a step whose example moves them makes a
@@ -197,41 +225,48 @@ class UrlControls:
                               key=key, bind=bind, **kwargs)
         return self.record(key, label, chosen, rule)
 
-    def select_slider(self, label, options: Sequence, value, key, *, where=st, **kwargs):
-        self._forget_if_invalid(key, lambda v: v in list(options))
+    def _choice(self, widget: str, label, options: Sequence, default, key, where, kwargs: dict, index=None):
+        """A control that picks one of `options` (`default`: the option itself; `index`: its place, for the
+        widgets given their default that way)."""
         rule = Choice(list(options), kwargs.get("format_func", str))
-        chosen = where.select_slider(label, options=list(options), value=value, key=key,
-                                     bind=self._bind(key, rule, value), **kwargs)
+        if where is NOWHERE:
+            return self._unseen(key, default, rule)
+        self._forget_if_invalid(key, rule)
+        bind = self._bind(key, rule, default)
+        if widget == "segmented_control":
+            chosen = where.segmented_control(label, list(options), default=default, required=True, key=key,
+                                             bind=bind, **kwargs)
+        elif widget == "select_slider":
+            chosen = where.select_slider(label, options=list(options), value=default, key=key, bind=bind, **kwargs)
+        else:  # selectbox, radio
+            chosen = getattr(where, widget)(label, options=list(options), index=index, key=key, bind=bind, **kwargs)
         return self.record(key, label, chosen, rule)
+
+    def select_slider(self, label, options: Sequence, value, key, *, where=st, **kwargs):
+        return self._choice("select_slider", label, options, value, key, where, kwargs)
 
     def selectbox(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
-        self._forget_if_invalid(key, lambda v: v in list(options))
-        rule = Choice(list(options), kwargs.get("format_func", str))
-        bind = self._bind(key, rule, list(options)[index])
-        chosen = where.selectbox(label, options=list(options), index=index, key=key, bind=bind, **kwargs)
-        return self.record(key, label, chosen, rule)
+        return self._choice("selectbox", label, options, list(options)[index], key, where, kwargs, index)
 
     def radio(self, label, options: Sequence[str], index: int, key, *, where=st, **kwargs):
-        self._forget_if_invalid(key, lambda v: v in list(options))
-        rule = Choice(list(options), kwargs.get("format_func", str))
-        bind = self._bind(key, rule, list(options)[index])
-        chosen = where.radio(label, options=list(options), index=index, key=key, bind=bind, **kwargs)
-        return self.record(key, label, chosen, rule)
+        return self._choice("radio", label, options, list(options)[index], key, where, kwargs, index)
 
     def segmented_control(self, label, options: Sequence, default, key, *, where=st, **kwargs):
-        self._forget_if_invalid(key, lambda v: v in list(options))
-        rule = Choice(list(options), kwargs.get("format_func", str))
-        chosen = where.segmented_control(label, list(options), default=default, required=True, key=key,
-                                         bind=self._bind(key, rule, default), **kwargs)
-        return self.record(key, label, chosen, rule)
+        return self._choice("segmented_control", label, options, default, key, where, kwargs)
 
     def toggle(self, label, value: bool, key, *, where=st, **kwargs):
         rule = Flag()
+        if where is NOWHERE:
+            return self._unseen(key, value, rule)
+        self._forget_if_invalid(key, rule)
         chosen = where.toggle(label, value=value, key=key, bind=self._bind(key, rule, value), **kwargs)
         return self.record(key, label, chosen, rule)
 
     def text_area(self, label, value: str, key, max_chars: int, *, where=st, **kwargs):
         rule = Text(max_chars)
+        if where is NOWHERE:
+            return self._unseen(key, value, rule)
+        self._forget_if_invalid(key, rule)
         chosen = where.text_area(label, value=value, key=key, max_chars=max_chars,
                                  bind=self._bind(key, rule, value), **kwargs)
         return self.record(key, label, chosen, rule)

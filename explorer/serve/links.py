@@ -9,6 +9,9 @@ of range or off the slider's steps, NaN, infinity, digits of another script ("ï¼
 parameter given twice (`?T=5&T=7`: which one was meant?) are all unusable, and the page shows its
 default with a note (explorer.serve.controls.UrlControls), never whatever some lenient parse made of it.
 
+Each rule also says which values its widget can hold (`rule.holds(value)`): session state is shared
+by the pages of a session, and a value another page left under the same key may not be one of them.
+
 No Streamlit here: the rules are plain functions of text.
 """
 
@@ -54,6 +57,9 @@ class Choice:
     def text(self, value) -> str:
         return self.format_func(value)
 
+    def holds(self, value) -> bool:
+        return value in self.options
+
 
 @dataclass(frozen=True)
 class Number:
@@ -82,6 +88,9 @@ class Number:
     def text(self, value) -> str:
         return str(int(value)) if float(value).is_integer() else str(value)
 
+    def holds(self, value) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and self.low <= value <= self.high
+
 
 @dataclass(frozen=True)
 class Flag:
@@ -103,6 +112,9 @@ class Flag:
     def text(self, value) -> str:
         return self.true[0] if value else self.false[0]
 
+    def holds(self, value) -> bool:
+        return isinstance(value, bool)
+
 
 @dataclass(frozen=True)
 class Text:
@@ -121,6 +133,9 @@ class Text:
 
     def text(self, value) -> str:
         return str(value)
+
+    def holds(self, value) -> bool:
+        return isinstance(value, str)
 
 
 def read(values: Sequence[str], rule):

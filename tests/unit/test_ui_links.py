@@ -59,3 +59,29 @@ STEPS = Choice([0, 1, 2], lambda n: "Explore" if n == 0 else str(n))
 def test_text_writes_a_value_back_the_way_the_rule_reads_it(rule, value, text):
     assert rule.text(value) == text
     assert read([text], rule) == value
+
+
+@pytest.mark.parametrize(("rule", "held", "not_held"), [
+    (Number(1, 24, 1), [1, 12, 24, 2.5], [0, 25, True, "12", None]),
+    (Number(0.0, 1.0, 0.1), [0.0, 0.3, 1], [-0.1, 1.5, False, "0.3"]),
+    (Choice(["mean", 0, 1]), ["mean", 0, 1], ["max", 2, None]),
+    (Flag(), [True, False], [1, 0, "true", None]),
+    (Text(10), ["", "a long text than ten"], [None, 3, ["a"]]),
+])
+def test_a_rule_says_which_session_values_its_widget_can_hold(rule, held, not_held):
+    """Another page's value under the same key is dropped (explorer.serve.controls) when the rule
+    says the widget cannot hold it: a range is the slider's, not its steps; text is any length
+    (the box itself cuts it)."""
+    assert all(rule.holds(v) for v in held)
+    assert not any(rule.holds(v) for v in not_held)
+    usable = [text for text in ("1", "0.3", "mean", "0", "true", "abc") if _usable(text, rule)]
+    assert usable
+    assert all(rule.holds(read([text], rule)) for text in usable)  # what a link gives, the widget holds
+
+
+def _usable(text: str, rule) -> bool:
+    try:
+        read([text], rule)
+    except Unusable:
+        return False
+    return True
