@@ -20,7 +20,7 @@ def gradient_flow(shown) -> None:
     T, first = settings.T, view.first
     st.subheader("1 · How much gradient reaches each input?")
     chart_col, text_col = st.columns([3, 1], gap="large")
-    altair_chart(shown.figures.chart, where=chart_col, key="gradient_chart")
+    plotly_chart(shown.figures.chart, where=chart_col, key="gradient_chart")
     with text_col:
         st.markdown(f"**Orders of magnitude** between the gradient at t = {first} and at t = {T - 1}, "
                     f"log10(‖∂L/∂x{subscript(first)}‖ / ‖∂L/∂x{subscript(T - 1)}‖):")

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, SEQUENTIAL, figure_from_spec, grid_domains, plotly_text
-from .logscale import log_axis, log_colorbar, log_range, log_strip
+from .logscale import log_colorbar, log_range, log_strip, log_ticks
 from .margins import column_gap
 from .vega import colour_encoding, configure
 
@@ -32,7 +32,7 @@ __all__ = [
     "dependency_figure",
     "dependency_figures",
     "dependency_frame",
-    "gradient_chart",
+    "gradient_figure",
     "gradient_figures",
     "gradient_frame",
     "gradient_strip",
@@ -104,51 +104,55 @@ def gradient_frame(curves: GradientSummary, labels: Mapping[str, str], paths: Ma
     return pd.concat(parts, ignore_index=True)
 
 
-def gradient_chart(frame: pd.DataFrame, *, title: str = "") -> alt.LayerChart:
-    """log10 ‖∂L/∂xₜ‖ against t, one line per model with a band for the spread over seeds."""
+def _translucent(colour: str, alpha: float) -> str:
+    red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
+def gradient_figure(frame: pd.DataFrame) -> go.Figure:
+    """log10 ‖∂L/∂xₜ‖ against t: one line per model, recurrent models dashed and attention solid, each
+    with a band for the spread over seeds.  A gradient that is exactly 0 has no logarithm: its
+    positions are left out, and the ones a truncation window cut off are shaded and labelled."""
     labels = list(dict.fromkeys(frame["model"]))
-    colour = colour_encoding("model", labels, MODEL_COLOURS)
-    x = alt.X("t:Q", title=["input position t", "(the loss reads the last output)"],  # 2 lines: a phone's width
-              axis=alt.Axis(tickMinStep=1))
-    drawn = alt.datum["exactly_zero"] == False  # noqa: E712 — a Vega expression, not Python
-    base = alt.Chart(frame).transform_filter(drawn)
-    band = base.mark_area(opacity=0.18).encode(
-        x=x, y=alt.Y("log10 low:Q"), y2="log10 high:Q", color=colour,
-    )
-    # Recurrent models dashed, attention solid: two line layers (one strokeDash channel on the same
-    # field as the colour would make Vega-Lite drop the merged legend).
-    attention = alt.expr.indexof(alt.datum["model"], "attention") >= 0
-    encoding = {
-        "x": x,
-        "y": alt.Y("log10 norm:Q", axis=log_axis("‖∂L/∂xₜ‖ (log scale)"), scale=alt.Scale(zero=False)),
-        "color": colour,
-        "tooltip": [alt.Tooltip("model:N"), alt.Tooltip("t:Q"),
-                    alt.Tooltip("log10 norm:Q", format=".1f", title="log10 ‖∂L/∂xₜ‖"),
-                    alt.Tooltip("steps back from the loss:Q")],
+    drawn = frame[~frame["exactly_zero"].astype(bool)]
+    bands, lines = [], []
+    for label in labels:
+        rows = drawn[drawn["model"] == label].sort_values("t")
+        t, colour, name = rows["t"].tolist(), MODEL_COLOURS[label], plotly_text(label)
+        bands.append({"type": "scatter", "mode": "lines", "x": t + t[::-1], "legendgroup": label,
+                      "y": rows["log10 high"].tolist() + rows["log10 low"].tolist()[::-1], "fill": "toself",
+                      "fillcolor": _translucent(colour, 0.18), "line": {"width": 0}, "hoverinfo": "skip",
+                      "showlegend": False})
+        attention = "attention" in label
+        lines.append({"type": "scatter", "mode": "lines", "name": name, "legendgroup": label, "x": t,
+                      "y": rows["log10 norm"].tolist(), "customdata": rows["steps back from the loss"].tolist(),
+                      "line": {"color": colour, "width": 3.5 if attention else 3, "dash": "solid" if attention
+                               else "dash"},
+                      "hovertemplate": f"{name}<br>t = %{{x}}<br>log10 ‖∂L/∂xₜ‖ = %{{y:.1f}}"
+                                       "<br>steps back from the loss: %{customdata}<extra></extra>"})
+    values = drawn[["log10 norm", "log10 low", "log10 high"]].to_numpy(dtype=float)
+    layout = {
+        "xaxis": {"title": {"text": "input position t<br>(the loss reads the last output)"},  # 2 lines: a phone's
+                  "tickformat": "d", "showgrid": False, "zeroline": False},                  # width
+        "yaxis": {"title": {"text": "‖∂L/∂xₜ‖ (log scale)"}, **log_ticks(*log_range(values)), "zeroline": False},
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": FONT_SIZE}},
+        "font": {"size": FONT_SIZE}, "height": CHART_HEIGHT, "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "plot_bgcolor": "rgba(0,0,0,0)",
     }
-    loops = base.transform_filter(~attention).mark_line(strokeWidth=3, strokeDash=[8, 3]).encode(**encoding)
-    direct = base.transform_filter(attention).mark_line(strokeWidth=3.5).encode(**encoding)
-    layers = [band, loops, direct]
-    if frame["truncated"].any():
-        cut = alt.Chart(frame).transform_filter(alt.datum["truncated"] == True).transform_aggregate(  # noqa: E712
-            start="min(t)", end="max(t)"
-        )
-        layers.append(cut.mark_rect(color="#bbbbbb", opacity=0.35).encode(
-            x=alt.X("start:Q"), x2="end:Q",
-            tooltip=[alt.Tooltip("end:Q", title="gradient exactly 0 up to t =")],
-        ))
-        layers.append(cut.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=FONT_SIZE,
-                                    color="#333333").encode(
-            x=alt.X("start:Q"), y=alt.value(0), text=alt.value("truncated BPTT: gradient exactly 0 here"),
-        ))
-    chart = alt.layer(*layers).properties(height=CHART_HEIGHT)
-    if title:
-        chart = chart.properties(title=title)
-    return configure(chart, legend_columns=2)  # four models in one row ran off a phone's screen
+    cut = frame.loc[frame["truncated"].astype(bool), "t"]
+    if len(cut):
+        start, end = int(cut.min()), int(cut.max())
+        layout["shapes"] = [{"type": "rect", "xref": "x", "yref": "paper", "x0": start, "x1": end, "y0": 0, "y1": 1,
+                             "fillcolor": "#bbbbbb", "opacity": 0.35, "line": {"width": 0}, "layer": "below"}]
+        layout["annotations"] = [{"x": start, "y": 1, "xref": "x", "yref": "paper", "xanchor": "left",
+                                  "yanchor": "top", "showarrow": False, "xshift": 6, "yshift": -6,
+                                  "text": f"truncated BPTT: gradient exactly 0 up to t = {end}",
+                                  "font": {"size": FONT_SIZE, "color": "#333333"}}]
+    return figure_from_spec({"data": bands + lines, "layout": layout})
 
 
 def gradient_strip(frame: pd.DataFrame) -> go.Figure:
-    """The curves of `gradient_chart` as colour: one row per model, log10 ‖∂L/∂xₜ‖ (blank = 0)."""
+    """The curves of `gradient_figure` as colour: one row per model, log10 ‖∂L/∂xₜ‖ (blank = 0)."""
     labels = list(dict.fromkeys(frame["model"]))
     z = np.array([frame[frame["model"] == label].sort_values("t")["log10 norm"].to_numpy(dtype=float)
                   for label in labels])
@@ -278,7 +282,7 @@ def recall_chart(frame: pd.DataFrame, *, chance: float) -> alt.LayerChart:
 @dataclass(frozen=True)
 class GradientFigures:
     frame: pd.DataFrame
-    chart: alt.LayerChart
+    chart: go.Figure
     strip: go.Figure
     unrolled: go.Figure
     paths: pd.DataFrame
@@ -288,7 +292,7 @@ def gradient_figures(view, labels: Mapping[str, str]) -> GradientFigures:
     from .unrolled import path_frame, unrolled_figure
 
     frame = gradient_frame(view.curves, labels, view.paths)
-    return GradientFigures(frame, gradient_chart(frame), gradient_strip(frame),
+    return GradientFigures(frame, gradient_figure(frame), gradient_strip(frame),
                            unrolled_figure(view.paths["rnn"], view.paths["transformer"]),
                            path_frame(view.paths["rnn"], view.paths["transformer"]))
 

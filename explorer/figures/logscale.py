@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from .common import FONT_SIZE, SEQUENTIAL, figure_from_spec, plotly_text
 
-__all__ = ["LOG_LABEL", "log_axis", "log_colorbar", "log_range", "log_strip"]
+__all__ = ["LOG_LABEL", "log_axis", "log_colorbar", "log_range", "log_strip", "log_ticks"]
 
 LOG_LABEL = "datum.value == 0 ? '1' : '1e' + datum.value"  # tick at log10 = -20 reads "1e-20"
 
@@ -31,12 +31,18 @@ def log_range(values: np.ndarray) -> tuple[float, float]:
     return low, max(high, low + 1)
 
 
-def log_colorbar(low: float, high: float, title: str) -> dict:
-    """A colour bar for log10 values from low to high, at most 9 ticks reading 1e−20 … 1."""
+def log_ticks(low: float, high: float) -> dict:
+    """A Plotly axis's (or colour bar's) ticks for log10 values from low to high: at most 9, on whole
+    powers of ten, reading 1e−20 … 1."""
     step = max(1, int(np.ceil((high - low) / 8)))
     ticks = list(range(int(np.ceil(low)), int(np.floor(high)) + 1, step)) or [round(low)]
-    return {"title": {"text": title, "side": "top"}, "thickness": 18, "tickvals": ticks,
-            "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks], "tickfont": {"size": FONT_SIZE - 2}}
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks]}
+
+
+def log_colorbar(low: float, high: float, title: str) -> dict:
+    """A colour bar for log10 values from low to high, at most 9 ticks reading 1e−20 … 1."""
+    return {"title": {"text": title, "side": "top"}, "thickness": 18, **log_ticks(low, high),
+            "tickfont": {"size": FONT_SIZE - 2}}
 
 
 def log_strip(z: np.ndarray, *, rows: Sequence[str], x_title: str, value_title: str, height: int | None = None,

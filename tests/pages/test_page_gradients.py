@@ -7,27 +7,42 @@ import torch
 from explorer.training.pretrained import forward, load_model
 from explorer.training.tasks import Batch
 from explorer.views.gradients import RECALL_MODELS, dependency_views
-from tests.support.apptest import assert_no_exception, info_text, plotly_array, plotly_figures, run_page, vega_data
+from tests.support.apptest import (
+    assert_no_exception,
+    info_text,
+    plotly_array,
+    plotly_array_1d,
+    plotly_figures,
+    run_page,
+    vega_data,
+)
 
 PAGE = "app_pages/gradients.py"
 LOOPS = ("tanh RNN", "LSTM", "GRU")
 
 
-
-
 def curve(at, model: str):
-    """log10 ‖∂L/∂x_t‖ of one model as drawn (NaN where the gradient is exactly 0), and its rows."""
-    data = vega_data(at, 0)
-    rows = data[data["model"] == model].sort_values("t")
-    return rows["log10 norm"].to_numpy(dtype=float), rows
+    """log10 ‖∂L/∂x_t‖ of one model as the key figure draws it, over t = 0 … T−1 (NaN where the gradient
+    is exactly 0: no line there), and its band's (low, high) over the same t."""
+    figure, strip = plotly_figures(at)[:2]  # the key figure, then the same curves as colour
+    T = plotly_array(strip["data"][0]["z"]).shape[1]
+    line = next(trace for trace in figure["data"] if trace.get("name") == model)
+    band = next(trace for trace in figure["data"] if trace.get("legendgroup") == model and trace.get("fill"))
+    t = plotly_array_1d(line["x"]).astype(int)
+    assert list(plotly_array_1d(band["x"])) == [*t, *t[::-1]], "the band spans the line's positions"
+    values, low, high = np.full(T, np.nan), np.full(T, np.nan), np.full(T, np.nan)
+    values[t] = plotly_array_1d(line["y"])
+    edges = plotly_array_1d(band["y"])
+    high[t], low[t] = edges[:len(t)], edges[len(t):][::-1]
+    return values, (low, high)
 
 
 def test_default_view_rnn_gradient_vanishes_while_attention_stays_flat():
     at = run_page(PAGE)
     assert not at.info, "a clean URL must not produce a note"
-    rnn, rows = curve(at, "tanh RNN")
+    rnn, (low, high) = curve(at, "tanh RNN")
     T = len(rnn)
-    assert T == 64 and set(rows["seeds"]) == {3}
+    assert T == 64 and np.isfinite(rnn).all()
     assert rnn[T - 1] - rnn[1] > 10, "tanh RNN: many orders of magnitude lost from t = T−1 back to t = 1"
     assert np.all(np.diff(rnn[1:]) > -0.5), "and it decays steadily"
     attention, _ = curve(at, "causal attention")
@@ -35,9 +50,9 @@ def test_default_view_rnn_gradient_vanishes_while_attention_stays_flat():
     for model in ("LSTM", "GRU"):
         values, _ = curve(at, model)
         assert values[T - 1] - values[1] > 5
-    # The band is the spread over seeds around the mean.
-    assert np.all(rows["log10 low"] <= rows["log10 norm"]) and np.all(rows["log10 norm"] <= rows["log10 high"])
-    strip = plotly_array(plotly_figures(at)[0]["data"][0]["z"])  # the first Plotly chart: the curves as colour
+    # The band is the spread over 3 seeds around the mean.
+    assert np.all(low <= rnn) and np.all(rnn <= high) and np.any(low < high)
+    strip = plotly_array(plotly_figures(at)[1]["data"][0]["z"])  # the curves as colour, under the key figure
     np.testing.assert_allclose(strip[0], rnn, rtol=1e-12)
     assert strip.shape == (4, T)
     metrics = {m.label: m.value for m in at.metric}
@@ -60,22 +75,22 @@ def test_a_large_orthogonal_gain_makes_the_rnn_gradient_explode():
 def test_truncation_window_zeroes_the_recurrent_gradients_beyond_it():
     at = run_page(PAGE, {"bptt": "8"})
     assert not at.info
-    data = vega_data(at, 0)
     T = 64
+    beyond = np.arange(T) < T - 8
     for model in LOOPS:
-        values, rows = curve(at, model)
-        beyond = rows["t"].to_numpy() < T - 8
-        assert rows["exactly_zero"].to_numpy()[beyond].all() and rows["truncated"].to_numpy()[beyond].all()
+        values, _ = curve(at, model)
         assert np.isnan(values[beyond]).all(), "zeros have no logarithm: they are left out of the line"
-        assert np.isfinite(values[~beyond]).all() and not rows["exactly_zero"].to_numpy()[~beyond].any()
-    attention, rows = curve(at, "causal attention")
-    assert np.isfinite(attention).all() and not rows["truncated"].any()
-    strip = plotly_array(plotly_figures(at)[0]["data"][0]["z"])
+        assert np.isfinite(values[~beyond]).all()
+    attention, _ = curve(at, "causal attention")
+    assert np.isfinite(attention).all()
+    strip = plotly_array(plotly_figures(at)[1]["data"][0]["z"])
     assert np.isnan(strip[:3, : T - 8]).all() and np.isfinite(strip[:, T - 8:]).all()
-    # The zeros are drawn as a shaded region computed from the same data.
-    spec = at.get("vega_lite_chart")[0].proto.spec
-    assert '"rect"' in spec and "truncated BPTT" in spec
-    assert len(data) == 4 * T
+    # The zeros are shaded, from the same data, and labelled with where they end.
+    layout = plotly_figures(at)[0]["layout"]
+    (shade,), (label,) = layout["shapes"], layout["annotations"]
+    assert (shade["x0"], shade["x1"]) == (0, T - 9)
+    assert label["text"] == f"truncated BPTT: gradient exactly 0 up to t = {T - 9}"
+    assert "shapes" not in plotly_figures(run_page(PAGE))[0]["layout"], "no window, nothing shaded"
 
 
 def test_dependency_matrices_fade_for_the_loop_and_stay_flat_for_attention():
@@ -121,7 +136,7 @@ def reference_accuracy(name: str) -> dict[int, float]:
 
 def test_recall_accuracy_is_read_from_the_models_evaluation():
     at = run_page(PAGE)
-    data = vega_data(at, 1)
+    data = vega_data(at, 0)  # the recall chart: the one Vega-Lite chart
     assert not at.warning, "every shipped recall model should load"
     for name, label in RECALL_MODELS.items():
         rows = data[data["model"] == label].set_index("distance")
@@ -145,8 +160,8 @@ def test_recall_accuracy_is_read_from_the_models_evaluation():
 def test_the_main_controls_drive_the_view_and_every_chart_has_a_csv():
     at = run_page(PAGE, {"T": "32", "width": "16", "seeds": "1", "dep_T": "16", "dep_kind": "lstm"})
     assert not at.info
-    rnn, rows = curve(at, "tanh RNN")
-    assert len(rnn) == 32 and set(rows["seeds"]) == {1}
+    rnn, (low, high) = curve(at, "tanh RNN")
+    assert len(rnn) == 32 and np.array_equal(low, high), "one seed: no spread"
     figure = next(f for f in plotly_figures(at) if len(f["data"]) == 3)
     assert plotly_array(figure["data"][0]["z"]).shape == (16, 16)
     assert figure["layout"]["annotations"][0]["text"].startswith("LSTM")
@@ -187,4 +202,4 @@ def test_the_bidirectional_rnn_reads_both_ways_in_the_dependency_view():
 def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
     at = run_page(PAGE, params)
     assert expected_in_note in info_text(at)
-    assert len(vega_data(at, 0)) > 0
+    assert np.isfinite(curve(at, "causal attention")[0]).any()

@@ -34,12 +34,23 @@ def test_dependency_figure_is_valid_log_scaled_and_blank_where_zero():
     assert len(frame) == 3 * 64 and frame["norm"].iloc[1] == views.recurrent[0, 1]
 
 
-def test_gradient_chart_validates_and_keeps_exact_zeros_in_its_data():
+def test_gradient_figure_validates_and_leaves_exact_zeros_out_of_its_lines():
     curves = gv.gradient_curves(10, 4, "default", 1.0, 3, 2)
     frame = figures.gradient_frame(curves, gv.KIND_LABELS, paths(10))
-    chart = figures.gradient_chart(frame).to_dict()  # validates against the Vega-Lite schema
-    assert "rect" in [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
-                      for layer in chart["layer"]]
+    figure = validated(figures.gradient_figure(frame))
+    lines = {trace["name"]: trace for trace in figure["data"] if "name" in trace}
+    assert list(lines) == list(gv.KIND_LABELS.values())
+    assert lines["tanh RNN"]["x"] == [7, 8, 9] and lines["causal attention"]["x"] == list(range(10))
+    np.testing.assert_allclose(lines["tanh RNN"]["y"], curves.summary("rnn")[0][7:])
+    assert lines["tanh RNN"]["customdata"] == [3, 2, 1], "the steps back from the loss, in the hover"
+    assert {lines[k]["line"]["dash"] for k in ("tanh RNN", "LSTM", "GRU")} == {"dash"}
+    assert lines["causal attention"]["line"]["dash"] == "solid"
+    bands = [trace for trace in figure["data"] if trace.get("fill") == "toself"]
+    assert len(bands) == 4 and all(band["hoverinfo"] == "skip" for band in bands)
+    assert figure["layout"]["shapes"][0]["x1"] == 6 and "up to t = 6" in figure["layout"]["annotations"][0]["text"]
+    ticks = figure["layout"]["yaxis"]
+    pairs = zip(ticks["tickvals"], ticks["ticktext"], strict=True)
+    assert all(text == ("1" if value == 0 else f"1e{value}") for value, text in pairs)
     rnn = frame[frame["model"] == "tanh RNN"]
     assert rnn["exactly_zero"].tolist() == [True] * 7 + [False] * 3
     np.testing.assert_allclose(rnn["log10 norm"].iloc[7:], curves.summary("rnn")[0][7:])

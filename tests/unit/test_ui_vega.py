@@ -9,17 +9,15 @@ from streamlit.testing.v1 import AppTest
 SCRIPT = """
 import streamlit as st
 
-from explorer.figures.gradients import gradient_chart, gradient_frame
+from explorer.figures.depth import depth_chart, depth_frame
 from explorer.serve import altair_chart, vega_lite_spec
-from explorer.views.gradients import gradient_curves, path_lengths
+from explorer.views.depth import depth_curves
 
-curves = gradient_curves(16, 8, "default", 1.0, 4, 2)
-paths = {kind: path_lengths(16, kind) for kind in curves.log10_norms}
-frame = gradient_frame(curves, {"rnn": "tanh RNN", "transformer": "causal attention"}, paths)
-spec = vega_lite_spec(gradient_chart(frame))
+frame = depth_frame(depth_curves(4, 16, 4, 2))
+spec = vega_lite_spec(depth_chart(frame))
 altair_chart(spec)  # ours: the spec made once, its dataset already Arrow
 altair_chart(spec)  # the same spec again (a later run)
-st.vega_lite_chart(gradient_chart(frame).to_dict(validate=False), width="stretch")  # Streamlit's own conversion
+st.vega_lite_chart(depth_chart(frame).to_dict(validate=False), width="stretch")  # Streamlit's own conversion
 st.session_state["spec"] = spec
 """
 
