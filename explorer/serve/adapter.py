@@ -248,8 +248,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     view is computed."""
     controls, steps = lesson_page(lesson.page, title, lead)
     staged = staged_opening(steps)  # the key figure first, the controls a moment later
-    if not staged:
-        page_settings(controls)
+    page_settings(controls, NOWHERE if staged else st.sidebar)
     controls.know(url_keys(lesson.settings) + part_keys(sections))
     if controls.opened:
         st.session_state.pop(_DEFAULTS_KEY, None)  # a fresh visit
@@ -272,8 +271,10 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     settings = make_settings(lesson.settings, controls, places, custom)
     if presets is not None and not staged:
         preset_buttons(presets(settings), lesson.settings, settings, st.sidebar)
-    for about, message in notes(settings) if notes is not None and not staged else ():  # plain text, maybe typed
+    for about, message in notes(settings) if notes is not None else ():  # plain text, maybe typed
         controls.note(escape_markdown(message), about=about)
+    if staged and controls.note_coming(later=part_keys(sections)):  # the link's note goes above the key figure:
+        return page_after_opening()                                   # they come together, the figure unmoved
     notes_place = st.container()  # the link's notes, written last: the sections' own controls come further down
     shown, appearing = None, steps.just_revealed
     if steps.revealed:

@@ -136,6 +136,14 @@ class UrlControls:
             return None
         return self._wanted[key]
 
+    def note_coming(self, later: Sequence[str] = ()) -> bool:
+        """Will this page's note have something to say about what its controls read so far: a link value
+        a rule rejected, a parameter no control asked for (but for `later`: keys of controls made
+        under the key figure, whose note stands under them), or a note added?  Asked by a staged opening
+        (explorer/serve/opening.py) before its key figure: the note stands above it."""
+        asked = set(self._wanted) | set(self._unusable) | set(later)
+        return bool(self._unusable or self._notes) or any(key not in asked for key in self._requested)
+
     def rejected(self, key: str) -> bool:
         """Whether this run's link had a value for `key` that could not be used (see `link_value`)."""
         return key in self._unusable

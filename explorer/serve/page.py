@@ -9,7 +9,7 @@ import streamlit as st
 
 from .. import pieces
 from .catalog import LESSONS, PAGES
-from .controls import UrlControls
+from .controls import NOWHERE, UrlControls
 from .internals import StreamlitPageNotFoundError, yield_point
 from .pool import POOL, Requester
 from .present import (
@@ -58,15 +58,17 @@ def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
     return controls, Lesson(page, controls)
 
 
-def page_settings(controls: UrlControls) -> None:
+def page_settings(controls: UrlControls, where=st.sidebar) -> None:
     """The sidebar's settings of the whole app, above the lesson's own controls: presentation mode
-    and the charts' download format."""
-    shown = present_toggle(st.sidebar)
+    and the charts' download format.  `where` NOWHERE (a staged opening, explorer/serve/opening.py):
+    no widget is made, the link's values for them are only read."""
     controls.link_value(PRESENT_KEY, PRESENT_RULE)
-    if controls.rejected(PRESENT_KEY):
-        write_present_link()  # a value it could not use leaves the address (the note says why)
-    controls.record(PRESENT_KEY, "Presentation mode", shown, PRESENT_RULE)
-    controls.radio("Download charts as", list(IMAGE_FORMATS), 0, IMAGE_KEY, where=st.sidebar, horizontal=True,
+    if where is not NOWHERE:
+        shown = present_toggle(where)
+        if controls.rejected(PRESENT_KEY):
+            write_present_link()  # a value it could not use leaves the address (the note says why)
+        controls.record(PRESENT_KEY, "Presentation mode", shown, PRESENT_RULE)
+    controls.radio("Download charts as", list(IMAGE_FORMATS), 0, IMAGE_KEY, where=where, horizontal=True,
                    help="What the camera button at the top right of each chart saves: "
                    "PNG for slides, SVG to edit or print at any size.")
 

@@ -5,7 +5,8 @@ The run that opens a lesson (free exploration) draws the title, the lead, the st
 figure, nothing in the sidebar, and announces one follow-up; the follow-up, asked as the browser's
 timer asks it, draws the whole page and leaves no timer running.  The key figure of the opening run
 is the whole page's, byte for byte and in the same place, from every link tried: each control of each
-lesson moved one value from its default, all of them at once, presenting, and a link with junk in it.
+lesson moved one value from its default, all of them at once, presenting.  A link with a value the
+page cannot use is not staged past the lead: its note stands above the key figure, so they come together.
 """
 
 from __future__ import annotations
@@ -56,9 +57,16 @@ def moved(lesson) -> dict[str, str]:
 
 def links(lesson) -> list[str]:
     each = moved(lesson)
-    first = next(iter(each), "x")
-    return ["", "present=1", "image=svg", *(urlencode({key: value}) for key, value in each.items()), urlencode(each),
-            urlencode({first: "junk", "nonsense": "1"})]
+    return ["", "present=1", "image=svg", *(urlencode({key: value}) for key, value in each.items()), urlencode(each)]
+
+
+def unusable_links(lesson) -> list[str]:
+    """Links whose note would stand above the key figure: a control's value it cannot take, a parameter no
+    control reads, the app-wide settings' junk, and (the real model) a typed sentence it cannot read."""
+    first = next(iter(moved(lesson)), None)
+    junk = [urlencode({first: "junk"})] if first else []
+    typed = ["sentence=%21%21%21"] if lesson.page == "real" else []
+    return [*junk, "nonsense=1", "present=maybe", "image=gif", *typed]
 
 
 def charts(result: RunResult) -> list[tuple[tuple[int, ...], bytes]]:
@@ -78,8 +86,15 @@ async def open_staged(url: str, page: str, query: str) -> tuple[RunResult, dict,
         await session.close()
 
 
+def link_notes(result: RunResult) -> list[tuple[int, ...]]:
+    """Where the page's note about its link stands (the settings it could not use)."""
+    return [path for path, e in result.elements if e is not None and e.WhichOneof("type") == "alert"
+            and "could not be used" in e.alert.body]
+
+
 @pytest.mark.parametrize("lesson", STAGED, ids=lambda lesson: lesson.page)
 def test_the_key_figure_comes_first_and_is_the_whole_pages_from_every_link(server, lesson):
+    every_moved = urlencode(moved(lesson))
     for query in links(lesson):
         staged, announced, whole, left = run_async(open_staged(server.url, lesson.page, query))
         assert staged.ok and whole.ok, (query, staged.exceptions, whole.exceptions)
@@ -87,9 +102,25 @@ def test_the_key_figure_comes_first_and_is_the_whole_pages_from_every_link(serve
         assert not [e for path, e in staged.elements if path[0] == 1], f"?{query}: nothing in the sidebar yet"
         assert [e for path, e in whole.elements if path[0] == 1], f"?{query}: the whole page has its controls"
         first, every = charts(staged), charts(whole)
+        if query == every_moved and link_notes(whole):  # a moved control hid another one the link still names
+            assert not first and link_notes(whole)[0] < every[0][0], f"?{query}: the note and the figure together"
+            continue
+        assert not link_notes(whole), f"?{query}: a link the page can use"
         assert len(first) == 1, f"?{query}: the opening run draws the key figure, and no other chart"
         assert every[:len(first)] == first, f"?{query}: the key figure changed when the controls came"
         assert len(every) > len(first) or lesson.page == "train", f"?{query}: the other sections came too"
+
+
+@pytest.mark.parametrize("lesson", STAGED, ids=lambda lesson: lesson.page)
+def test_a_link_with_a_value_it_cannot_use_brings_its_note_and_the_key_figure_together(server, lesson):
+    for query in unusable_links(lesson):
+        staged, announced, whole, left = run_async(open_staged(server.url, lesson.page, query))
+        assert staged.ok and whole.ok, (query, staged.exceptions, whole.exceptions)
+        assert len(announced) == 1 and left == {}, (query, announced, left)
+        assert not charts(staged), f"?{query}: no key figure before the note that stands above it"
+        assert not [e for path, e in staged.elements if path[0] == 1], f"?{query}: nothing in the sidebar yet"
+        notes = link_notes(whole)
+        assert len(notes) == 1 and notes[0] < charts(whole)[0][0], f"?{query}: one note, above the key figure"
 
 
 def test_a_lesson_step_link_opens_as_before_with_its_question(server):
