@@ -6,14 +6,17 @@ figure waited for all of them (benchmarks/RESULTS.md, phase browser-speed).  So 
 a lesson in a browser, in free exploration (no lesson step), is *staged*: it draws the title, the
 lead, the step bar and the key figure, with the settings its controls are going to have, and nothing
 in the sidebar.  It ends by announcing a fragment timer whose run asks for the whole page
-(`page_after_opening`), a few tenths of a second later, which draws every control, the other sections
-and the link's note, with the key figure's element unchanged in its place (the browser keeps it).
+(`page_after_opening`), a few tenths of a second later, which draws every control and the other
+sections, with the key figure's element unchanged in its place (the browser keeps it).  A link with
+a value the page cannot use stops the staged run before its key figure (`UrlControls.note_coming`):
+the note about it stands above the figure, so the two come together in the whole page's run, and
+the note never pushes a figure already drawn down the page.
 
 The settings of a staged run come from its sidebar's controls placed `NOWHERE`, a place that draws
 nothing: the page's explorer.serve.controls.UrlControls then gives the value each widget *will* take,
 without making it — the value this session holds for it, else the link's value where its rule
-accepts it, else the default: what Streamlit gives a bound widget made in the whole page's run.  A control drawn in the
-page itself (a `main` control, above the key figure) is made for real.
+accepts it, else the default: what Streamlit gives a bound widget made in the whole page's run.  A
+control drawn in the page itself (a `main` control, above the key figure) is made for real.
 tests/system/test_staged_opening.py opens every lesson from many links on a real server and checks
 that the staged run's key figure is, byte for byte, the whole page's.
 """
