@@ -33,9 +33,11 @@ def log_range(values: np.ndarray) -> tuple[float, float]:
 
 def log_ticks(low: float, high: float) -> dict:
     """A Plotly axis's (or colour bar's) ticks for log10 values from low to high: at most 9, on whole
-    powers of ten, reading 1e−20 … 1."""
-    step = max(1, int(np.ceil((high - low) / 8)))
-    ticks = list(range(int(np.ceil(low)), int(np.floor(high)) + 1, step)) or [round(low)]
+    powers of ten a round number of them apart (1, 2, 5, 10, … orders), reading 1e−20 … 1."""
+    span = high - low
+    step = next((s for s in (1, 2, 5, 10, 20, 50, 100) if span / s <= 8), max(1, int(np.ceil(span / 8))))
+    first = int(np.ceil(low / step)) * step
+    ticks = list(range(first, int(np.floor(high)) + 1, step)) or [round(low)]
     return {"tickmode": "array", "tickvals": ticks, "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks]}
 
 
