@@ -36,7 +36,7 @@ from .margins import tick_reach
 __all__ = ["GRID_PANELS", "MASK_GREY", "AttentionFigures", "CompareFigures", "attention_figures", "attention_grid",
            "attention_pipeline_figure", "compare_figures", "head_gap"]
 
-HOVER_CELL_BUDGET = 40_000  # grid cells that get token-pair hover labels
+HOVER_CELL_BUDGET = 40_000  # a head's pipeline cells that get token-pair hover labels
 MASK_GREY = "#a9a9a9"  # masked cells: a neutral grey, outside the colour scale (not "weight 0")
 MASK_LABEL = "masked: may not attend"
 GRID_PANELS = 8  # more panels than this are shown one layer at a time (and always when presenting)
@@ -79,43 +79,42 @@ def head_gap(n_heads: int, n_keys: int) -> int:
     return max(1, round(0.03 * n_heads * n_keys / (1 - 0.03 * (n_heads - 1)))) if n_heads > 1 else 0
 
 
-def _row(panels: np.ndarray, fill) -> np.ndarray:
-    """One layer's heads (heads, T_q, T_k) side by side as one array, a column of `fill` between two."""
+def _row(panels: np.ndarray, fill, gap: int) -> np.ndarray:
+    """One layer's heads (heads, T_q, T_k) side by side as one array, `gap` columns of `fill` between two."""
     n_heads, n_queries = panels.shape[:2]
-    blank = np.full((n_queries, 1), fill, dtype=panels.dtype)
+    blank = np.full((n_queries, gap), fill, dtype=panels.dtype)
     return np.concatenate([part for head in range(n_heads) for part in ((blank, panels[head]) if head else
                                                                         (panels[head],))], axis=1)
 
 
-def _row_edges(n_heads: int, n_keys: int, gap: int) -> list[float]:
-    """The x edges of `_row`'s columns: key k of head h spans h·(T_k + gap) + k ± ½, and each blank
-    column between two heads is `gap` wide, so the gap costs one column of data whatever its width."""
-    stride = n_keys + gap
-    edges = [head * stride + k - 0.5 for head in range(n_heads) for k in range(n_keys + (head < n_heads - 1))]
-    return [*edges, (n_heads - 1) * stride + n_keys - 0.5]
+def _row_labels(key_tokens: Sequence[str], n_heads: int, gap: int) -> list[str]:
+    """The category of each column of `_row`: "head h · k token" for key k of head h, and a blank of its own
+    for each column between two heads (categories are distinct), so the hover names the key from the axis."""
+    labels: list[str] = []
+    for head in range(n_heads):
+        blanks = (head - 1) * gap
+        labels += [" " * (blanks + i + 1) for i in range(gap if head else 0)]
+        labels += [f"head {head + 1} · {k} {plotly_text(token)}" for k, token in enumerate(key_tokens)]
+    return labels
 
 
-def _layer_traces(weights: np.ndarray, allowed: np.ndarray | None, number: int, suffix: str, edges: list[float],
-                  pairs: np.ndarray | None) -> list[dict]:
-    """One layer's row (heads, T_q, T_k) as one heatmap, and its masked cells (`allowed` False) as one grey
-    heatmap over it; hover text from the token `pairs` ("query → key"), if any."""
-    n_heads = weights.shape[0]
+def _layer_traces(weights: np.ndarray, allowed: np.ndarray | None, number: int, suffix: str, columns: list[str],
+                  rows: list[str], gap: int) -> list[dict]:
+    """One layer's row (heads, T_q, T_k) as one heatmap on category axes (`columns`, `rows`: their distinct
+    labels), and its masked cells (`allowed` False) as one grey heatmap over it.  The hover reads the head,
+    the key and the query from the axes: no text per cell, which made the browser slow to draw the grid."""
     z = weights if allowed is None else np.where(allowed, weights, np.nan)
     trace = {
         # float32 halves the payload; weights need no more than 7 significant digits on screen.
-        "type": "heatmap", "z": _row(z.astype(np.float32), np.nan), "x": edges, "coloraxis": "coloraxis",
-        "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1, "hoverongaps": False,
+        "type": "heatmap", "z": _row(z.astype(np.float32), np.nan, gap), "x": columns, "y": rows,
+        "coloraxis": "coloraxis", "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "xgap": 1, "ygap": 1,
+        "hoverongaps": False,
+        "hovertemplate": f"layer {number} · %{{x}}<br>query %{{y}}<br>weight %{{z:.3f}}<extra></extra>",
     }
-    if pairs is not None:
-        names = np.array([[f"layer {number} head {head + 1}<br>"] for head in range(n_heads)])
-        trace["customdata"] = _row(np.char.add(names[:, None, :], pairs[None]).astype(object), "")
-        trace["hovertemplate"] = "%{customdata}<br>weight %{z:.3f}<extra></extra>"
-    else:  # cells of a pixel or less: no key can be picked out; the row and the weight
-        trace["hovertemplate"] = f"layer {number}<br>query %{{y}}<br>weight %{{z:.3f}}<extra></extra>"
     if allowed is None:
         return [trace]
-    grey = _mask_trace(_row(allowed, True), f"x{suffix}", f"y{suffix}")
-    return [trace, {**grey, "x": edges, "hoverongaps": False}]
+    grey = _mask_trace(_row(allowed, True, gap), f"x{suffix}", f"y{suffix}")
+    return [trace, {**grey, "x": columns, "y": rows, "hoverongaps": False}]
 
 
 def _key_labels_reach(shown: Sequence[str]) -> float:
@@ -161,7 +160,8 @@ def attention_grid(
 
     One colour scale from 0 to 1 with one colour bar, so every cell is comparable; the selected
     (layer, head) gets a frame (indices into `weights`).  Hover shows layer, head, query token, key
-    token and weight.  Each layer is one row, drawn as one heatmap: its heads side by side with a
+    token and weight, read from the axes: their categories name every row and column, so no text is
+    sent per cell.  Each layer is one row, drawn as one heatmap: its heads side by side with a
     blank between two (`head_gap` columns wide), "head h" over each.  The browser draws one trace
     per layer much faster than one per panel (benchmarks/RESULTS.md, label-cost).  Query tokens
     label the rows, on the left; key tokens label every column of every panel; "layer n" stands on
@@ -178,28 +178,25 @@ def attention_grid(
     stride, n_columns = n_keys + gap, n_heads * n_keys + (n_heads - 1) * gap
     y_domains = grid_domains(n_layers, min(0.16, 0.6 / n_layers))[::-1]  # layer 1 at the top
     small = FONT_SIZE - 2  # the labels are thinned to what fits at 18 px (label_step), so 14 px never crowds
-    # Per-cell hover labels are strings: past HOVER_CELL_BUDGET cells they dominate the payload (one
-    # string per cell), so large grids hover with the query's position and the weight alone.
-    token_hover = weights.size <= HOVER_CELL_BUDGET
-    pairs = hover_grid(query_tokens, key_tokens) if token_hover else None
+    columns = _row_labels(key_tokens, n_heads, gap)
+    rows = [f"{q} {plotly_text(token)}" for q, token in enumerate(query_tokens)]
     height = max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60))
     x_every = label_step(key_tokens, GRID_WIDTH_PX * n_keys / n_columns)
     x_ticks = [_bright_keys(weights[layer], stride, n_columns, x_every) for layer in range(n_layers)]
     present_height, y_every = _rows_presenting(query_tokens, [key_tokens[v % stride] for ts in x_ticks for v in ts],
                                                height, n_layers, y_domains[0][1] - y_domains[0][0])
     heads = [(head * stride / n_columns, (head * stride + n_keys) / n_columns) for head in range(n_heads)]
-    edges = _row_edges(n_heads, n_keys, gap)
     traces, layout, titles = [], {}, []
     for layer in range(n_layers):
         suffix = "" if layer == 0 else str(layer + 1)
         traces += _layer_traces(weights[layer], None if not masked_any else allowed[layer], layer_numbers[layer],
-                                suffix, edges, pairs)
+                                suffix, columns, rows, gap)
         x_axis = token_axis(key_tokens, domain=(0.0, 1.0), anchor=f"y{suffix}", size=small, every=x_every)
         x_axis["tickvals"] = x_ticks[layer]
         x_axis["ticktext"] = [plotly_text(key_tokens[v % stride]) for v in x_axis["tickvals"]]
-        layout[f"xaxis{suffix}"] = x_axis
+        layout[f"xaxis{suffix}"] = {**x_axis, "type": "category"}  # tick values: the columns' places
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
-                                               size=small, reverse=True, every=y_every)
+                                               size=small, reverse=True, every=y_every) | {"type": "category"}
         # the layer names its row once, on the left: a panel's title is short enough to fit
         layout[f"yaxis{suffix}"]["title"] = {"text": f"layer {layer_numbers[layer]}", "standoff": 4}
         titles += [panel_title(f"head {head + 1}", heads[head], y_domains[layer][1] + 0.005)
@@ -252,8 +249,8 @@ def attention_pipeline_figure(
               "softmax<br>→ weights"]
     panels = [(raw_scores, "score"), (scaled_scores, "score"), (masked, "score"), (weights, "weight")]
     x_domains = grid_domains(4, 0.05)
-    # As in the grid: token-pair hover strings only while they stay small (a long padded input makes
-    # one per cell of all four panels); past that, positions.
+    # Token-pair hover strings only while they stay small (a long padded input makes one per cell of
+    # all four panels); past that, positions.
     token_hover = 4 * raw_scores.size <= HOVER_CELL_BUDGET
     hover = hover_grid(query_tokens, key_tokens) if token_hover else None
     pair = "%{customdata}" if token_hover else "query %{y} → key %{x}"

@@ -12,15 +12,16 @@ PAGE = "app_pages/attention.py"
 
 def panels(figure, grey: bool) -> list[np.ndarray]:
     """Each panel's cells, layer by layer and head by head: a layer's row is one heatmap (its weights,
-    or its grey mask cells), its heads side by side with one blank column between two; the heads are
-    counted from the "head h" titles over the panels."""
-    n_heads = max(int(a["text"].split()[1]) for a in figure["layout"]["annotations"] if a["text"].startswith("head "))
-    rows = [plotly_array(t["z"]) for t in figure["data"] if t["type"] == "heatmap" and ("coloraxis" not in t) == grey]
+    or its grey mask cells), its heads side by side with blank columns between two; each column is
+    named by its category, "head h · k token"."""
     found = []
-    for row in rows:
-        n_keys = (row.shape[1] - (n_heads - 1)) // n_heads
-        assert row.shape[1] == n_heads * n_keys + n_heads - 1, (row.shape, n_heads)
-        found += [row[:, head * (n_keys + 1):head * (n_keys + 1) + n_keys] for head in range(n_heads)]
+    for trace in figure["data"]:
+        if trace["type"] != "heatmap" or ("coloraxis" not in trace) != grey:
+            continue
+        row, columns = plotly_array(trace["z"]), trace["x"]
+        heads = sorted({c.split(" · ")[0] for c in columns if c.strip()}, key=lambda h: int(h.split()[1]))
+        for head in heads:
+            found.append(row[:, [i for i, c in enumerate(columns) if c.startswith(f"{head} · ")]])
     return found
 
 
@@ -129,10 +130,9 @@ def test_removing_the_causal_mask_from_a_decoder_changes_its_answer():
 
 
 def key_labels(figure) -> list[str]:
-    """Every key token of the grid, in order, from the first panel's hover text ("layer l head h<br>query
-    → key"; a blank cell ends the panel): the tick labels show only as many as fit."""
-    row = list(figure["data"][0]["customdata"][0])
-    return [cell.split(" → ")[1] for cell in row[:row.index("") if "" in row else len(row)]]
+    """Every key token of the grid, in order, from the first panel's column categories ("head 1 · k token",
+    which the hover shows): the tick labels show only as many as fit."""
+    return [c.split(" ", 4)[4] for c in figure["data"][0]["x"] if c.startswith("head 1 · ")]
 
 
 def test_padding_blanks_the_padded_keys():

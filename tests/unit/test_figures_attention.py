@@ -9,7 +9,15 @@ import pytest
 
 from explorer.figures import attention as figures
 from explorer.figures.attention import MASK_GREY
-from explorer.figures.common import DIVERGING, GRID_WIDTH_PX, LABEL_FONT_PX, colour_list, heatmap, label_step
+from explorer.figures.common import (
+    DIVERGING,
+    GRID_WIDTH_PX,
+    LABEL_FONT_PX,
+    colour_list,
+    heatmap,
+    label_step,
+    plotly_text,
+)
 from tests.support.apptest import plotly_array
 
 TOKENS = ["<s>", "the", "cat", "the", "</s>"]
@@ -30,14 +38,20 @@ def test_attention_grid_is_valid_with_one_shared_colour_scale(layers, heads):
     assert {trace["coloraxis"] for trace in spec["data"]} == {"coloraxis"}
     assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
     gap = figures.head_gap(heads, 5)
+    stride = 5 + gap
     for layer, trace in enumerate(spec["data"]):
-        z, edges = plotly_array(trace["z"]), np.asarray(trace["x"])
-        assert z.shape == (5, heads * 6 - 1) and len(edges) == z.shape[1] + 1
+        z, columns = plotly_array(trace["z"]), trace["x"]
+        assert z.shape == (5, heads * stride - gap) and len(columns) == z.shape[1] == len(set(columns))
+        escaped = [plotly_text(token) for token in TOKENS]  # Plotly reads labels as HTML
+        assert trace["y"] == [f"{q} {token}" for q, token in enumerate(escaped)]
         for head in range(heads):
-            np.testing.assert_array_equal(z[:, head * 6:head * 6 + 5], weights[layer, head].astype(np.float32))
-            centres = (edges[head * 6:head * 6 + 5] + edges[head * 6 + 1:head * 6 + 6]) / 2
-            np.testing.assert_array_equal(centres, head * (5 + gap) + np.arange(5))  # key k of head h
-        assert np.all(np.isnan(z[:, 5::6])) and np.all(np.diff(edges)[5::6] == gap)
+            panel = z[:, head * stride:head * stride + 5]
+            np.testing.assert_array_equal(panel, weights[layer, head].astype(np.float32))
+            assert columns[head * stride:head * stride + 5] == [f"head {head + 1} · {k} {token}"
+                                                                for k, token in enumerate(escaped)]  # key k of head h
+            assert np.all(np.isnan(z[:, head * stride + 5:(head + 1) * stride])), "blank between two heads"
+        assert "customdata" not in trace and "%{x}" in trace["hovertemplate"] and "%{y}" in trace["hovertemplate"]
+        assert spec["layout"]["xaxis" if layer == 0 else f"xaxis{layer + 1}"]["type"] == "category"
     shapes = spec["layout"]["shapes"]
     assert len(shapes) == 1 and shapes[0]["x0"] < (heads - 1) * (5 + gap) < shapes[0]["x1"] < heads * (5 + gap)
 
@@ -103,13 +117,16 @@ def test_specs_carry_explicit_colour_lists_not_names():
 
 
 def test_a_grid_at_the_largest_settings_stays_small():
-    """129 tokens × 4 layers × 8 heads: token-pair hover strings would dominate; floats stay under the bound."""
-    weights = np.random.default_rng(0).random((4, 8, 129, 129))
-    tokens = [f"t{i}" for i in range(129)]
-    size = len(figures.attention_grid(weights, tokens, tokens).to_json())
-    assert size < 4_000_000, size
-    small = figures.attention_grid(weights[:1, :2, :10, :10], tokens[:10], tokens[:10]).to_plotly_json()
-    assert "customdata" in small["data"][0], "small grids keep token-pair hover labels"
+    """129 tokens × 8 heads, masked: the largest grid the page draws (more than GRID_PANELS panels are shown
+    one layer at a time).  The weights go as float32, the hover labels one per row and one per column (the
+    axes' categories), never one per cell: a small grid is a few times smaller than its text per cell was."""
+    rng = np.random.default_rng(0)
+    weights, tokens = rng.random((1, 8, 129, 129)), [f"t{i}" for i in range(129)]
+    causal = np.tril(np.ones((129, 129), dtype=bool))[None, None].repeat(8, axis=1)
+    size = len(figures.attention_grid(weights, tokens, tokens, allowed=causal).to_json())
+    assert size < 3_000_000, size
+    small = figures.attention_grid(weights[:, :4, :8, :8], tokens[:8], tokens[:8]).to_json()
+    assert len(small) < 10_000 and "customdata" not in small
 
 
 def test_a_long_padded_head_pipeline_stays_small():
