@@ -26,7 +26,9 @@ from .common import (
     grid_domains,
     heatmap,
     hover_grid,
+    indexed_labels,
     label_step,
+    panel_categories,
     panel_title,
     plotly_text,
     token_axis,
@@ -85,17 +87,6 @@ def _row(panels: np.ndarray, fill, gap: int) -> np.ndarray:
     blank = np.full((n_queries, gap), fill, dtype=panels.dtype)
     return np.concatenate([part for head in range(n_heads) for part in ((blank, panels[head]) if head else
                                                                         (panels[head],))], axis=1)
-
-
-def _row_labels(key_tokens: Sequence[str], n_heads: int, gap: int) -> list[str]:
-    """The category of each column of `_row`: "head h · k token" for key k of head h, and a blank of its own
-    for each column between two heads (categories are distinct), so the hover names the key from the axis."""
-    labels: list[str] = []
-    for head in range(n_heads):
-        blanks = (head - 1) * gap
-        labels += [" " * (blanks + i + 1) for i in range(gap if head else 0)]
-        labels += [f"head {head + 1} · {k} {plotly_text(token)}" for k, token in enumerate(key_tokens)]
-    return labels
 
 
 def _layer_traces(weights: np.ndarray, allowed: np.ndarray | None, number: int, suffix: str, columns: list[str],
@@ -178,8 +169,9 @@ def attention_grid(
     stride, n_columns = n_keys + gap, n_heads * n_keys + (n_heads - 1) * gap
     y_domains = grid_domains(n_layers, min(0.16, 0.6 / n_layers))[::-1]  # layer 1 at the top
     small = FONT_SIZE - 2  # the labels are thinned to what fits at 18 px (label_step), so 14 px never crowds
-    columns = _row_labels(key_tokens, n_heads, gap)
-    rows = [f"{q} {plotly_text(token)}" for q, token in enumerate(query_tokens)]
+    # the columns' categories: "head h · k token", and blanks between two heads (see _layer_traces)
+    columns = panel_categories("head", n_heads, indexed_labels(key_tokens), gap, sep=" · ")
+    rows = indexed_labels(query_tokens)
     height = max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60))
     x_every = label_step(key_tokens, GRID_WIDTH_PX * n_keys / n_columns)
     x_ticks = [_bright_keys(weights[layer], stride, n_columns, x_every) for layer in range(n_layers)]
@@ -194,7 +186,7 @@ def attention_grid(
         x_axis = token_axis(key_tokens, domain=(0.0, 1.0), anchor=f"y{suffix}", size=small, every=x_every)
         x_axis["tickvals"] = x_ticks[layer]
         x_axis["ticktext"] = [plotly_text(key_tokens[v % stride]) for v in x_axis["tickvals"]]
-        layout[f"xaxis{suffix}"] = {**x_axis, "type": "category"}  # tick values: the columns' places
+        layout[f"xaxis{suffix}"] = x_axis | {"type": "category"}  # tick values: the columns' places
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
                                                size=small, reverse=True, every=y_every) | {"type": "category"}
         # the layer names its row once, on the left: a panel's title is short enough to fit

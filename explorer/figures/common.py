@@ -49,8 +49,10 @@ __all__ = [
     "grid_domains",
     "heatmap",
     "hover_grid",
+    "indexed_labels",
     "label_step",
     "matrix_csv",
+    "panel_categories",
     "panel_title",
     "plotly_text",
     "subscript",
@@ -155,6 +157,24 @@ def bright_ticks(mass: np.ndarray, every: int) -> list[int]:
         if all(abs(column - other) >= every for other in chosen):
             chosen.append(column)
     return sorted(chosen)
+
+
+def indexed_labels(tokens: Sequence[str]) -> list[str]:
+    """"i token" for each token, escaped: distinct labels for a category axis, repeated tokens included."""
+    return [f"{i} {plotly_text(token)}" for i, token in enumerate(tokens)]
+
+
+def panel_categories(kind: str, n_panels: int, names: Sequence[str], gap: int, *, sep: str,
+                     around: bool = False) -> list[str]:
+    """Panels side by side on one category axis (hover names a cell from the axes, with no text per cell):
+    "{kind} p{sep}{name}" per name of panel p (from 1), and `gap` distinct blanks (runs of spaces)
+    between two panels, and before the first and after the last if `around`."""
+    blanks = (" " * k for k in range(1, (n_panels + 1) * gap + 1))
+    out: list[str] = []
+    for panel in range(n_panels):
+        out += [next(blanks) for _ in range(gap if panel or around else 0)]
+        out += [f"{kind} {panel + 1}{sep}{name}" for name in names]
+    return out + [next(blanks) for _ in range(gap if around else 0)]
 
 
 def token_axis(labels, *, domain, anchor, size, reverse=False, show=True, every: int = 1) -> dict:

@@ -19,9 +19,10 @@ from .common import (
     figure_from_spec,
     grid_domains,
     hover_grid,
+    indexed_labels,
     label_step,
+    panel_categories,
     panel_title,
-    plotly_text,
     token_axis,
 )
 
@@ -47,16 +48,9 @@ def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple
             z[gap + layer * step:gap + layer * step + T, gap + head * step:gap + head * step + T] = weights[layer, head]
     # Category axes with unique labels, so that hover can name tokens without a label per cell;
     # the gaps' labels are distinct runs of spaces.
-    names = [f"{i} {plotly_text(token)}" for i, token in enumerate(tokens)]
-
-    def labels(kind: str, n: int) -> list[str]:
-        blank = iter(" " * k for k in range(1, (n + 1) * gap + 1))
-        out = [next(blank) for _ in range(gap)]
-        for i in range(n):
-            out += [f"{kind} {i + 1}: {name}" for name in names] + [next(blank) for _ in range(gap)]
-        return out
-
-    x, y = labels("head", n_heads), labels("layer", n_layers)
+    names = indexed_labels(tokens)
+    x, y = (panel_categories(kind, n, names, gap, sep=": ", around=True)
+            for kind, n in (("head", n_heads), ("layer", n_layers)))
     traces = [{"type": "heatmap", "z": z, "x": x, "y": y, "hoverongaps": False, "coloraxis": "coloraxis",
                "hovertemplate": "%{y} → %{x}<br>weight %{z:.3f}<extra></extra>"}]
     if selected is not None:  # the frame runs through the gap cells just outside the panel
