@@ -22,9 +22,10 @@ import itertools
 import math
 import re
 
-__all__ = ["FITTED", "PHONE_GRID_PX", "column_gap", "fit_margins", "label_width", "phone_width"]
+__all__ = ["FITTED", "PHONE_GRID_PX", "TITLE_AXES", "column_gap", "fit_margins", "label_width", "phone_width"]
 
 FITTED = "fitted_margins"  # layout.meta key: the figure's own margins before fitting (fitted again when enlarged)
+TITLE_AXES = "title_axes"  # layout.meta key: the horizontal axes whose tick labels are panel titles (`phone_width`)
 PAD = 8  # px between the plot area and the axis (Streamlit's theme sets margin.pad 8; fixed here)
 LABEL_GAP = 4  # px between an axis and its tick labels
 LINE = 1.5  # a line of text, in em, generously
@@ -149,20 +150,37 @@ def fit_margins(spec: dict) -> dict:
     return spec
 
 
+def _placed_titles(axis: dict, base_size: float) -> list[tuple[float, float]]:
+    """Panel titles drawn as a horizontal axis's tick labels, upright at known values of a known range,
+    as (where in paper coordinates, width px); [] if the axis does not place them so."""
+    values, texts, span = axis.get("tickvals"), axis.get("ticktext"), axis.get("range")
+    if axis.get("tickmode") != "array" or axis.get("tickangle") != 0 or axis.get("showticklabels") is False \
+            or not values or not texts or not span or len(span) != 2 or span[0] == span[1]:
+        return []
+    (start, end), size = axis.get("domain", [0.0, 1.0]), _size(axis.get("tickfont"), base_size)
+    return [(start + (float(v) - span[0]) / (span[1] - span[0]) * (end - start), label_width(t, size))
+            for v, t in zip(values, texts, strict=False) if str(t).strip()]
+
+
 def phone_width(spec: dict) -> int:
     """The narrowest width (px) of the chart at which its panel titles side by side — annotations at
-    one height, in paper coordinates — do not run into each other; 0 for a figure without two on a row.
-    A phone scrolls such a chart sideways at this width (explorer/serve/present.py)."""
+    one height, in paper coordinates, or the tick labels of an axis `layout.meta` names in TITLE_AXES —
+    do not run into each other; 0 for a figure without two on a row.  A phone scrolls such a chart
+    sideways at this width (explorer/serve/present.py)."""
     layout = spec.get("layout") or {}
     margin = {**PLOTLY_MARGIN, **{k: v for k, v in (layout.get("margin") or {}).items() if k in "lrtb"}}
     base_size = _size(layout.get("font"), 12)
-    rows: dict[float, list[tuple[float, float]]] = {}
+    rows: dict[float | str, list[tuple[float, float]]] = {}
     for note in layout.get("annotations") or []:
         if note.get("xref", "paper") != "paper" or note.get("yref", "paper") != "paper" or note.get("textangle"):
             continue
         lines = re.split(r"<br\s*/?>", str(note.get("text", "")))  # a title on lines: its longest line
         width = max(label_width(_MARKUP.sub("", line), _size(note.get("font"), base_size)) for line in lines)
         rows.setdefault(round(float(note.get("y", 0.0)), 3), []).append((float(note.get("x", 0.5)), width))
+    meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
+    for name in meta.get(TITLE_AXES) or ():
+        if ticks := _placed_titles(layout.get(name) or {}, base_size):
+            rows[name] = ticks
     need = 0.0  # px of plot area the closest pair of titles needs
     for row in rows.values():
         row.sort()

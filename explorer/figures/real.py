@@ -25,6 +25,7 @@ from .common import (
     panel_title,
     token_axis,
 )
+from .margins import TITLE_AXES
 
 __all__ = ["PRESENT_PANEL_PX", "head_overview", "head_score_map", "pair_figure"]
 
@@ -36,9 +37,10 @@ def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple
     """(layers, heads, T, T) attention as thumbnails: one layer per row, one head per column.
 
     Drawn as one heatmap with blank (NaN) gaps around the panels: 72 traces with 144 axes are slow
-    for Plotly to build on every rerun, one trace is not.  No tick labels (a thumbnail shows a
-    pattern: a diagonal, a column on [CLS]); hover names layer, head and both tokens.  One colour
-    scale 0–1; the selected (layer, head) is framed by a line through the gaps around it."""
+    for Plotly to build on every rerun, one trace is not.  No token labels (a thumbnail shows a
+    pattern: a diagonal, a column on [CLS]), a title per head and per layer; hover names layer, head
+    and both tokens.  One colour scale 0–1; the selected (layer, head) is framed by a line through the
+    gaps around it."""
     n_layers, n_heads, T, _ = weights.shape
     gap = max(1, round(T / 10))
     step = T + gap  # panel (layer, head) starts at row gap + layer·step, column gap + head·step
@@ -59,22 +61,23 @@ def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple
         traces.append({"type": "scatter", "mode": "lines", "x": [xs[0], xs[1], xs[1], xs[0], xs[0]],
                        "y": [ys[0], ys[0], ys[1], ys[1], ys[0]], "line": {"color": "#e66101", "width": 4},
                        "hoverinfo": "skip", "showlegend": False})
-    axis = {"showticklabels": False, "ticks": "", "showgrid": False, "zeroline": False, "type": "category"}
-    notes = [{"text": f"head {h + 1}", "x": (gap + h * step + T / 2) / z.shape[1], "y": 1.0, "xref": "paper",
-              "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
-              "font": {"size": FONT_SIZE}} for h in range(n_heads)]
-    # Upright row labels: turned along rows as short as a projected thumbnail, they ran into each other.
-    notes += [{"text": f"layer {n + 1}", "x": -0.004, "y": 1 - (gap + n * step + T / 2) / z.shape[0], "xref": "paper",
-               "yref": "paper", "xanchor": "right", "yanchor": "middle", "showarrow": False,
-               "font": {"size": FONT_SIZE}} for n in range(n_layers)]
+    # Head titles on top and upright layer labels at the side are the axes' tick labels, one at the
+    # middle of each panel: drawn and measured together, where a note each was laid out one by one.
+    centres = {kind: [gap + p * step + (T - 1) / 2 for p in range(n)] for kind, n in (("head", n_heads),
+                                                                                      ("layer", n_layers))}
+    axis = {"ticks": "", "showgrid": False, "zeroline": False, "type": "category", "tickmode": "array",
+            "tickangle": 0, "tickfont": {"size": FONT_SIZE}}
+    xaxis = {**axis, "side": "top", "range": [-0.5, len(x) - 0.5], "tickvals": centres["head"],
+             "ticktext": [f"head {h + 1}" for h in range(n_heads)]}
+    yaxis = {**axis, "range": [len(y) - 0.5, -0.5], "tickvals": centres["layer"],
+             "ticktext": [f"layer {n + 1}" for n in range(n_layers)]}
     layout = {
-        "annotations": notes, "font": {"size": FONT_SIZE}, "plot_bgcolor": "rgba(0,0,0,0)",
-        "xaxis": {**axis}, "yaxis": {**axis, "autorange": "reversed"},
+        "font": {"size": FONT_SIZE}, "plot_bgcolor": "rgba(0,0,0,0)", "xaxis": xaxis, "yaxis": yaxis,
         "coloraxis": {"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
                       "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16}},
         "height": n_layers * panel_px + 60, "margin": {"l": 80, "r": 10, "t": 40, "b": 10},
         # Projected, the 6 × 12 grid has to fit under the lesson's controls on one 1280×720 screen.
-        "meta": {PRESENT_HEIGHT: n_layers * PRESENT_PANEL_PX + 60},
+        "meta": {PRESENT_HEIGHT: n_layers * PRESENT_PANEL_PX + 60, TITLE_AXES: ["xaxis"]},
     }
     return figure_from_spec({"data": traces, "layout": layout})
 

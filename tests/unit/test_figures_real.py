@@ -37,9 +37,17 @@ def test_overview_places_every_head_in_its_cell_with_blank_gaps(T):
     assert set(frame["x"]) == {x[gap + 11 * step - 1], x[gap + 11 * step + T]}
     assert set(frame["y"]) == {y[gap + 5 * step - 1], y[gap + 5 * step + T]}
     assert len(validated(figures.head_overview(weights, tokens))["data"]) == 1  # nothing selected, no frame
-    assert [a["text"] for a in spec["layout"]["annotations"]][:2] == ["head 1", "head 2"]
-    rows = [a for a in spec["layout"]["annotations"] if a["text"].startswith("layer")]
-    assert len(rows) == 6 and all(a.get("textangle", 0) == 0 for a in rows), "upright row labels"
+    assert not spec["layout"].get("annotations")  # the titles are the axes' tick labels
+    xaxis, yaxis = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
+    assert xaxis["side"] == "top" and xaxis["ticktext"] == [f"head {h}" for h in range(1, 13)]
+    assert yaxis["ticktext"] == [f"layer {n}" for n in range(1, 7)] and yaxis["tickangle"] == 0, "upright row labels"
+    for axis, n_panels, cells in ((xaxis, 12, x), (yaxis, 6, y)):  # each title at the middle of its panel
+        assert len(axis["tickvals"]) == n_panels
+        for p, at in enumerate(axis["tickvals"]):
+            first = gap + p * step
+            assert at == pytest.approx(first + (T - 1) / 2)
+            assert {cells[first].split(":")[0], cells[first + T - 1].split(":")[0]} == {axis["ticktext"][p]}
+    assert xaxis["range"] == [-0.5, len(x) - 0.5] and yaxis["range"] == [len(y) - 0.5, -0.5]  # layer 1 on top
 
 
 def test_overview_fits_one_projected_screen_when_presenting():

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures.common import FONT_SIZE, bar_chart, frozen, heatmap, token_axis
-from explorer.figures.margins import FITTED, PAD, fit_margins, label_width, phone_width
+from explorer.figures.margins import FITTED, PAD, TITLE_AXES, fit_margins, label_width, phone_width
 from explorer.figures.presentation import PRESENT_FONT_PX, enlarge_plotly
 from explorer.serve import runtime
 from explorer.serve.lessons import LESSONS
@@ -104,6 +104,20 @@ def test_phone_width_is_where_panel_titles_side_by_side_stop_running_into_each_o
     marked = phone_width(_titled(("<span style='color:#E69F00'>■</span> head 1", 0.25), ("head 2", 0.75)))
     assert marked < phone_width(_titled(("<span style='color:#E69F00'>■</span> head 1".replace("<", "&lt;"), 0.25),
                                         ("head 2", 0.75)))  # markup is not drawn as text
+
+
+def test_phone_width_reads_panel_titles_drawn_as_an_axis_tick_labels():
+    """The same titles as notes or as the tick labels of an axis the figure names in its meta: the
+    same width; an axis it does not name (a token axis, thinned for the phone as it is) is not read."""
+    notes = _titled(("head 1", 0.25), ("head 2", 0.75))
+    axis = {"tickmode": "array", "tickvals": [1, 5], "ticktext": ["head 1", "head 2"], "range": [-1, 7],
+            "tickangle": 0, "side": "top", "tickfont": {"size": 14}}
+    ticks = {"data": [], "layout": {"margin": notes["layout"]["margin"], "xaxis": axis, "meta": {TITLE_AXES: ["xaxis"]}}}
+    assert phone_width(ticks) == phone_width(notes) > 0
+    ticks["layout"]["xaxis"]["domain"] = [0.0, 0.5]  # half as far apart: the plot needs twice the width
+    assert phone_width(ticks) - 60 == pytest.approx(2 * (phone_width(notes) - 60), abs=1)
+    assert phone_width({**ticks, "layout": {**ticks["layout"], "meta": {}}}) == 0
+    assert phone_width({**ticks, "layout": {**ticks["layout"], "xaxis": {**axis, "range": None}}}) == 0
 
 
 def test_the_phone_rule_and_its_width_agree():
