@@ -230,13 +230,16 @@ def measure_load(tab: Tab, info) -> float:
 
 
 def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, control_reps: int = 5,
-        progress=print, switch_only: bool = False) -> dict:
+        progress=print, switch_only: bool = False, switch_reps: int | None = None) -> dict:
+    """`reps` rounds of loads, `switch_reps` (default: `reps`) rounds of switches: the median of 3 switches
+    put a lesson on either side of the target from one run to the next, so the phase takes more."""
     from playwright.sync_api import sync_playwright
 
     lessons = [p for p in LESSONS if not pages or p.url_path in pages]
     profile_dir = Path(tempfile.mkdtemp(prefix="attention-explorer-browser-speed-"))
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "load_average_start": Path("/proc/loadavg").read_text().split()[:3], "reps": reps,
+                     "switch_reps": switch_reps or reps,
                      "switch": {}, "load": {}, "control": {}, "profile": {}}
     with streamlit_server(name="speed-app") as app:
         asyncio.run(_record_profiles(app.url, profile_dir))
@@ -260,7 +263,7 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                     tab.page.goto(f"{tab.url}/{info.url_path if info else ''}")
                     tab.settle()
             progress(f"warm; load {Path('/proc/loadavg').read_text().split()[:3]}")
-            for rep in range(reps):
+            for rep in range(switch_reps or reps):
                 for tab in tabs.values():
                     tab.page.goto(tab.url + "/")
                     tab.settle()
@@ -274,7 +277,7 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                             tab.settle()
                         except Exception:
                             progress(f"  {name} {info.url_path}: not settled")
-                progress(f"switch rep {rep + 1}/{reps} done")
+                progress(f"switch rep {rep + 1}/{switch_reps or reps} done")
             for _ in range(reps if not switch_only else 0):
                 for info in lessons:
                     for name in TIMED_APPS:
@@ -351,6 +354,7 @@ def alone_table(results: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.browser_speed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--switch-reps", type=int, default=None, help="rounds of switches (default: --reps)")
     parser.add_argument("--control-reps", type=int, default=5)
     parser.add_argument("--pages", default="", help="comma-separated lesson url paths (default: every lesson)")
     parser.add_argument("--no-profile", action="store_true", help="skip the CDP counters")
@@ -360,7 +364,7 @@ def main(argv=None) -> int:
     pages = [p for p in args.pages.split(",") if p]
     results = run(args.reps, pages or None, not args.no_profile, args.control_reps,
                   progress=lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", flush=True),
-                  switch_only=args.switch_only)
+                  switch_only=args.switch_only, switch_reps=args.switch_reps)
     results["table"] = table(results)
     results["alone_table"] = alone_table(results)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

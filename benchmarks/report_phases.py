@@ -187,7 +187,7 @@ def browser_speed(data: dict) -> list[str]:
         f"## {title}", "",
         f"`benchmarks/browser_speed.py`, measured {speed.get('date', '')}, load average (1, 5, 15 min) "
         f"{loadavg(speed.get('load_average_start'))} → {loadavg(speed.get('load_average_end'))}; medians of "
-        f"{speed.get('reps')} "
+        f"{speed.get('switch_reps') or speed.get('reps')} switches and {speed.get('reps')} loads "
         "(control: its own repetitions), ms.",
         "Headless Chromium at 1400 × 900; several servers at once and every gesture made on each in turn: the "
         "**app**; the **one-heatmap floor** (`benchmarks/floor_nav_app.py FLOOR_MODE=heatmap`: the same Streamlit, "
