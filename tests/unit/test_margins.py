@@ -112,7 +112,8 @@ def test_phone_width_reads_panel_titles_drawn_as_an_axis_tick_labels():
     notes = _titled(("head 1", 0.25), ("head 2", 0.75))
     axis = {"tickmode": "array", "tickvals": [1, 5], "ticktext": ["head 1", "head 2"], "range": [-1, 7],
             "tickangle": 0, "side": "top", "tickfont": {"size": 14}}
-    ticks = {"data": [], "layout": {"margin": notes["layout"]["margin"], "xaxis": axis, "meta": {TITLE_AXES: ["xaxis"]}}}
+    ticks = {"data": [], "layout": {"margin": notes["layout"]["margin"], "xaxis": axis,
+                                    "meta": {TITLE_AXES: ["xaxis"]}}}
     assert phone_width(ticks) == phone_width(notes) > 0
     ticks["layout"]["xaxis"]["domain"] = [0.0, 0.5]  # half as far apart: the plot needs twice the width
     assert phone_width(ticks) - 60 == pytest.approx(2 * (phone_width(notes) - 60), abs=1)
