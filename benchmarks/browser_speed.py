@@ -235,11 +235,12 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
     put a lesson on either side of the target from one run to the next, so the phase takes more."""
     from playwright.sync_api import sync_playwright
 
+    switch_reps = switch_reps or reps
     lessons = [p for p in LESSONS if not pages or p.url_path in pages]
     profile_dir = Path(tempfile.mkdtemp(prefix="attention-explorer-browser-speed-"))
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "load_average_start": Path("/proc/loadavg").read_text().split()[:3], "reps": reps,
-                     "switch_reps": switch_reps or reps,
+                     "switch_reps": switch_reps,
                      "switch": {}, "load": {}, "control": {}, "profile": {}}
     with streamlit_server(name="speed-app") as app:
         asyncio.run(_record_profiles(app.url, profile_dir))
@@ -263,7 +264,7 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                     tab.page.goto(f"{tab.url}/{info.url_path if info else ''}")
                     tab.settle()
             progress(f"warm; load {Path('/proc/loadavg').read_text().split()[:3]}")
-            for rep in range(switch_reps or reps):
+            for rep in range(switch_reps):
                 for tab in tabs.values():
                     tab.page.goto(tab.url + "/")
                     tab.settle()
@@ -277,7 +278,7 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                             tab.settle()
                         except Exception:
                             progress(f"  {name} {info.url_path}: not settled")
-                progress(f"switch rep {rep + 1}/{switch_reps or reps} done")
+                progress(f"switch rep {rep + 1}/{switch_reps} done")
             for _ in range(reps if not switch_only else 0):
                 for info in lessons:
                     for name in TIMED_APPS:

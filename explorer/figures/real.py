@@ -63,13 +63,12 @@ def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple
                        "hoverinfo": "skip", "showlegend": False})
     # Head titles on top and upright layer labels at the side are the axes' tick labels, one at the
     # middle of each panel: drawn and measured together, where a note each was laid out one by one.
-    centres = {kind: [gap + p * step + (T - 1) / 2 for p in range(n)] for kind, n in (("head", n_heads),
-                                                                                      ("layer", n_layers))}
+    centres = [gap + p * step + (T - 1) / 2 for p in range(max(n_heads, n_layers))]  # of panel p's cells
     axis = {"ticks": "", "showgrid": False, "zeroline": False, "type": "category", "tickmode": "array",
             "tickangle": 0, "tickfont": {"size": FONT_SIZE}}
-    xaxis = {**axis, "side": "top", "range": [-0.5, len(x) - 0.5], "tickvals": centres["head"],
+    xaxis = {**axis, "side": "top", "range": [-0.5, len(x) - 0.5], "tickvals": centres[:n_heads],
              "ticktext": [f"head {h + 1}" for h in range(n_heads)]}
-    yaxis = {**axis, "range": [len(y) - 0.5, -0.5], "tickvals": centres["layer"],
+    yaxis = {**axis, "range": [len(y) - 0.5, -0.5], "tickvals": centres[:n_layers],
              "ticktext": [f"layer {n + 1}" for n in range(n_layers)]}
     layout = {
         "font": {"size": FONT_SIZE}, "plot_bgcolor": "rgba(0,0,0,0)", "xaxis": xaxis, "yaxis": yaxis,
