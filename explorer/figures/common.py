@@ -27,7 +27,7 @@ from plotly.basedatatypes import BaseFigure
 from plotly.colors import get_colorscale
 
 from ..caching import loaded
-from .margins import fit_margins, phone_width
+from .margins import TOOLBAR_PX, fit_margins, phone_width
 
 __all__ = [
     "CHART_HEIGHT",
@@ -331,13 +331,13 @@ def bar_chart(
         "textfont": {"size": FONT_SIZE - 1}, "customdata": [plotly_text(label) for label in labels],
         "hovertemplate": f"{label_title} %{{customdata}}<br>{value_title} %{{x:{number_format}}}<extra></extra>",
     }
-    layout = {
-        "title": {"text": title, "font": {"size": FONT_SIZE + 2}},
-        "font": {"size": FONT_SIZE},
+    layout = {  # the title just above the bars, under the toolbar's band (not behind its buttons)
+        "title": {"text": title, "font": {"size": FONT_SIZE + 2}, "yref": "paper", "y": 1.0, "yanchor": "bottom",
+                  "pad": {"b": 12}}, "font": {"size": FONT_SIZE},
         "xaxis": {"title": {"text": value_title}, "range": list(domain), "zeroline": True,
                   "zerolinecolor": "#888", "tickfont": {"size": FONT_SIZE - 2}, **PLAIN_NUMBERS},
         "yaxis": token_axis(labels, domain=(0.0, 1.0), anchor="x", size=FONT_SIZE, reverse=True),
-        "height": 110 + 38 * len(values), "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "height": 110 + TOOLBAR_PX + 38 * len(values), "margin": {"l": 10, "r": 10, "t": 50 + TOOLBAR_PX, "b": 10},
         "plot_bgcolor": "rgba(0,0,0,0)", "bargap": 0.25,
     }
     layout["yaxis"]["title"] = {"text": label_title}

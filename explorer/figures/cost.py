@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, figure_from_spec, plotly_text
+from .margins import TOOLBAR_PX
 from .vega import colour_encoding, configure, phone_columns
 
 __all__ = [
@@ -121,8 +122,9 @@ def cost_bars(rows: Sequence[ComplexityRow]) -> go.Figure:
             "hovertemplate": plotly_text(row.label) + "<br>%{x}: %{y:,}<extra></extra>",
         })
     layout = {
-        "font": {"size": FONT_SIZE}, "height": 420, "barmode": "group", "bargap": 0.25,
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "font": {"size": FONT_SIZE}, "height": 420 + TOOLBAR_PX, "barmode": "group", "bargap": 0.25,
+        # the legend over the bars stands under the toolbar's band (a phone's legend reaches its buttons)
+        "margin": {"l": 10, "r": 10, "t": 40 + TOOLBAR_PX, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
         "xaxis": {"tickfont": {"size": FONT_SIZE}},
         "yaxis": {"type": "log", "title": {"text": "count (log scale)"}, "gridcolor": "#e5e5e5",
                   "range": _headroom(max(max(t["y"]) for t in traces)),

@@ -23,7 +23,7 @@ from .common import (
     plotly_text,
     token_axis,
 )
-from .margins import column_gap
+from .margins import TOOLBAR_PX, column_gap
 
 __all__ = ["architecture_figure", "cache_figure", "forcing_figure", "line_figure", "step_figure", "sweep_figure"]
 
@@ -130,8 +130,9 @@ def forcing_figure(rows: Sequence[tuple[str, Sequence[str], Sequence[bool | None
                   "tickangle": 0},
         "yaxis": token_axis([label for label, _, _ in rows], domain=(0.0, 1.0), anchor="x", size=FONT_SIZE,
                             reverse=True),
-        "shapes": shapes, "font": {"size": FONT_SIZE}, "height": height or 90 + 52 * len(rows),
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "shapes": shapes, "font": {"size": FONT_SIZE}, "height": height or 90 + TOOLBAR_PX + 52 * len(rows),
+        # the last step's label under the toolbar's band, not behind its buttons
+        "margin": {"l": 10, "r": 10, "t": 40 + TOOLBAR_PX, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
     }
     layout["xaxis"]["range"] = [-0.5, n - 0.5]
     return figure_from_spec({"data": [trace], "layout": layout})
@@ -272,7 +273,8 @@ def cache_figure(n_layers: int, n_source: int, position: int, new: int = 1, *, h
                        "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom",
                        "showarrow": False, "font": {"size": FONT_SIZE}})
     layout.update(annotations=titles, font={"size": FONT_SIZE}, plot_bgcolor="rgba(0,0,0,0)",
-                  height=height or 200 + 36 * len(labels), margin={"l": 10, "r": 10, "t": 10, "b": 10})
+                  height=height or 200 + TOOLBAR_PX + 36 * len(labels),  # the key under the toolbar's band
+                  margin={"l": 10, "r": 10, "t": 10 + TOOLBAR_PX, "b": 10})
     return figure_from_spec({"data": traces, "layout": layout})
 
 

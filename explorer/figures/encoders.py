@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from .common import DIVERGING, FONT_SIZE, OKABE_ITO, bar_chart, figure_from_spec, heatmap, plotly_text
 from .gradients import dependency_figure, dependency_frame
+from .margins import TOOLBAR_PX
 
 __all__ = [
     "CLIP_PERCENTILE",
@@ -115,7 +116,8 @@ def encoder_figures(view) -> EncoderFigures:
     to_mean = bar_chart(labels, view.to_mean, title="Each token vector against the mean", label_title="token",
                         value_title="cosine to mean", domain=(min(0.0, float(view.to_mean.min())) - 0.1, 1.15))
     vectors = vectors_heatmap(view.tokens, view.hidden, view.mean)
-    to_mean.layout.height = max(vectors.layout.height, 300)  # side by side; a long text's bars squeeze as its rows do
+    # side by side; a long text's bars squeeze as its rows do (the toolbar's band above the bars' title)
+    to_mean.layout.height = max(vectors.layout.height, 300) + TOOLBAR_PX
     return EncoderFigures(vectors, to_mean, pooling_chart(view.report), pooling_frame(view.report))
 
 

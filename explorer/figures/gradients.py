@@ -197,7 +197,7 @@ def dependency_figure(panels: Sequence[tuple[str, np.ndarray]], *, height: int =
         annotations=annotations, font={"size": FONT_SIZE}, height=height,
         margin={"l": 10, "r": 10, "t": 50, "b": 10}, plot_bgcolor="rgba(0,0,0,0)",
         coloraxis={"colorscale": SEQUENTIAL, "cmin": low, "cmax": high,
-                   "colorbar": log_colorbar(low, high, "‖∂y<sub>t</sub>/∂x<sub>s</sub>‖")},
+                   "colorbar": log_colorbar(low, high, "‖∂y<sub>t</sub>/∂x<sub>s</sub>‖", side="top")},
     )
     return figure_from_spec({"data": traces, "layout": layout})
 

@@ -23,7 +23,7 @@ from .common import (
     colour_list,
     heatmap,
 )
-from .margins import column_gap
+from .margins import TOOLBAR_PX, column_gap
 from .vega import colour_encoding, configure, phone_columns
 
 __all__ = ["GqaFigures", "LengthFigures", "MemoryFigures", "TiledFigures", "WindowFigures", "gqa_figures",
@@ -313,7 +313,9 @@ def tiled_figures(view) -> TiledFigures:
                                    hovertemplate="query %{y}, after %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
     state.update_yaxes(autorange="reversed", dtick=1)
     state.update_yaxes(title_text="query", col=1)
-    state.update_layout(height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE - 2})
+    # the right panel's title under the toolbar's band, not behind its buttons
+    state.update_layout(height=460 + TOOLBAR_PX, margin={"l": 10, "r": 10, "t": 40 + TOOLBAR_PX, "b": 10},
+                        font={"size": FONT_SIZE - 2})
     curve = pd.concat([
         pd.DataFrame({"T": view.Ts, "bytes": view.bytes_plain, "what": "plain: T × T scores"}),
         pd.DataFrame({"T": view.Ts, "bytes": view.bytes_tiled, "what": f"tiled: T × {block} scores"}),
@@ -363,7 +365,8 @@ def window_figures(view) -> WindowFigures:
     masks.update_yaxes(autorange="reversed", scaleanchor="x", constrain="domain")
     masks.update_yaxes(title_text="query (position t)", col=1)
     masks.update_xaxes(title_text="key (position s)")
-    masks.update_layout(height=420, margin={"l": 10, "r": 10, "t": 40, "b": 10}, font={"size": FONT_SIZE - 2})
+    masks.update_layout(height=420 + TOOLBAR_PX, margin={"l": 10, "r": 10, "t": 40 + TOOLBAR_PX, "b": 10},
+                        font={"size": FONT_SIZE - 2})  # the right panel's title under the toolbar's band
     paths = pd.DataFrame({"window": view.windows, "layers": view.paths})
     chart = alt.Chart(paths.dropna()).mark_line(point=True, strokeWidth=3, color=OKABE_ITO["blue"]).encode(
         x=alt.X("window:Q", title="window (positions seen, itself included)"),

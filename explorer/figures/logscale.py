@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import FONT_SIZE, SEQUENTIAL, figure_from_spec, plotly_text
+from .margins import TOOLBAR_PX
 
 __all__ = ["LOG_LABEL", "log_axis", "log_colorbar", "log_range", "log_strip", "log_ticks"]
 
@@ -41,13 +42,11 @@ def log_ticks(low: float, high: float) -> dict:
     return {"tickmode": "array", "tickvals": ticks, "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks]}
 
 
-TOOLBAR_BAND = 34  # px above the plot: the chart's toolbar (camera, full screen) stands there, clear of the colour bar
-
-
-def log_colorbar(low: float, high: float, title: str) -> dict:
+def log_colorbar(low: float, high: float, title: str, side: str = "right") -> dict:
     """A colour bar for log10 values from low to high, at most 9 ticks reading 1e−20 … 1.  Its title
-    stands beside it (as every colour bar's in the app), not above it, where the chart's toolbar is."""
-    return {"title": {"text": title, "side": "right"}, "thickness": 18, **log_ticks(low, high),
+    stands beside it (as most colour bars' in the app), or on top (`side`) where the figure has no
+    room beside it (its panels' titles need the width on a phone) and its top is clear of the toolbar."""
+    return {"title": {"text": title, "side": side}, "thickness": 18, **log_ticks(low, high),
             "tickfont": {"size": FONT_SIZE - 2}}
 
 
@@ -65,8 +64,9 @@ def log_strip(z: np.ndarray, *, rows: Sequence[str], x_title: str, value_title: 
         "hovertemplate": f"%{{customdata}}, {hover_x} = %{{x}}<br>log10 = %{{z:.1f}}<extra></extra>",
     }
     layout = {
-        "font": {"size": FONT_SIZE}, "height": height or 144 + 44 * len(rows),
-        "margin": {"l": 10, "r": 10, "t": TOOLBAR_BAND, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "font": {"size": FONT_SIZE}, "height": height or 112 + TOOLBAR_PX + 44 * len(rows),
+        "margin": {"l": 10, "r": 10, "t": TOOLBAR_PX + 2, "b": 10},  # the colour bar's top under the toolbar
+        "plot_bgcolor": "rgba(0,0,0,0)",
         "xaxis": {"title": {"text": x_title}, "showgrid": False, "zeroline": False,
                   "tickfont": {"size": FONT_SIZE - 2}},
         "yaxis": {"tickmode": "array", "tickvals": list(range(len(rows))),

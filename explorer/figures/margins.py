@@ -22,10 +22,15 @@ import itertools
 import math
 import re
 
-__all__ = ["FITTED", "PHONE_GRID_PX", "TITLE_AXES", "column_gap", "fit_margins", "label_width", "phone_width"]
+__all__ = ["FITTED", "PHONE_GRID_PX", "TITLE_AXES", "TOOLBAR_PX", "column_gap", "fit_margins", "label_width",
+           "phone_width"]
 
 FITTED = "fitted_margins"  # layout.meta key: the figure's own margins before fitting (fitted again when enlarged)
 TITLE_AXES = "title_axes"  # layout.meta key: the horizontal axes whose tick labels are panel titles (`phone_width`)
+# The chart's toolbar (camera and full screen, always shown: explorer/serve/present.py) stands in the top
+# right corner, over whatever the figure draws there: a figure with text at its top (a title, panel
+# titles, a top axis, a colour bar's top) leaves this band above it free.
+TOOLBAR_PX = 32
 PAD = 8  # px between the plot area and the axis (Streamlit's theme sets margin.pad 8; fixed here)
 LABEL_GAP = 4  # px between an axis and its tick labels
 LINE = 1.5  # a line of text, in em, generously

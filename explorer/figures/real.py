@@ -25,7 +25,7 @@ from .common import (
     panel_title,
     token_axis,
 )
-from .margins import TITLE_AXES
+from .margins import TITLE_AXES, TOOLBAR_PX
 
 __all__ = ["PRESENT_PANEL_PX", "head_overview", "head_score_map", "pair_figure"]
 
@@ -96,14 +96,18 @@ def head_score_map(scores: np.ndarray, *, title: str, value_name: str, highlight
     }
     shapes = [{"type": "rect", "x0": head + 0.5, "x1": head + 1.5, "y0": layer + 0.5, "y1": layer + 1.5,
                "line": {"color": "#000000", "width": 3}} for layer, head in highlight]
+    height += TOOLBAR_PX  # the title under the toolbar's band (not behind its buttons), the map its own size
     layout = {
-        "title": {"text": title, "font": {"size": FONT_SIZE + 2}, "y": 0.98}, "font": {"size": FONT_SIZE},
+        "title": {"text": title, "font": {"size": FONT_SIZE + 2}, "y": 1 - (TOOLBAR_PX + 4) / height,
+                  "yanchor": "top"},
+        "font": {"size": FONT_SIZE},
         "shapes": shapes,
         "xaxis": {"title": {"text": "head"}, "tickmode": "linear", "dtick": 1, "side": "top", "showgrid": False,
                   "zeroline": False},
         "yaxis": {"title": {"text": "layer"}, "tickmode": "linear", "dtick": 1, "autorange": "reversed",
                   "showgrid": False, "zeroline": False},
-        "height": height, "margin": {"l": 10, "r": 10, "t": 120, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "height": height, "margin": {"l": 10, "r": 10, "t": 120 + TOOLBAR_PX, "b": 10},
+        "plot_bgcolor": "rgba(0,0,0,0)",
     }
     return figure_from_spec({"data": [trace], "layout": layout})
 

@@ -25,6 +25,7 @@ from .common import (
     panel_title,
     token_axis,
 )
+from .margins import TOOLBAR_PX
 
 __all__ = ["RUNNER_COLOURS", "Curve", "TrainFigures", "attention_panels", "race_figure", "train_figures",
            "training_curves"]
@@ -134,8 +135,9 @@ def training_curves(curve: Curve, total_steps: int, *, marker: int | None = None
         "annotations": [panel_title("Held-out loss", x1, y1[1] + 0.01, FONT_SIZE),
                         panel_title("Held-out accuracy", x2, y2[1] + 0.01, FONT_SIZE)],
         "shapes": [] if marker is None else [_marker_line(marker, "x"), _marker_line(marker, "x2")],
-        "showlegend": False, "height": height or (520 if stacked else 300), "font": {"size": FONT_SIZE},
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "showlegend": False, "height": height or TOOLBAR_PX + (520 if stacked else 300), "font": {"size": FONT_SIZE},
+        # the panels' titles under the toolbar's band (a phone's right title reaches its buttons)
+        "margin": {"l": 10, "r": 10, "t": 40 + TOOLBAR_PX, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
     }
     return figure_from_spec({"data": traces, "layout": layout})
 

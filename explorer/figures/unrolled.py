@@ -156,8 +156,9 @@ def unrolled_figure(rnn_paths: np.ndarray, attention_paths: np.ndarray, *, max_s
         "xaxis": {**hidden, "range": [-1.1, len(positions) - 1 + 0.6]},
         "yaxis": {**hidden, "range": [-0.4, 8.4]},
         "coloraxis": {"colorscale": SEQUENTIAL, "cmin": 1, "cmax": max(2, T),
+                      # its title well under the top edge, where the chart's toolbar stands
                       "colorbar": {"title": {"text": "path length<br>(steps)", "side": "top"}, "thickness": 16,
-                                   "len": 0.8, "tickfont": {"size": FONT_SIZE - 2}}},
+                                   "len": 0.7, "y": 0.45, "tickfont": {"size": FONT_SIZE - 2}}},
     }
     traces = [*_edge_traces(positions, T), *_node_traces(positions, rnn_paths, attention_paths)]
     return figure_from_spec({"data": traces, "layout": layout})

@@ -140,6 +140,36 @@ def assert_no_label_cut(page, when: str, within_ms: int = 5_000) -> None:
     assert not cut, f"{when}: {len(cut)} labels cut off at their chart's edge on {page.url}: {cut[:8]}"
 
 
+# Every text a Plotly chart draws (titles, tick labels, notes, legend, colour bar) that one of its
+# toolbar's buttons (camera, full screen: always shown, top right) stands over.
+TOOLBAR_JS = """
+() => {
+  const hits = [];
+  const charts = '[data-testid="stMain"] [data-testid="stPlotlyChart"] .js-plotly-plot';
+  for (const plot of document.querySelectorAll(charts)) {
+    const buttons = [...plot.querySelectorAll('.modebar-btn')].map((b) => b.getBoundingClientRect())
+      .filter((r) => r.width > 0);
+    const key = plot.closest('[class*="st-key-"]');
+    for (const text of plot.querySelectorAll('svg text')) {
+      const r = text.getBoundingClientRect();
+      if (!text.textContent.trim() || !r.width) continue;
+      if (buttons.some((b) => r.left < b.right - 0.5 && b.left < r.right - 0.5 && r.top < b.bottom - 0.5
+                              && b.top < r.bottom - 0.5))
+        hits.push(`${key ? key.className.match(/st-key-[^ ]+/)[0] : 'chart'}: ${text.textContent.slice(0, 40)}`);
+    }
+  }
+  return hits;
+}
+"""
+
+
+def assert_toolbar_clear(page, when: str) -> None:
+    """No chart's toolbar button stands over any text of its chart (the figures leave the toolbar a
+    band at their top: explorer/figures/margins.py TOOLBAR_PX)."""
+    hits = page.evaluate(TOOLBAR_JS)
+    assert not hits, f"{when}: a chart's toolbar covers its text on {page.url}: {hits[:8]}"
+
+
 def full_page_screenshot(page, path) -> None:
     """Streamlit scrolls inside [data-testid="stMain"], not the document, so Playwright's full_page
     captures only the viewport: grow the viewport to the content height for the shot, then restore."""

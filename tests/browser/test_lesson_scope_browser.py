@@ -20,7 +20,14 @@ from explorer.serve.catalog import LESSONS
 from explorer.serve.controls import UrlControls
 from explorer.serve.later import PLACEHOLDER
 from tests.browser.conftest import _log_tail, require_chromium
-from tests.browser.test_browser import IDLE_TIMEOUT_MS, QUIET_MS, SETTLED_JS, assert_no_exception, assert_no_label_cut
+from tests.browser.test_browser import (
+    IDLE_TIMEOUT_MS,
+    QUIET_MS,
+    SETTLED_JS,
+    assert_no_exception,
+    assert_no_label_cut,
+    assert_toolbar_clear,
+)
 
 N = len(LESSONS)
 SIZES = {"desk": ({"width": 1400, "height": 900}, "", -1),  # (viewport, query, opened from lesson i + k)
@@ -198,6 +205,7 @@ def _switch_and_compare(page, new_page, app_url, viewport, suffix, lesson, sourc
     complete(fresh_page, lesson.title, f"a fresh visit to {lesson.url_path}")
     fresh = seen(fresh_page, f"a fresh visit to {lesson.url_path}")
     assert_no_label_cut(fresh_page, f"a fresh visit to {lesson.url_path}")
+    assert_toolbar_clear(fresh_page, f"a fresh visit to {lesson.url_path}")
 
     assert switched["query"] == fresh["query"], "the address"
     assert switched["controls"] == fresh["controls"], "the controls"

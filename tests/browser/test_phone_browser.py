@@ -16,7 +16,7 @@ import pytest
 from explorer.serve.catalog import LESSONS
 from explorer.serve.later import PLACEHOLDER
 from tests.browser.conftest import require_chromium
-from tests.browser.test_browser import assert_no_exception, assert_no_label_cut, open_page
+from tests.browser.test_browser import assert_no_exception, assert_no_label_cut, assert_toolbar_clear, open_page
 from tests.browser.test_legibility_browser import overlap
 
 PHONE = {"width": 390, "height": 844}
@@ -145,6 +145,7 @@ def test_every_lesson_reads_on_a_phone(lesson, new_page, app_url, screenshot_dir
             f"{chart['name']}: the plot is {chart['plot']:.0f} px of the chart's {chart['width']:.0f} on a phone"
     assert not (bars := bar_label_problems(page)), f"bar labels shrunk or run together on a phone: {bars[:6]}"
     assert_no_label_cut(page, f"{lesson.url_path} on a phone")
+    assert_toolbar_clear(page, f"{lesson.url_path} on a phone")
 
 
 def test_the_cost_bars_labels_stand_apart_when_presenting(new_page, app_url):

@@ -17,6 +17,7 @@ from tests.browser.conftest import require_chromium
 from tests.browser.test_browser import (
     assert_no_exception,
     assert_no_label_cut,
+    assert_toolbar_clear,
     open_page,
     runs_done,
     wait_until_settled,
@@ -167,6 +168,7 @@ def test_the_clicker_walks_every_step_with_its_answer_and_figure_on_the_first_sc
         assert_no_exception(page, f"revealing step {number}")
         vega_drawn(page)
         assert_no_label_cut(page, f"step {number}")
+        assert_toolbar_clear(page, f"step {number}")
         assert_no_table_cut(page, f"step {number}")
         page.wait_for_function("(state) => (window.__explorerFitted || '').endsWith(state)",
                                arg=f"|{number}|answer", timeout=10_000, polling=100)
