@@ -40,8 +40,8 @@ class ReferentFigures:
 
 def referent_figures(view) -> ReferentFigures:
     split = view.settings.split
-    return ReferentFigures(head_score_map(view.shares, title=f"% of sentences where “it” weighs the right noun more "
-                                                            f"({split})", value_name="right noun above",
+    return ReferentFigures(head_score_map(view.shares, title=f"% of sentences where “it” weighs the right noun more"
+                                                            f"<br>({split})", value_name="right noun above",
                                           highlight=view.top))
 
 
