@@ -7,14 +7,17 @@ every figure builder: presentation mode calls these on whatever a page draws.
 from __future__ import annotations
 
 import copy
+import math
+import re
 
 from .common import PRESENT_AXES, PRESENT_HEIGHT, PRESENT_VEGA
-from .margins import fit_margins
+from .margins import PLOTLY_MARGIN, SAFETY, fit_margins
 
 __all__ = ["PRESENT_FONT_PX", "enlarge_plotly", "enlarge_vega_lite"]
 
 PRESENT_FONT_PX = 18  # the smallest text a figure shows in presentation mode
 _PLOTLY_FONT_KEYS = ("font", "tickfont", "titlefont", "textfont", "insidetextfont", "outsidetextfont")
+PLOTLY_LINE_SPACING = 1.3  # plotly.js's own: each line of a text is 1.3 em below the one before
 _VEGA_FONT_KEYS = ("fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize")
 
 
@@ -82,7 +85,29 @@ def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
     if isinstance(meta, dict) and isinstance(meta.get(PRESENT_AXES), dict):
         for name, entries in meta[PRESENT_AXES].items():  # its ticks thinned for that height
             layout.setdefault(name, {}).update(entries)
-    return fit_margins(spec)  # room for the larger labels, worked out again
+    spec = fit_margins(spec)  # room for the larger labels, worked out again
+    margin = spec["layout"].setdefault("margin", {})
+    margin["t"] = max(margin.get("t", PLOTLY_MARGIN["t"]), _titles_above(spec["layout"]))
+    return spec
+
+
+def _titles_above(layout: dict) -> int:
+    """The top margin (px) the panel titles standing on the plot area need, every line of them at their
+    size: annotations in paper coordinates with their bottom at y ≥ 1 (two-line titles at the
+    projector's size reached past the chart's top)."""
+    height, margin = layout.get("height"), {**PLOTLY_MARGIN, **(layout.get("margin") or {})}
+    plot_px = max(0.0, float(height) - margin["t"] - margin["b"]) if height else 0.0
+    default = (layout.get("font") or {}).get("size") or 12
+    need = 0.0
+    for note in layout.get("annotations") or []:
+        y = float(note.get("y", 0.0))
+        if note.get("xref", "paper") != "paper" or note.get("yref", "paper") != "paper" or \
+                note.get("yanchor") != "bottom" or y < 1:
+            continue
+        lines = len(re.split(r"<br\s*/?>", str(note.get("text", ""))))
+        size = (note.get("font") or {}).get("size") or default
+        need = max(need, (y - 1) * plot_px + lines * PLOTLY_LINE_SPACING * size + SAFETY)
+    return math.ceil(need)
 
 
 def _raise_vega_fonts(node, minimum: int) -> None:

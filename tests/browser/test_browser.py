@@ -109,8 +109,9 @@ def assert_no_exception(page, when: str) -> None:
     assert not page.errors, f"{when}: uncaught JavaScript errors on {page.url}: {page.errors}"
 
 
-# Every tick label and axis title of every drawn Plotly chart that reaches past its chart's own box
-# (cut off on screen): margins are worked out on the server (explorer/figures/margins.py), not by Plotly.
+# Every text of every drawn Plotly chart (its title, panel titles and notes, tick labels, axis titles, legend,
+# colour bar) that reaches past its chart's own box (cut off on screen): margins are worked out on the server
+# (explorer/figures/margins.py), not by Plotly.  Hover labels come and go with the mouse: left out.
 LABELS_CUT_JS = """
 () => {
   const cut = [];
@@ -118,11 +119,12 @@ LABELS_CUT_JS = """
     const box = svg.getBoundingClientRect();
     if (!box.width) continue;
     const key = svg.closest('[class*="st-key-"]');
-    for (const t of svg.parentElement.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text')) {
+    for (const t of svg.parentElement.querySelectorAll('svg text')) {
+      if (t.closest('.hoverlayer')) continue;
       const r = t.getBoundingClientRect();
       if (!r.width || !t.textContent.trim()) continue;
       if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
-        cut.push(`${key ? key.className.match(/st-key-[^ ]+/)[0] : 'chart'}: ${t.textContent}`);
+        cut.push(`${key ? key.className.match(/st-key-[^ ]+/)[0] : 'chart'}: ${t.textContent.slice(0, 60)}`);
     }
   }
   return cut;
@@ -131,13 +133,13 @@ LABELS_CUT_JS = """
 
 
 def assert_no_label_cut(page, when: str, within_ms: int = 5_000) -> None:
-    """No tick label or axis title of any drawn Plotly chart stays cut off by its chart's edge.  A chart
+    """No text of any drawn Plotly chart (title, label, legend, note) stays cut off by its chart's edge.  A chart
     left to Plotly's automargin is drawn twice, its labels outside the first time (seen once in CI):
     only labels still cut `within_ms` later fail."""
     deadline = time.monotonic() + within_ms / 1000
     while (cut := page.evaluate(LABELS_CUT_JS)) and time.monotonic() < deadline:
         page.wait_for_timeout(200)
-    assert not cut, f"{when}: {len(cut)} labels cut off at their chart's edge on {page.url}: {cut[:8]}"
+    assert not cut, f"{when}: {len(cut)} texts cut off at their chart's edge on {page.url}: {cut[:8]}"
 
 
 # Every text a Plotly chart draws (titles, tick labels, notes, legend, colour bar) that one of its

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures.common import FONT_SIZE, bar_chart, frozen, heatmap, token_axis
-from explorer.figures.margins import FITTED, PAD, TITLE_AXES, fit_margins, label_width, phone_width
+from explorer.figures.margins import FITTED, PAD, SAFETY, TITLE_AXES, fit_margins, label_width, phone_width
 from explorer.figures.presentation import PRESENT_FONT_PX, enlarge_plotly
 from explorer.serve import runtime
 from explorer.serve.lessons import LESSONS
@@ -70,6 +70,26 @@ def test_presentation_mode_works_the_margins_out_again_for_its_larger_text():
     assert enlarged["layout"]["margin"]["l"] > fitted["layout"]["margin"]["l"]
     assert enlarged["layout"]["meta"][FITTED] == fitted["layout"]["meta"][FITTED], "from the figure's own margins"
     assert enlarge_plotly(enlarged)["layout"]["margin"] == enlarged["layout"]["margin"], "not compounded"
+
+
+@pytest.mark.parametrize(("lesson", "field"), [("attention", "pipeline"), ("attention", "grid"), ("decoder", "step"),
+                                               ("length/window", "masks")])
+def test_presenting_gives_every_line_of_the_panel_titles_room_above_the_plot(lesson, field):
+    """Two-line panel titles at the projector's size reached 2 px past the chart's top (attention's four
+    steps, seen in Chromium): the top margin holds every line of the titles standing on the plot, at
+    plotly.js's own line spacing (1.3 em), the gap above the plot they stand at, and SAFETY px to spare
+    as every margin worked out (the drawn box of two lines at 18 px was 2.5 px taller than 2 × 1.3 em)."""
+    spec = frozen(getattr(runtime.shown(BY_NAME[lesson], BY_NAME[lesson].settings()).figures, field)).to_dict()
+    presented = enlarge_plotly(spec)
+    layout = presented["layout"]
+    plot_px = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    titles = [note for note in layout["annotations"] if note.get("yanchor") == "bottom" and note["y"] >= 1]
+    assert titles, "the figure has panel titles over its plot"
+    for note in titles:
+        lines = note["text"].count("<br>") + 1
+        need = (note["y"] - 1) * plot_px + lines * 1.3 * note["font"]["size"] + SAFETY
+        assert layout["margin"]["t"] >= need, note["text"]
+    assert enlarge_plotly(presented)["layout"]["margin"] == layout["margin"], "not compounded"
 
 
 @pytest.mark.parametrize(("lesson", "field"), [("lookup", "matrix"), ("attention", "grid"), ("attention", "layer_grid"),
