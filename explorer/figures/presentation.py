@@ -86,8 +86,9 @@ def enlarge_plotly(spec: dict, minimum: int = PRESENT_FONT_PX) -> dict:
         for name, entries in meta[PRESENT_AXES].items():  # its ticks thinned for that height
             layout.setdefault(name, {}).update(entries)
     spec = fit_margins(spec)  # room for the larger labels, worked out again
-    margin = spec["layout"].setdefault("margin", {})
-    margin["t"] = max(margin.get("t", PLOTLY_MARGIN["t"]), _titles_above(spec["layout"]))
+    need = _titles_above(spec["layout"])
+    if need > (spec["layout"].get("margin") or {}).get("t", PLOTLY_MARGIN["t"]):  # else left as it is (a theme's)
+        spec["layout"].setdefault("margin", {})["t"] = need
     return spec
 
 
