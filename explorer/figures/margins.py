@@ -23,7 +23,7 @@ import math
 import re
 
 __all__ = ["FITTED", "PHONE_GRID_PX", "TITLE_AXES", "TOOLBAR_PX", "column_gap", "fit_margins", "label_width",
-           "phone_width"]
+           "phone_width", "text_lines"]
 
 FITTED = "fitted_margins"  # layout.meta key: the figure's own margins before fitting (fitted again when enlarged)
 TITLE_AXES = "title_axes"  # layout.meta key: the horizontal axes whose tick labels are panel titles (`phone_width`)
@@ -39,6 +39,11 @@ PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # Plotly's own margins, f
 _NARROW, _WIDE = set("ijlrtfI.,:;'!|()[] "), set("mwMWQGOD@%#&")
 TITLE_GAP = 8  # px between two panel titles side by side
 _MARKUP = re.compile(r"</?(?:span|b|i|em|sub|sup|br)\b[^>]*>")  # Plotly's text markup, not drawn as text
+
+
+def text_lines(text) -> list[str]:
+    """The lines of a Plotly text (split at its `<br>` tags)."""
+    return re.split(r"<br\s*/?>", str(text))
 
 
 def label_width(text: str, size: float) -> float:
@@ -179,7 +184,7 @@ def phone_width(spec: dict) -> int:
     for note in layout.get("annotations") or []:
         if note.get("xref", "paper") != "paper" or note.get("yref", "paper") != "paper" or note.get("textangle"):
             continue
-        lines = re.split(r"<br\s*/?>", str(note.get("text", "")))  # a title on lines: its longest line
+        lines = text_lines(note.get("text", ""))  # a title on lines: its longest line
         width = max(label_width(_MARKUP.sub("", line), _size(note.get("font"), base_size)) for line in lines)
         rows.setdefault(round(float(note.get("y", 0.0)), 3), []).append((float(note.get("x", 0.5)), width))
     meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}

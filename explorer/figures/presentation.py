@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 
 from .common import PRESENT_AXES, PRESENT_HEIGHT, PRESENT_VEGA
-from .margins import PLOTLY_MARGIN, SAFETY, fit_margins
+from .margins import PLOTLY_MARGIN, SAFETY, fit_margins, text_lines
 
 __all__ = ["PRESENT_FONT_PX", "enlarge_plotly", "enlarge_vega_lite"]
 
@@ -105,7 +104,7 @@ def _titles_above(layout: dict) -> int:
         if note.get("xref", "paper") != "paper" or note.get("yref", "paper") != "paper" or \
                 note.get("yanchor") != "bottom" or y < 1:
             continue
-        lines = len(re.split(r"<br\s*/?>", str(note.get("text", ""))))
+        lines = len(text_lines(note.get("text", "")))
         size = (note.get("font") or {}).get("size") or default
         need = max(need, (y - 1) * plot_px + lines * PLOTLY_LINE_SPACING * size + SAFETY)
     return math.ceil(need)
