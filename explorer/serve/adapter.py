@@ -46,6 +46,7 @@ The page script holds no cache and no performance trick: only its sections and i
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -290,12 +291,13 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     if shown is not None:
         if appearing:
             note_figures_appear()
-        if not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
-            steps.answer(lesson.claims, shown)
         first, *rest = step_first(sections, steps.section)
-        if lesson.live is not None and first is sections[0]:  # a run on the server: its moment shown live
+        live = lesson.live is not None and first is sections[0]  # a run on the server: its moment shown live
+        if not live and not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
+            steps.answer(lesson.claims, shown)
+        if live:
             with until_first_chart(staged):
-                serve_live(lesson, shown, first.draw, sendable)
+                serve_live(lesson, shown, first.draw, sendable, answer=functools.partial(steps.answer, lesson.claims))
         elif step_place is not None:
             with step_place:
                 _section(first, shown, steps, controls, custom)

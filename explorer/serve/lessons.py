@@ -33,6 +33,7 @@ from ..views.attention_steps import ATTENTION_CLAIMS
 from ..views.claims import Claim
 from ..views.depth import DEPTH_CLAIMS, DepthSettings, depth_view
 from ..views.lookup import LOOKUP_CLAIMS, LookupSettings, lookup_view
+from ..views.train_steps import TRAIN_CLAIMS
 
 __all__ = ["ATTENTION", "ATTENTION_COMPARE", "COST", "COST_CROSSOVER", "COST_STOPWATCH", "DECODER",
            "DECODER_ARCHITECTURES", "DECODER_CACHE", "DEPTH", "ENCODERS", "ENCODER_BIRNN", "ENCODER_SEARCH",
@@ -135,6 +136,7 @@ REAL_TABLES = LessonSpec("real", real.TableSettings, real.table_view, real_figur
                          claims=real.TABLE_CLAIMS, failures=(PretrainedModelError,))
 
 TRAIN = LessonSpec("train", train.TrainSettings, train.train_view, train_figures.train_figures,
+                   claims=TRAIN_CLAIMS,
                    live=LiveSpec(lambda s: s.job, train.at_moment, start=lambda s: "Race" if s.race else "Train"))
 
 ENCODERS = LessonSpec("encoders", encoders.EncoderSettings, encoders.encoder_view, encoder_figures.encoder_figures,

@@ -11,6 +11,9 @@ and the runtime shows the session's run:
                       replayed from step 0, and every session sees it form
     finished          a scrubber replays any snapshot
 
+A lesson step's answer about the run (a claim that is `ready` once the run is done) is judged at
+the finished run's moment; until then it says it waits for the run (the prose's "answer waits").
+
 At every moment the lesson's own `at(view, run, index)` gives its view and the section draws it;
 the figures of a moment are made once for every session at the same point of the same run
 (runtime.shown_at).  The notes (queue full, client busy, the run gone) are sections of the lesson's
@@ -60,8 +63,8 @@ def repace(interval: float, wanted: float) -> bool:
 class _Live:
     """One page run's view of the session's live job (see the module)."""
 
-    def __init__(self, lesson, shown: runtime.Shown, draw: Callable, prepare: Callable):
-        self.lesson, self.shown, self.draw, self.prepare = lesson, shown, draw, prepare
+    def __init__(self, lesson, shown: runtime.Shown, draw: Callable, prepare: Callable, answer: Callable):
+        self.lesson, self.shown, self.draw, self.prepare, self.answer = lesson, shown, draw, prepare, answer
         self.job = lesson.live.job(shown.settings)
         self.manager, self.session = default_manager(), session_key()
         self.manager.ready()  # the training process starts while the visitor reads the page, not on the first press
@@ -100,16 +103,23 @@ class _Live:
         if message := st.session_state.pop(self.note, None):
             note.warning(message, icon=":material/hourglass_top:")
 
-    def at(self, run: RunView | None, index: int | None) -> None:
-        """Draw the key section at this moment of the run (None: no run, step 0)."""
+    def answered(self, shown: runtime.Shown) -> None:
+        """The step's answer, judged at `shown` (never inside the polling fragment: the answer stands
+        above it, outside the fragment)."""
+        self.answer(shown, waiting=self.text("answer waits", start=self.lesson.live.start(self.shown.settings)))
+
+    def at(self, run: RunView | None, index: int | None) -> runtime.Shown:
+        """Draw the key section at this moment of the run (None: no run, step 0); what was drawn."""
         if run is None and index is None:
             self.draw(self.shown)
-            return
+            return self.shown
         view = self.lesson.live.at(self.shown.view, run, index)
         key = (self.job, None if run is None else (run.state, tuple(map(len, run.snapshots)),
                                                     tuple(times[-1] if times else None for times in run.arrived)),
                index)
-        self.draw(runtime.shown_at(self.lesson, self.shown.settings, key, view, self.prepare))
+        shown = runtime.shown_at(self.lesson, self.shown.settings, key, view, self.prepare)
+        self.draw(shown)
+        return shown
 
     def serve(self) -> None:
         watched = st.session_state.get(self.watch)
@@ -119,10 +129,11 @@ class _Live:
             st.session_state[self.note] = self.text("gone")
         if run is None:
             self.buttons(watching=False)
-            self.at(None, None)
+            self.answered(self.at(None, None))
             return
         shown, complete = reached(run, time.monotonic() - watched[1])
         if not complete and run.state not in ENDED:
+            self.answered(self.shown)  # waits for the run
             self.buttons(watching=True)
             self.poll(watched[1])
             return
@@ -156,11 +167,12 @@ class _Live:
             chosen = st.select_slider("Replay the run: step", steps, key=self.scrub,
                                       help="Every snapshot of the run, from the untrained model to the last step.")
             index = steps.index(chosen)
-        self.at(run, index)
+        self.answered(self.at(run, index))
 
 
-def serve_live(lesson, shown: runtime.Shown, draw: Callable[[runtime.Shown], None], prepare: Callable) -> None:
+def serve_live(lesson, shown: runtime.Shown, draw: Callable[[runtime.Shown], None], prepare: Callable,
+               answer: Callable) -> None:
     """Draw the key section of a live lesson (see the module): the buttons, then `draw(shown)` at the
     moment of the session's run that the session has reached (`prepare`: the runtime's conversion
-    of figures to what is sent)."""
-    _Live(lesson, shown, draw, prepare).serve()
+    of figures to what is sent); `answer(shown, waiting=...)` writes the step's answer (steps.Lesson)."""
+    _Live(lesson, shown, draw, prepare, answer).serve()

@@ -170,19 +170,26 @@ class Lesson:
         """The section the revealed step is about ("" = the key figure, or no step)."""
         return self.step.section if self.step is not None and self.revealed else ""
 
-    def answer(self, claims: Mapping[str, Claim], shown, where=None) -> None:
+    def answer(self, claims: Mapping[str, Claim], shown, where=None, waiting: str = "") -> None:
         """The revealed step's answer, its numbers read from what is `shown` (runtime.Shown), in the
-        step bar (or `where`: a section with controls of its own answers inside itself); where its
-        claim does not hold there (the controls moved on since the step set them), the answer is not
-        shown and the step says so."""
+        step bar (or `where`: a section with controls of its own answers inside itself).  Where its
+        claim cannot be judged yet (a live run not finished), `waiting` says when it will be; where
+        it does not hold, the answer is not shown and the step says why: the controls moved on since
+        the step set them, or (at the step's own settings) what is shown turned out otherwise."""
         step = self.step
         if step is None or not self.revealed or not step.claim:
             return
         where = self._answer if where is None else where
+        if not claims[step.claim].ready(shown):
+            where.info(f"{self._heading} {waiting}", icon=":material/hourglass_top:")
+            return
         text = say(claims, step.claim, step.reveal, shown)
-        if text is None:
-            where.info(f"{self._heading} The controls have moved away from this step's settings, and its "
-                              "answer does not hold for the figure now shown. Choose the step again to return "
-                              "to them.", icon=":material/undo:")
-        else:
+        if text is not None:
             where.success(f"{self._heading} {text}", icon=":material/visibility:")
+        elif any(st.session_state.get(key) != value for key, value in step.settings.items()):
+            where.info(f"{self._heading} The controls have moved away from this step's settings, and its "
+                       "answer does not hold for the figure now shown. Choose the step again to return "
+                       "to them.", icon=":material/undo:")
+        else:
+            where.info(f"{self._heading} This time the figure did not turn out as this step's answer "
+                       "describes, so the answer is not shown: read the figure itself.", icon=":material/info:")

@@ -15,6 +15,10 @@ sentences live with the lesson's prose: a lesson step names its claim (`claim = 
 number typed by hand: every number about the figure is a `{field}` its claim computes
 (tests/unit/test_claims_hold.py checks every claim over many settings, every step's claim at the
 step's own settings, and that no such sentence carries a typed number).
+
+A claim about something that comes later than the view (a live run's outcome: the lesson's view at
+Reveal is its step 0) says when it can be judged (`ready`); until then the runtime shows the step's
+answer as waiting, neither true nor false.
 """
 
 from __future__ import annotations
@@ -40,12 +44,18 @@ def _nothing(shown) -> Mapping[str, object]:
     return {}
 
 
+def _always(shown) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class Claim:
-    """When a sentence is true of what is shown, and the numbers it quotes (see the module)."""
+    """When a sentence is true of what is shown, the numbers it quotes, and whether what it is about
+    has been shown yet (see the module)."""
 
     holds: Callable[[Any], bool]
     values: Callable[[Any], Mapping[str, object]] = _nothing
+    ready: Callable[[Any], bool] = _always
 
 
 def fill(text: str, values: Mapping[str, object], where: str = "a sentence") -> str:

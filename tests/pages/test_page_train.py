@@ -169,3 +169,24 @@ def test_a_client_past_its_share_of_runs_is_told_so_and_nothing_is_queued(monkey
         assert manager.poll("probe", TrainSettings(steps=1600, seed=15).job) is None
     finally:
         manager.release("another tab")
+
+
+def test_a_steps_answer_waits_for_its_run_then_quotes_it():
+    """Step 4 (one layer): at Reveal nothing is trained, so the answer says it waits for the run (no
+    number shown yet); once the run has finished, the answer quotes that run's own numbers."""
+    at = run_page(PAGE, {"step": "4"})
+    at.button(key="lesson_next").click().run()  # Reveal
+    waiting = [box.value for box in at.info if "Step 4 of" in box.value]
+    assert len(waiting) == 1 and "appears here when the run has finished" in waiting[0], waiting
+    assert not [box.value for box in at.success if "Step 4 of" in box.value]
+    at.button(key="train_start").click().run()
+    assert any("appears here when the run has finished" in box.value for box in at.info)  # still training
+    poll_to_the_end(at)
+    expected = lesson_run(n_layers=1)
+    reached = next(s.step for s in expected if s.accuracy >= 0.9)
+    said = [box.value for box in at.success if "Step 4 of" in box.value]
+    assert len(said) == 1, [box.value for box in [*at.success, *at.info]]
+    assert f"passes 90 % at step {reached}" in said[0] and f"ends at {100 * expected[-1].accuracy:.1f} %" in said[0]
+    # Moving a control away after the run: the answer is withdrawn, and the step says why.
+    at.slider(key="seed").set_value(3).run()
+    assert not [box.value for box in at.success if "Step 4 of" in box.value]

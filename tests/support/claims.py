@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from explorer.serve import runtime
 from explorer.serve.lessons import LESSONS, LessonSpec
-from explorer.serve.prose import lesson_sections
+from explorer.serve.prose import lesson_sections, lesson_text
 from explorer.serve.steps import load_steps
 from explorer.views.claims import say, typed_numbers
 from explorer.views.settings import _values as choices
@@ -82,13 +82,17 @@ def around(page: LessonSpec, part: LessonSpec | None, link) -> list:
 
 
 def answer(page: str, step) -> str:
-    """The answer a step shows after Reveal: its sentence, with its claim's numbers read from the view."""
+    """The answer a step shows after Reveal: its sentence, with its claim's numbers read from the view;
+    for a claim about a live run (not `ready` at Reveal: nothing trained yet), the note that it waits."""
     if not step.claim:
         return step.reveal
     main = next(lesson for lesson in LESSONS if lesson.page == page and lesson.section is None)
     part = next((lesson for lesson in LESSONS if lesson.page == page and lesson.section == step.section), None)
     spec = part or main
-    text = say(spec.claims, step.claim, step.reveal, step_view(main, part, step))
+    shown = step_view(main, part, step)
+    if not spec.claims[step.claim].ready(shown):
+        return lesson_text(page, "answer waits", start=spec.live.start(shown.settings))
+    text = say(spec.claims, step.claim, step.reveal, shown)
     assert text is not None, f"{page}: the claim {step.claim!r} does not hold at its step's settings"
     return text
 

@@ -5,6 +5,7 @@ sample of settings, and a planted false claim caught by the same check."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -101,12 +102,24 @@ def test_the_page_shows_the_sentences_of_its_own_view(link):
 
 
 def test_the_first_steps_reveal_holds_for_its_settings():
-    """Step 1's answer: no weight near 0 or 1, an even spread of 1/6, 19 output tokens."""
+    """Step 1's answer: no weight near 0 or 1, an even spread of 1/6, 19 output tokens — read from the
+    untrained model's view (the claim `even_at_start`), and not said of a model that is not so."""
+    from explorer.serve.lessons import TRAIN
+    from explorer.serve.runtime import Shown
     from explorer.serve.steps import load_steps
+    from explorer.views.claims import say
 
     step = load_steps("train")[0]
     names = {"heads": "n_heads", "layers": "n_layers"}
-    view = train_view(TrainSettings(**{names.get(k, k): v for k, v in step.settings.items()}))
+    settings = TrainSettings(**{names.get(k, k): v for k, v in step.settings.items()})
+    view = train_view(settings)
     weights = view.snapshot.attention
     assert np.min(weights) > 0.05 and np.max(weights) < 0.5 and len(view.keys) == 6 and view.start.vocab == 19
-    assert "1/6" in step.reveal and "ln 19" in step.reveal and "19 output tokens" in step.reveal
+    said = say(TRAIN.claims, step.claim, step.reveal, Shown(settings, view, None))
+    assert said is not None and "1/6" in said and "ln 19" in said and "19 output tokens" in said
+    # Attention resting on one cell per row is not "no weight near 0 or 1".
+    sharp = np.zeros_like(weights)
+    sharp[..., 0] = 1
+    first = view.snapshots[0][0]
+    sharpened = dataclasses.replace(view, snapshots=((dataclasses.replace(first, attention=sharp),),))
+    assert say(TRAIN.claims, step.claim, step.reveal, Shown(settings, sharpened, None)) is None
