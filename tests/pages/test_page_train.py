@@ -13,6 +13,7 @@ import pytest
 from explorer.training.live import LiveSettings, run_settings
 from explorer.training.runs import LiveJob, default_manager
 from explorer.views.train import TrainSettings
+from tests.support import train_runs
 from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
 
 PAGE = "app_pages/train.py"
@@ -28,7 +29,7 @@ def grid(at) -> np.ndarray:
 
 def lesson_run(**settings) -> list:
     """The snapshots of the lesson's run with these settings (the page's own job)."""
-    return list(run_settings(TrainSettings(**settings).job.runners[0]))
+    return list(train_runs.lesson_run(TrainSettings(**settings)))
 
 
 def scrubber(at):

@@ -17,10 +17,10 @@ import pytest
 from explorer.serve.lessons import TRAIN
 from explorer.serve.runtime import Shown
 from explorer.serve.steps import load_steps
-from explorer.training.live import run_settings
 from explorer.training.runs import RunView
 from explorer.views.claims import say
 from explorer.views.train import TrainSettings, at_moment, train_view
+from tests.support.train_runs import lesson_run
 
 
 def anti_diagonal(attention: np.ndarray) -> np.ndarray:
@@ -32,7 +32,7 @@ def anti_diagonal(attention: np.ndarray) -> np.ndarray:
 @pytest.fixture(scope="module")
 def default_run():
     settings = TrainSettings()
-    return settings, list(run_settings(settings.job.runners[0]))
+    return settings, list(lesson_run(settings))
 
 
 def test_the_defaults_learn_and_their_attention_forms_a_line(default_run):
@@ -104,7 +104,7 @@ def test_the_watch_step_quotes_the_default_run(default_run):
 def test_the_later_steps_quote_their_runs(index):
     step = load_steps("train")[index]
     settings = step_settings(step)
-    snapshots = list(run_settings(settings.job.runners[0]))
+    snapshots = list(lesson_run(settings))
     assert snapshots[-1].step == settings.steps
     said = answer(step, finished(settings, snapshots))
     assert said is not None, f"the answer's claim does not hold for its run: {step.title}"
