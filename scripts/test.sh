@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one test command: installs what the tests need, then runs pytest with the given arguments.
-#   bash scripts/test.sh                  # the whole suite
+#   bash scripts/test.sh                  # the whole suite (in two phases: see the end)
 #   bash scripts/test.sh tests/browser -q # only the browser tests
 # Creates .venv (python3) if missing, installs requirements-test.txt into it, installs Debian's
 # Chromium for the browser tests and HAProxy and supervisor for the class-server tests when they are
@@ -51,6 +51,46 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
 fi
 
-status=0
-"$VENV/bin/python" -m pytest "$@" || status=$?
-exit "$status"
+# With a test path among the arguments: pytest on what they name, as given.  Without one, the whole
+# suite in two phases: the unit and page tests (CPU only: no server, no browser, nothing timed) on two
+# workers at once (pytest-xdist), then the system and browser tests (servers, load, faults, Chromium)
+# one at a time, with the machine to themselves.  A --junitxml report covers both phases.
+named=0
+for arg in "$@"; do
+    [ -e "${arg%%::*}" ] && named=1
+done
+if [ "$named" -eq 1 ]; then
+    status=0
+    "$VENV/bin/python" -m pytest "$@" || status=$?
+    exit "$status"
+fi
+
+junit=""
+for arg in "$@"; do
+    case "$arg" in --junitxml=*) junit="${arg#--junitxml=}" ;; esac
+done
+[ -n "$junit" ] && rm -f "$junit" "$junit.parallel.xml" "$junit.serial.xml"
+phase_args() {  # $1: the phase's name; the arguments, with a --junitxml report written per phase
+    for arg in "${@:2}"; do
+        case "$arg" in
+            --junitxml=*) echo "--junitxml=$junit.$1.xml" ;;
+            *) echo "$arg" ;;
+        esac
+    done
+}
+mapfile -t parallel < <(phase_args parallel "$@")
+mapfile -t serial < <(phase_args serial "$@")
+first=0
+"$VENV/bin/python" -m pytest -n 2 "${parallel[@]}" tests/unit tests/pages || first=$?
+second=0
+"$VENV/bin/python" -m pytest "${serial[@]}" tests/system tests/browser || second=$?
+if [ -n "$junit" ]; then
+    "$VENV/bin/python" scripts/merge_junit.py "$junit" "$junit.parallel.xml" "$junit.serial.xml"
+    rm -f "$junit.parallel.xml" "$junit.serial.xml"
+fi
+# pytest's 5 is "no test collected": a phase that a -k or -m left empty is not a failure if the other ran.
+if [ "$first" -eq 5 ] && [ "$second" -eq 5 ]; then exit 5; fi
+[ "$first" -eq 5 ] && first=0
+[ "$second" -eq 5 ] && second=0
+[ "$first" -ne 0 ] && exit "$first"
+exit "$second"
