@@ -191,3 +191,20 @@ def test_a_steps_answer_waits_for_its_run_then_quotes_it():
     # Moving a control away after the run: the answer is withdrawn, and the step says why.
     at.slider(key="seed").set_value(3).run()
     assert not [box.value for box in at.success if "Step 4 of" in box.value]
+
+
+def test_an_answer_whose_claim_fails_at_its_own_settings_says_so(monkeypatch):
+    """Where a step's answer does not hold for what is shown although the controls are the step's (a
+    run that went otherwise on this machine), the step says so instead of claiming the controls moved."""
+    import dataclasses
+
+    from explorer.serve import lessons
+    from explorer.views.claims import Claim
+
+    never = dataclasses.replace(lessons.TRAIN, claims={**lessons.TRAIN.claims, "even_at_start": Claim(lambda s: False)})
+    monkeypatch.setattr(lessons, "TRAIN", never)
+    at = run_page(PAGE, {"step": "1"})
+    at.button(key="lesson_next").click().run()  # Reveal
+    said = [box.value for box in at.info if "Step 1 of" in box.value]
+    assert len(said) == 1 and "did not turn out as this step's answer describes" in said[0], said
+    assert not [box.value for box in at.success if "Step 1 of" in box.value]
