@@ -84,7 +84,8 @@ def _blind(s) -> bool:
     if s.settings.task != "reverse" or s.settings.encoding != "none" or _shape(s) != (2, 1):
         return False
     values, even = _blind_values(s), 1 / len(s.view.keys)
-    return values["accuracy"] < 10 and 0.5 * even <= values["anti"] <= 1.5 * even
+    stays = max(x.accuracy for x in _run(s)) < 0.05  # "stays near 0": at every snapshot
+    return stays and 0.5 * even <= values["anti"] <= 1.5 * even
 
 
 # Step 4: one layer of one head learns the reversal too.
