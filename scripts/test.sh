@@ -52,9 +52,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # With a test path among the arguments: pytest on what they name, as given.  Without one, the whole
-# suite in two phases: the unit and page tests (CPU only: no server, no browser, nothing timed) on two
-# workers at once (pytest-xdist), then the system and browser tests (servers, load, faults, Chromium)
-# one at a time, with the machine to themselves.  A --junitxml report covers both phases.
+# suite in three phases: the unit and page tests (CPU only: no server, no browser, nothing timed) on
+# two workers at once (pytest-xdist); the browser tests on two workers, a test at a time to each (each
+# worker its own app server and Chromium: bounded waits, nothing timed); then the system tests and
+# the class-server browser test (load, faults, timing: HAProxy, supervisor) one at a time, with the
+# machine to themselves.  A --junitxml report covers all three.
 named=0
 for arg in "$@"; do
     [ -e "${arg%%::*}" ] && named=1
@@ -69,7 +71,7 @@ junit=""
 for arg in "$@"; do
     case "$arg" in --junitxml=*) junit="${arg#--junitxml=}" ;; esac
 done
-[ -n "$junit" ] && rm -f "$junit" "$junit.parallel.xml" "$junit.serial.xml"
+[ -n "$junit" ] && rm -f "$junit" "$junit".{parallel,browser,serial}.xml
 phase_args() {  # $1: the phase's name; the arguments, with a --junitxml report written per phase
     for arg in "${@:2}"; do
         case "$arg" in
@@ -80,17 +82,27 @@ phase_args() {  # $1: the phase's name; the arguments, with a --junitxml report 
 }
 mapfile -t parallel < <(phase_args parallel "$@")
 mapfile -t serial < <(phase_args serial "$@")
-first=0
-"$VENV/bin/python" -m pytest -n 2 "${parallel[@]}" tests/unit tests/pages || first=$?
-second=0
-"$VENV/bin/python" -m pytest "${serial[@]}" tests/system tests/browser || second=$?
+mapfile -t browsers < <(phase_args browser "$@")
+statuses=()
+phase() {  # run pytest with the arguments given, record its exit status
+    local status=0
+    "$VENV/bin/python" -m pytest "$@" || status=$?
+    statuses+=("$status")
+}
+phase -n 2 "${parallel[@]}" tests/unit tests/pages
+phase -n 2 "${browsers[@]}" tests/browser --ignore=tests/browser/test_class_server_browser.py
+phase "${serial[@]}" tests/system tests/browser/test_class_server_browser.py
 if [ -n "$junit" ]; then
-    "$VENV/bin/python" scripts/merge_junit.py "$junit" "$junit.parallel.xml" "$junit.serial.xml"
-    rm -f "$junit.parallel.xml" "$junit.serial.xml"
+    "$VENV/bin/python" scripts/merge_junit.py "$junit" "$junit.parallel.xml" "$junit.browser.xml" "$junit.serial.xml"
+    rm -f "$junit.parallel.xml" "$junit.browser.xml" "$junit.serial.xml"
 fi
-# pytest's 5 is "no test collected": a phase that a -k or -m left empty is not a failure if the other ran.
-if [ "$first" -eq 5 ] && [ "$second" -eq 5 ]; then exit 5; fi
-[ "$first" -eq 5 ] && first=0
-[ "$second" -eq 5 ] && second=0
-[ "$first" -ne 0 ] && exit "$first"
-exit "$second"
+# pytest's 5 is "no test collected": a phase that a -k or -m left empty is not a failure if another ran.
+status=5
+for phase in "${statuses[@]}"; do
+    if [ "$phase" -ne 0 ] && [ "$phase" -ne 5 ]; then
+        echo "test.sh: pytest exit statuses of the three phases: ${statuses[*]}"
+        exit "$phase"
+    fi
+    [ "$phase" -eq 0 ] && status=0
+done
+exit "$status"

@@ -37,7 +37,12 @@ BASE_FLAGS = {
 def free_port(exclude: set[int] = frozenset(), *, highest_first: bool = False) -> int:
     """A free loopback port of PORT_RANGE; `highest_first` searches from the top (benchmarks run beside
     tests, which take ports from the bottom)."""
-    for port in (reversed(PORT_RANGE) if highest_first else PORT_RANGE):
+    ports = list(reversed(PORT_RANGE) if highest_first else PORT_RANGE)
+    # Test workers running at once (pytest-xdist's gw0, gw1, …: scripts/test.sh) search from different
+    # ports, so that two starting together do not both pick the first free one.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:]
+    shift = (int(worker) * 20 if worker.isdigit() else 0) % len(ports)
+    for port in ports[shift:] + ports[:shift]:
         if port in exclude:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
