@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from explorer.training.live import LiveSettings, run_settings
+from explorer.views.train_steps import anti_diagonal
 
 CONFIGS: dict[str, dict] = {
     "h2l2": {},  # the lesson's old default: 2 heads × 2 layers, d 32, lr 5e-3, 800 steps
@@ -54,12 +55,6 @@ DEFAULT_OUT = Path(__file__).resolve().parents[1] / "test-artifacts" / "train_se
 def row_max(attention: np.ndarray) -> np.ndarray:
     """(layers, heads): the mean over query rows of each head's largest weight."""
     return attention.max(-1).mean(-1)
-
-
-def anti_diagonal(attention: np.ndarray) -> np.ndarray:
-    """(layers, heads): the mean weight on the reversal's cells (answer row i, source letter n-1-i)."""
-    n = attention.shape[-1]
-    return attention[:, :, np.arange(n), np.arange(n)[::-1]].mean(-1)
 
 
 def measure(name: str, seed: int) -> dict:

@@ -66,11 +66,11 @@ def _reverse_values(s) -> dict:
 
 
 def _reverse_forms(s) -> bool:
-    run = _run(s)
-    if s.settings.task != "reverse" or _shape(s) != (2, 1) or _passes(run) is None:
+    if s.settings.task != "reverse" or _shape(s) != (2, 1):
         return False
-    start, end = anti_diagonal(run[0].attention)[:, 0], anti_diagonal(run[-1].attention)[:, 0]
-    return bool(start.max() < 0.25 and end[-1] >= 0.5 and end[-1] > end[0])
+    v = _reverse_values(s)
+    return bool(v["first"] is not None and max(v["start1"], v["start2"]) < 0.25 and v["end2"] >= 0.5
+                and v["end2"] > v["end1"])
 
 
 # Step 3: no positions — nothing learnt, the anti-diagonal about an even spread.
@@ -96,9 +96,10 @@ def _one_layer_values(s) -> dict:
 
 
 def _one_layer(s) -> bool:
-    run = _run(s)
-    return (s.settings.task == "reverse" and _shape(s) == (1, 1) and _passes(run) is not None
-            and run[-1].accuracy >= MARK and anti_diagonal(run[-1].attention)[0, 0] >= 0.5)
+    if s.settings.task != "reverse" or _shape(s) != (1, 1):
+        return False
+    v = _one_layer_values(s)
+    return v["first"] is not None and v["end"] >= 100 * MARK and v["anti"] >= 0.5
 
 
 # Step 5: sorting — each row looks at the letter it is about to write, wherever it stands.
@@ -150,7 +151,7 @@ def _race_values(s) -> dict:
 
 
 def _races(s) -> bool:
-    return s.settings.race and len(s.view.snapshots) == 2 and race_story(*s.view.snapshots) is not None
+    return s.settings.race and len(s.view.snapshots) == 2 and bool(_race_values(s))
 
 
 TRAIN_CLAIMS = types.MappingProxyType({
