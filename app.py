@@ -11,6 +11,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import streamlit as st
 
 from explorer.serve.catalog import PAGES  # loads without torch (explorer/__init__.py)
+from explorer.serve.chart_code import on_a_page_without_charts
 from explorer.serve.later import note_page_opened
 from explorer.serve.present import presenting_from_link
 from explorer.serve.startup import after_page_run
@@ -29,4 +30,5 @@ navigation = st.navigation(
 )
 note_page_opened(navigation.url_path)  # a lesson opened in a browser draws its key figure first
 navigation.run()
+on_a_page_without_charts(navigation.url_path)  # home: the charts' code loads while the visitor reads
 after_page_run(navigation.url_path)  # the first run of each page: a frozen heap, then the warm-up (once)

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project r
 
 from benchmarks.profiles import draw_item, load_profile
 from explorer.serve.catalog import PAGES
+from explorer.serve.chart_code import load_chart_code
 
 MODE = os.environ.get("FLOOR_MODE", "heatmap")
 PROFILE_DIR = Path(os.environ.get("FLOOR_PROFILE_DIR", "benchmarks/profiles"))
@@ -87,9 +88,10 @@ def profile_page(name: str) -> None:
 
 def make(info):
     def page() -> None:
-        if not info.url_path:  # home, as the app's: text only (no chart library loaded before a lesson)
+        if not info.url_path:  # home, as the app's: text, and the charts' code fetched while it is read
             st.title(info.title)
-            st.markdown("The floor's home page: no chart.")
+            st.markdown("The floor's home page: no chart shown.")
+            load_chart_code()
         elif MODE in ("profile", "alone"):
             profile_page(info.url_path)
         else:

@@ -16,6 +16,7 @@ and the adapter to Streamlit.
     controls.py, links.py, widgets.py   URL-bound controls (every link value read, bad ones noted)
     present.py   presentation mode (?present=1) and Plotly charts drawn for it
     steps.py, prose.py, text.py   lesson steps and lesson text, kept as files beside the pages
+    chart_code.py  the charts' code fetched where no chart is shown yet (the home page, a step's question)
     catalog.py   the app's pages;  client.py  the visitor's address
     internals.py every use of Streamlit's non-public modules (tests/unit/test_streamlit_internals.py)
 
@@ -26,6 +27,7 @@ The names below are what a page script uses besides `serve_lesson`.  They load w
 the home page renders before torch is imported.
 """
 
+from .chart_code import load_chart_code
 from .controls import OWN_TEXT, UrlControls, altair_chart, download_csv, vega_lite_spec
 from .present import plotly_chart, presenting
 from .prose import lesson_text
@@ -33,4 +35,4 @@ from .steps import Lesson
 from .text import escape_markdown, quoted
 
 __all__ = ["OWN_TEXT", "Lesson", "UrlControls", "altair_chart", "download_csv", "escape_markdown", "lesson_text",
-           "plotly_chart", "presenting", "quoted", "vega_lite_spec"]
+           "load_chart_code", "plotly_chart", "presenting", "quoted", "vega_lite_spec"]

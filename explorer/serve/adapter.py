@@ -58,6 +58,7 @@ from ..figures.common import frozen
 from ..views.claims import say
 from ..views.settings import controls_of, so_far
 from . import runtime
+from .chart_code import load_chart_code
 from .controls import NOWHERE, vega_lite_spec
 from .first_chart import until_first_chart
 from .later import below_the_fold, note_figures_appear
@@ -287,7 +288,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     if staged and shown is None:  # a view that failed: the whole page's run says so, with the controls
         return page_after_opening()
     if not steps.revealed and st.context.headers:  # a browser (AppTest has none, and no chart code to load)
-        _chart_code()
+        load_chart_code()  # the charts' code loads while the class thinks (a first Reveal waited for it)
     if shown is not None:
         if appearing:
             note_figures_appear()
@@ -312,23 +313,6 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     with notes_place:
         controls.report(later=() if shown is not None else part_keys(sections))
     next_lesson(lesson.page)
-
-
-_CHART_CODE_KEY = "explorer-chart-code"
-
-
-def _chart_code() -> None:
-    """While a step's question hides the figures: one tiny Plotly and one tiny Vega chart, never seen
-    (display: none), so that a browser that has not drawn a chart yet fetches and starts the charts'
-    code now, while the class thinks, instead of after Reveal (a first Reveal waited seconds for it)."""
-    with st.container(key=_CHART_CODE_KEY):
-        st.html(f"<style>.st-key-{_CHART_CODE_KEY} {{ display: none; }}</style>")
-        st.plotly_chart(_TINY_PLOTLY, key="_chart_code_plotly")
-        st.vega_lite_chart({"mark": "point", "data": {"values": [{"x": 0}]}, "encoding": {"x": {"field": "x"}}},
-                           key="_chart_code_vega")
-
-
-_TINY_PLOTLY = go.Figure(go.Scatter(x=[0], y=[0]), layout={"width": 10, "height": 10})
 
 
 def step_first(sections: Sequence[Section], name: str) -> list[Section]:

@@ -1,0 +1,34 @@
+"""The charts' code, fetched before the first chart is needed.
+
+A browser tab draws its first Plotly or Vega-Lite chart only once Streamlit has fetched and started
+that chart library's code (several megabytes of JavaScript, loaded on first use).  Where a page shows
+no chart yet — the home page, a lesson step whose question hides the figures — `load_chart_code()`
+draws one tiny chart of each kind, never seen (display: none), so that the code loads while the
+visitor reads, instead of in the moment they open a lesson or press Reveal.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+__all__ = ["load_chart_code", "on_a_page_without_charts"]
+
+_KEY = "explorer-chart-code"
+_TINY_PLOTLY = {"data": [{"type": "scatter", "x": [0], "y": [0]}], "layout": {"width": 10, "height": 10}}
+_TINY_VEGA = {"mark": "point", "data": {"values": [{"x": 0}]}, "encoding": {"x": {"field": "x"}}}
+
+
+def load_chart_code() -> None:
+    """One tiny Plotly and one tiny Vega-Lite chart, hidden (see the module)."""
+    with st.container(key=_KEY):
+        st.html(f"<style>.st-key-{_KEY} {{ display: none; }}</style>")
+        st.plotly_chart(_TINY_PLOTLY, key="_chart_code_plotly")
+        st.vega_lite_chart(_TINY_VEGA, key="_chart_code_vega")
+
+
+def on_a_page_without_charts(url_path: str) -> None:
+    """app.py, after every page run: the home page (`url_path` "") shows no chart, so it loads their
+    code for the first lesson the visitor opens.  Only in a browser (AppTest has no request headers
+    and no chart code to load)."""
+    if not url_path and st.context.headers:
+        load_chart_code()
