@@ -93,7 +93,9 @@ class _Live:
         self.manager.release(self.session)
         st.session_state.pop(self.watch, None)
 
-    def buttons(self, watching: bool) -> None:
+    def buttons(self, watching: bool):
+        """The start and Stop buttons in a row; the rest of the row (returned) holds a note, if any,
+        else the replay scrubber of a finished run (so the figure keeps its place on the first screen)."""
         page = self.lesson.page
         start, stop, note = st.columns([2, 2, 7], vertical_alignment="center")
         start.button(self.lesson.live.start(self.shown.settings), icon=":material/play_arrow:", type="primary",
@@ -102,6 +104,8 @@ class _Live:
                     width="stretch")
         if message := st.session_state.pop(self.note, None):
             note.warning(message, icon=":material/hourglass_top:")
+            return st.container()
+        return note
 
     def answered(self, shown: runtime.Shown) -> None:
         """The step's answer, judged at `shown` (never inside the polling fragment: the answer stands
@@ -137,8 +141,7 @@ class _Live:
             self.buttons(watching=True)
             self.poll(watched[1])
             return
-        self.buttons(watching=False)
-        self.finished(shown)
+        self.finished(shown, self.buttons(watching=False))
 
     def poll(self, since: float) -> None:
         interval = self.manager.poll_interval()
@@ -157,14 +160,14 @@ class _Live:
 
         poll()
 
-    def finished(self, run: RunView) -> None:
-        """A run that has ended (or every snapshot of it shown): the scrubber replays any snapshot."""
+    def finished(self, run: RunView, where) -> None:
+        """A run that has ended (or every snapshot of it shown): the scrubber (in `where`) replays any snapshot."""
         steps = [s.step for s in run.snapshots[0]]
         index = 0
         if len(steps) > 1:
             if st.session_state.get(self.scrub) not in steps:
                 st.session_state[self.scrub] = steps[-1]
-            chosen = st.select_slider("Replay the run: step", steps, key=self.scrub,
+            chosen = where.select_slider("Replay the run: step", steps, key=self.scrub,
                                       help="Every snapshot of the run, from the untrained model to the last step.")
             index = steps.index(chosen)
         self.answered(self.at(run, index))
