@@ -48,3 +48,20 @@ def test_train_redraws_the_grid_while_the_model_learns(app_url, new_page, screen
     page.wait_for_function("""() => { const b = Array.from(document.querySelectorAll('button'))
         .find((x) => x.innerText.trim().endsWith('Train')); return b && !b.disabled; }""", timeout=30_000)
     assert_no_exception(page, "after Stop")
+
+
+
+def test_a_finished_runs_scrubber_stands_beside_the_buttons(app_url, new_page):
+    """A finished run can be replayed: its scrubber stands in the buttons' row, so the grid under them
+    keeps its place on the first screen (at 1400 × 900, the desk's size)."""
+    page = open_page(new_page, f"{app_url}/train?steps=200&seed=3")
+    page.get_by_role("button", name="Train", exact=True).click()
+    scrubber = page.locator('[data-testid="stSlider"]').filter(has_text="Replay the run: step")
+    scrubber.wait_for(timeout=90_000)
+    assert_no_exception(page, "after the run")
+    train = page.get_by_role("button", name="Train", exact=True).bounding_box()
+    row = scrubber.bounding_box()
+    assert row["y"] <= train["y"] + train["height"] and train["y"] <= row["y"] + row["height"], \
+        f"the scrubber ({row}) is not in the Train button's row ({train})"
+    grid = page.locator(".js-plotly-plot").first.bounding_box()
+    assert grid["y"] + grid["height"] <= page.viewport_size["height"], f"the grid ends below the first screen: {grid}"
