@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from .later import opening
+
 __all__ = ["load_chart_code", "on_a_page_without_charts"]
 
 _KEY = "explorer-chart-code"
@@ -27,8 +29,9 @@ def load_chart_code() -> None:
 
 
 def on_a_page_without_charts(url_path: str) -> None:
-    """app.py, after every page run: the home page (`url_path` "") shows no chart, so it loads their
-    code for the first lesson the visitor opens.  Only in a browser (AppTest has no request headers
-    and no chart code to load)."""
-    if not url_path and st.context.headers:
+    """app.py, after every page run: the home page (`url_path` "") shows no chart, so the run that
+    opens it in a browser loads their code for the first lesson the visitor opens (a later run of
+    the same page leaves it out: the tab has the code by then).  AppTest has no browser, and no
+    chart code to load (explorer/serve/later.py, `opening`)."""
+    if not url_path and opening():
         load_chart_code()
