@@ -13,13 +13,14 @@ import streamlit as st
 from explorer.serve.catalog import PAGES  # loads without torch (explorer/__init__.py)
 from explorer.serve.chart_code import on_a_page_without_charts
 from explorer.serve.later import note_page_opened
-from explorer.serve.present import presenting_from_link
+from explorer.serve.present import presenting_at_start
 from explorer.serve.startup import after_page_run
 
 # A shipped icon: Material icons would be fetched from the internet for the browser tab.
-# A projected link (?present=1) opens with the sidebar folded away, so the figure has the screen.
+# Presenting (a ?present=1 link, or the session's mode when another page opens), the sidebar starts
+# folded away, so the figure has the screen.
 st.set_page_config(page_title="Attention Explorer", page_icon=Path(__file__).parent / "assets" / "icon.png",
-                   layout="wide", initial_sidebar_state="collapsed" if presenting_from_link() else "auto")
+                   layout="wide", initial_sidebar_state="collapsed" if presenting_at_start() else "auto")
 
 navigation = st.navigation(
     [

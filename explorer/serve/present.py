@@ -18,7 +18,8 @@ from .steps import QUESTION_ICON
 
 __all__ = [
     "IMAGE_FORMATS", "IMAGE_KEY", "PRESENT_KEY", "PRESENT_RULE", "image_format", "plotly_chart",
-    "present_setting", "present_toggle", "presenting", "presenting_from_link", "style_page", "write_present_link",
+    "present_setting", "present_toggle", "presenting", "presenting_at_start", "presenting_from_link", "style_page",
+    "write_present_link",
 ]
 
 PRESENT_KEY = "present"
@@ -60,18 +61,19 @@ def presenting_from_link() -> bool:
         return False
 
 
-def _initial() -> bool:
+def presenting_at_start() -> bool:
     """The mode before the toggle exists in this run: what the link says, if it says anything, else
-    the session's mode (another page of the app opened from the sidebar), else off."""
+    the session's mode (another page of the app opened from the sidebar or a page link, which drop
+    the address's `present`), else off.  app.py folds the sidebar away by it."""
     if PRESENT_KEY in st.query_params:
         return presenting_from_link()
     return bool(st.session_state.get(_MODE, False))
 
 
 def presenting() -> bool:
-    """Whether this run is in presentation mode: the toggle's value once it exists, else `_initial`."""
+    """Whether this run is in presentation mode: the toggle's value once it exists, else `presenting_at_start`."""
     value = st.session_state.get(_TOGGLE)
-    return _initial() if value is None else bool(value)
+    return presenting_at_start() if value is None else bool(value)
 
 
 def write_present_link() -> None:
@@ -86,7 +88,7 @@ def present_toggle(where=st) -> bool:
     """The presentation-mode toggle, kept in the link as `present=1` (a bound toggle would want
     `present=true`; `1` is what people type)."""
     if _TOGGLE not in st.session_state:
-        st.session_state[_TOGGLE] = _initial()
+        st.session_state[_TOGGLE] = presenting_at_start()
     shown = where.toggle("Presentation mode", key=_TOGGLE, on_change=write_present_link,
                          help="For projecting: larger text and figures, the sidebar folded away, the lead "
                               "folded. The setting is in the link (present=1), like every other.")

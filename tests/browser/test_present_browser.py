@@ -266,6 +266,30 @@ def test_presentation_mode_stays_on_when_the_sidebar_opens_another_lesson(projec
         next(p.title for p in LESSONS if p.url_path == "cost")
 
 
+
+SIDEBAR_FOLDED_JS = """() => { const s = document.querySelector('[data-testid="stSidebar"]');
+  const r = s && s.getBoundingClientRect(); return !r || r.right <= 1 || r.width < 50; }"""
+
+
+@pytest.mark.parametrize("start, link", [("", "lookup"), ("lookup", "attention")], ids=["home", "next lesson"])
+def test_a_page_link_opens_the_lesson_presenting_with_the_sidebar_folded(start, link, projector_page, app_url):
+    """Presenting, the lecturer opens a lesson from a link on the page (a lesson on Home, or "Next
+    lesson" at a lesson's foot): the link drops `present` from the address, yet the lesson opens
+    presenting, its sidebar folded away (it covered the figure's left third)."""
+    require_chromium()
+    page = projector_page(f"{app_url}/{start}?present=1")
+    page.wait_for_function(SIDEBAR_FOLDED_JS, timeout=10_000)
+    title = next(p.title for p in LESSONS if p.url_path == link)
+    before = runs_done(page)
+    page.locator(f'[data-testid="stMain"] a[href$="{link}"]').last.click()
+    wait_until_settled(page, before, f"opening {link} from a link on the page")
+    assert page.locator('[data-testid="stMain"] h1').inner_text().strip() == title
+    page.wait_for_timeout(600)  # a sidebar that opens slides in
+    assert page.evaluate(SIDEBAR_FOLDED_JS), f"{link} opened with the sidebar over the page"
+    toggle = page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').filter(
+        has_text="Presentation mode").locator("input")
+    assert toggle.is_checked(), "the lesson opened presenting"
+
 WIDTHS_JS = """() => {
   const box = (s) => { const e = document.querySelector(s); return e ? e.getBoundingClientRect().width : null; };
   return {main: box('[data-testid="stMainBlockContainer"]'), chart: box('[data-testid="stPlotlyChart"]'),
