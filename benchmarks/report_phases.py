@@ -196,7 +196,8 @@ def browser_speed(data: dict) -> list[str]:
         "tables, text and widgets — with no model); for the switch, the **key figure alone** (`FLOOR_MODE=alone`: "
         "the lesson's title and the first chart of its main area, as that run sent them, and nothing else).",
         "",
-        "- **switch**: from the lesson before it (the first lesson: from Home), a click on the lesson in the sidebar "
+        "- **switch**: from the lesson before it (the first lesson: from Home, which on the app and on every floor "
+        "loads the charts' code while it is read: explorer/serve/chart_code.py), a click on the lesson in the sidebar "
         "until its key figure (the first chart of the page) is drawn; Train, with no chart before a run, until its "
         "run is done. **load**: the lesson's URL opened until the key figure is drawn, from navigation start. "
         "**control**: one arrow key on a slider that changes the first Plotly chart, key event to the chart redrawn.",

@@ -168,7 +168,7 @@ class _Live:
             if st.session_state.get(self.scrub) not in steps:
                 st.session_state[self.scrub] = steps[-1]
             chosen = where.select_slider("Replay the run: step", steps, key=self.scrub,
-                                      help="Every snapshot of the run, from the untrained model to the last step.")
+                                         help="Every snapshot of the run, from the untrained model to the last step.")
             index = steps.index(chosen)
         self.answered(self.at(run, index))
 
