@@ -167,8 +167,12 @@ class _Live:
         if len(steps) > 1:
             if st.session_state.get(self.scrub) not in steps:
                 st.session_state[self.scrub] = steps[-1]
-            chosen = where.select_slider("Replay the run: step", steps, key=self.scrub,
-                                         help="Every snapshot of the run, from the untrained model to the last step.")
+            # Its label beside it, not above it: the row stays as tall as its buttons, and the grid under
+            # it ends on the first screen with its letters.
+            label, where = where.columns([5, 8], vertical_alignment="center")
+            label.markdown("Replay the run, step:", help="Every snapshot of the run, from the untrained model "
+                           "to the last step.", width="stretch")
+            chosen = where.select_slider("Replay the run: step", steps, key=self.scrub, label_visibility="collapsed")
             index = steps.index(chosen)
         self.answered(self.at(run, index))
 

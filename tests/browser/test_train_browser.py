@@ -52,16 +52,25 @@ def test_train_redraws_the_grid_while_the_model_learns(app_url, new_page, screen
 
 
 def test_a_finished_runs_scrubber_stands_beside_the_buttons(app_url, new_page):
-    """A finished run can be replayed: its scrubber stands in the buttons' row, so the grid under them
-    keeps its place on the first screen (at 1400 × 900, the desk's size)."""
-    page = open_page(new_page, f"{app_url}/train?steps=200&seed=3")
+    """A finished run can be replayed: its scrubber, with its label beside it, stands in the buttons'
+    row, so the grid under them — with the step's answer above — keeps its place on the first screen,
+    letters included (at 1400 × 900, the desk's size)."""
+    page = open_page(new_page, f"{app_url}/train?step=2")
+    page.locator('.st-key-lesson_next button').filter(has_text="Reveal").click()
     page.get_by_role("button", name="Train", exact=True).click()
-    scrubber = page.locator('[data-testid="stSlider"]').filter(has_text="Replay the run: step")
-    scrubber.wait_for(timeout=90_000)
+    scrubber = page.get_by_role("slider", name="Replay the run: step")
+    scrubber.wait_for(timeout=120_000)
     assert_no_exception(page, "after the run")
     train = page.get_by_role("button", name="Train", exact=True).bounding_box()
     row = scrubber.bounding_box()
     assert row["y"] <= train["y"] + train["height"] and train["y"] <= row["y"] + row["height"], \
         f"the scrubber ({row}) is not in the Train button's row ({train})"
-    grid = page.locator(".js-plotly-plot").first.bounding_box()
-    assert grid["y"] + grid["height"] <= page.viewport_size["height"], f"the grid ends below the first screen: {grid}"
+    label = page.get_by_text("Replay the run, step:", exact=True).bounding_box()
+    assert label["y"] <= train["y"] + train["height"] and train["y"] <= label["y"] + label["height"], \
+        f"the scrubber's label ({label}) is not in the Train button's row ({train})"
+    screen = page.viewport_size["height"]
+    grid = page.locator(".js-plotly-plot").first
+    assert grid.bounding_box()["y"] + grid.bounding_box()["height"] <= screen, "the grid ends below the first screen"
+    letters = grid.evaluate("(plot) => Math.max(...Array.from(plot.querySelectorAll('.xtick text'), "
+                            "(t) => t.getBoundingClientRect().bottom))")
+    assert letters <= screen, f"the grid's letters end at {letters:.0f} px, below the first screen ({screen} px)"
