@@ -228,6 +228,11 @@ _PHONE_CSS = """
   [data-testid="stElementContainer"]:has([data-testid="stPlotlyChart"]) { overflow-x: auto; overflow-y: hidden; }
   [data-testid="stFullScreenFrame"]:has(> [data-testid="stPlotlyChart"]) { min-width: 600px; }
 }
+@media (max-width: 640px), (pointer: coarse) {
+  /* A finger on a chart scrolls the page, or a wide chart's own box sideways: Plotly's drag layer
+     took every touch (a swipe zoomed the chart, and the page did not move). */
+  [data-testid="stPlotlyChart"] .draglayer .drag { pointer-events: none !important; }
+}
 </style>
 """
 PHONE_CHART_PX = 600  # a phone's chart is at least this wide (the rule above); wider where its panel titles need it
