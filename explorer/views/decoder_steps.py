@@ -188,6 +188,11 @@ def _shipped_parameters(task: str) -> int | None:
         return None
 
 
+# Parameters of the original Transformer's base model, in millions (Vaswani et al. 2017, table 3): its
+# encoder's tokens, decoder's tokens and output projection share one table.
+PAPER_BASE_MILLIONS = 65
+
+
 def _counts(s) -> dict:
     view, d, n = s.view, s.settings.d_model, s.settings.n_layers
     decoder, both = view.row("decoder-only"), view.row("encoder–decoder")
@@ -199,6 +204,8 @@ def _counts(s) -> dict:
             "decoder_m": decoder.parameters / 1e6, "both_m": both.parameters / 1e6,
             "embed_m": decoder.in_embeddings / 1e6, "layers_m": decoder.in_layers / 1e6,
             "layer_share": decoder.in_layers / both.in_layers,
+            # one table for the encoder's tokens, the decoder's and the output projection, as the original shared
+            "shared_m": (both.parameters - 2 * s.settings.vocab * d) / 1e6, "paper_m": PAPER_BASE_MILLIONS,
             "how": "A little above half" if share < 0.6 else "Above half"}
 
 
