@@ -48,11 +48,11 @@ def table(shown) -> None:
     allocates no memory). *Sequential steps* are the steps
     that must run one after another; *path length* is the number of steps between the last output
     and the first input. In a stack, layer n + 1 can start as soon as layer n has produced its first
-    output, so N loops take T + N − 1 steps and N attention layers take N.{stack_note}
+    output, so N loops take T + N − 1 steps, and N attention layers or N convolutions take N.{stack_note}
 
-    The CNN's O(T) sequential steps follow the lecture; the original paper (Vaswani et al., 2017,
-    Table 1) counts a convolution as O(1) sequential operations, since every position of one layer
-    can be computed at once — what keeps the CNN's row long is its path, O(T/k).
+    The lecture's table gives a convolution O(T) sequential steps. Here it has O(1), as in the original
+    paper (Vaswani et al., 2017, Table 1): every position of one convolution is computed at once (the
+    box below measures it). What keeps the CNN's row long is its path, O(T/k).
     """
     )
     for box in shown.view.boxes:

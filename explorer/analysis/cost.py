@@ -7,12 +7,13 @@ counts include biases and LayerNorm scales, and match `explorer.model.parameters
 Big-O per layer for sequence length T, width d, kernel k:
 
     layer           parameters   operations       sequential steps   path length
-    CNN             O(k·d²)      O(T·k·d²)        O(T)*              O(T/k)
+    CNN             O(k·d²)      O(T·k·d²)        O(1)*              O(T/k)
     RNN             O(d²)        O(T·d²)          O(T)               O(T)
     self-attention  O(d²)        O(T²·d)          O(1)               O(1)
 
-(*) as listed in the lecture notes; a convolution over a given input can run all positions at
-once, but a stack of them still needs O(T/k) layers to connect distant positions.
+(*) the lecture notes list O(T), as if overlapping kernels had to wait for each other; they do not:
+every position of one convolution is computed at once (Vaswani et al., 2017, table 1, counts O(1)), but
+a stack of them still needs O(T/k) layers to connect distant positions.
 """
 
 from __future__ import annotations
@@ -113,12 +114,13 @@ def conv1d_cost(T: int, d: int, k: int) -> Cost:
     """A 1-D convolution, d channels in and out, kernel k, 'same' padding (T outputs).
 
     Path length: a stack of such layers needs ⌈(T−1)/(k−1)⌉ layers before the last output can
-    see the first input (the lecture's O(T/k)); sequential steps follow the lecture's table.
+    see the first input (the lecture's O(T/k)).  Sequential steps: one, every output at once (the
+    lecture's O(T) is wrong; see the module).
     """
     if k < 2:
         raise ValueError("kernel size must be >= 2: a width-1 convolution never connects two positions")
     path = max(1, -(-(T - 1) // (k - 1)))
-    return Cost(k * d * d + d, T * k * d * d, sequential_steps=T, path_length=path)
+    return Cost(k * d * d + d, T * k * d * d, sequential_steps=1, path_length=path)
 
 
 # --- a whole model: training pass and generation, with and without the KV cache -----------------------

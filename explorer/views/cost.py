@@ -6,7 +6,7 @@ path length).  For a stack of N layers of the same kind:
 * parameters and multiplications: N times one layer's;
 * sequential steps: one layer's plus N − 1 — layer l + 1 can start as soon as layer l has produced
   its first output, so a stack of loops runs as a wavefront (T + N − 1 steps), and a stack of
-  attention layers takes one step per layer (N);
+  attention layers or convolutions takes one step per layer (N);
 * path length, counted as the steps between the last output of the top layer and the first input:
   attention N (one hop per layer); RNN T − 1 + N (back along the top layer's loop, then down);
   CNN max(N, ⌈(T − 1)/(k − 1)⌉) — a stack of N convolutions only sees 1 + N·(k − 1) positions, so
@@ -62,7 +62,7 @@ COST_LAYER_DETAILS = {
 }
 # The lecture's per-layer table (the encoder layer row is this app's addition).
 BIG_O = {
-    "cnn": ("O(k·d²)", "O(T·k·d²)", "O(T)", "O(T/k)"),
+    "cnn": ("O(k·d²)", "O(T·k·d²)", "O(1)", "O(T/k)"),
     "rnn": ("O(d²)", "O(T·d²)", "O(T)", "O(T)"),
     "attention": ("O(d²)", "O(T²·d)", "O(1)", "O(1)"),
     "encoder": ("O(d²)", "O(T·d² + T²·d)", "O(1)", "O(1)"),

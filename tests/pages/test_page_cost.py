@@ -54,6 +54,7 @@ def test_exact_counts_equal_the_library_and_the_built_torch_modules(params):
     assert table.loc["self-attention", "steps"] == n and table.loc["self-attention", "path"] == n
     assert table.loc["RNN (tanh)", "path"] == T - 1 + n
     assert table.loc["CNN", "path"] == max(n, -(-(T - 1) // (k - 1)))
+    assert table.loc["CNN", "steps"] == n and table.loc["CNN", "sequential steps"] == "O(1)"  # not the notes' O(T)
     bars = plotly_figures(at)[0]["data"]
     assert [b["name"] for b in bars] == list(per_layer)
     for bar, layer in zip(bars, per_layer, strict=True):

@@ -146,6 +146,8 @@ def test_sequential_steps_and_path_lengths():
     for cost in (attention_cost(17, 4), attention_cost(3, 4, 9), ffn_cost(17, 4),
                  encoder_layer_cost(17, 4), decoder_layer_cost(17, 4, 5)):
         assert (cost.sequential_steps, cost.path_length) == (1, 1)
+    # A convolution gives every output at once (the notes' O(T) is wrong); its path is what is long.
+    assert (conv1d_cost(17, 4, 3).sequential_steps, conv1d_cost(17, 4, 3).path_length) == (1, 8)
 
 
 @pytest.mark.parametrize("T,k,layers", [(10, 3, 5), (9, 3, 4), (2, 3, 1), (1, 3, 1), (16, 5, 4)])
