@@ -229,7 +229,7 @@ def measure_load(tab: Tab, info) -> float:
         return None
 
 
-def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, control_reps: int = 5,
+def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, control_reps: int = 9,
         progress=print, switch_only: bool = False, switch_reps: int | None = None) -> dict:
     """`reps` rounds of loads, `switch_reps` (default: `reps`) rounds of switches: the median of 3 switches
     put a lesson on either side of the target from one run to the next, so the phase takes more."""
@@ -288,11 +288,17 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                         with contextlib.suppress(Exception):
                             tab.settle()
             progress("load done")
+            if not switch_only:  # as a visitor's browser: no debugger reading every websocket frame
+                for tab in tabs.values():
+                    tab.cdp.send("Network.disable")
             for info in lessons if not switch_only else ():
                 if info.url_path == "train":
                     continue
                 for name in TIMED_APPS:
                     tab = tabs[name]
+                    for other in tabs.values():  # the measured tab alone, as a visitor has it: the other
+                        if other is not tab:     # servers' pages, open meanwhile, slowed its repaint
+                            other.page.goto("about:blank")
                     tab.page.bring_to_front()
                     tab.page.goto(f"{tab.url}/{info.url_path}")
                     with contextlib.suppress(Exception):  # Plotly loads lazily: wait for a chart first
@@ -356,7 +362,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.browser_speed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--switch-reps", type=int, default=None, help="rounds of switches (default: --reps)")
-    parser.add_argument("--control-reps", type=int, default=5)
+    parser.add_argument("--control-reps", type=int, default=9)
     parser.add_argument("--pages", default="", help="comma-separated lesson url paths (default: every lesson)")
     parser.add_argument("--no-profile", action="store_true", help="skip the CDP counters")
     parser.add_argument("--switch-only", action="store_true", help="measure the switch alone (no load, control)")

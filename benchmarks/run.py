@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         from .browser_speed import run as run_browser_speed
         from .browser_speed import table
 
-        result = run_browser_speed(reps=1 if quick else 3, control_reps=2 if quick else 5, progress=log,
+        result = run_browser_speed(reps=1 if quick else 3, control_reps=2 if quick else 9, progress=log,
                                    switch_reps=1 if quick else 9)
         result["table"] = table(result)
         return result
