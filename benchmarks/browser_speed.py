@@ -288,17 +288,16 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                         with contextlib.suppress(Exception):
                             tab.settle()
             progress("load done")
-            if not switch_only:  # as a visitor's browser: no debugger reading every websocket frame
-                for tab in tabs.values():
-                    tab.cdp.send("Network.disable")
+            # Each tab measured alone, as a visitor's browser has it: the other servers' pages, open meanwhile,
+            # slowed its repaint (every tab is blank but the one measured), and no debugger reads its websocket.
+            for tab in tabs.values() if not switch_only else ():
+                tab.cdp.send("Network.disable")
+                tab.page.goto("about:blank")
             for info in lessons if not switch_only else ():
                 if info.url_path == "train":
                     continue
                 for name in TIMED_APPS:
                     tab = tabs[name]
-                    for other in tabs.values():  # the measured tab alone, as a visitor has it: the other
-                        if other is not tab:     # servers' pages, open meanwhile, slowed its repaint
-                            other.page.goto("about:blank")
                     tab.page.bring_to_front()
                     tab.page.goto(f"{tab.url}/{info.url_path}")
                     with contextlib.suppress(Exception):  # Plotly loads lazily: wait for a chart first
@@ -309,6 +308,7 @@ def run(reps: int = 3, pages: list[str] | None = None, profile: bool = True, con
                                                                                                  control_reps)
                     except Exception as problem:
                         results["control"].setdefault(info.url_path, {})[name] = {"skipped": str(problem)[:200]}
+                    tab.page.goto("about:blank")
                 progress(f"control {info.url_path} done")
             context.close()
             browser.close()
