@@ -119,12 +119,15 @@ def _key_labels_reach(shown: Sequence[str]) -> float:
 def _rows_presenting(query_tokens, shown_keys, height: int, n_layers: int, share: float) -> tuple[int, int]:
     """The grid's height presenting and how often its rows are labelled.  Presenting shows one layer at a
     time, under the step bar and the input: rows of PRESENT_ROW_PX keep the default input's grid on one
-    projected screen, above the key labels' reach; never taller than on the desk.  Labels thin to the lower."""
+    projected screen, above the key labels' reach; never taller than on the desk.  Labels thin to the lower
+    height, at the presenting font for one layer, at the desk's for several."""
     below = _key_labels_reach(shown_keys)
+    # several layers are shown at the desk only (presenting pages them): their rows at the desk's font
+    font_px = PRESENT_ROW_PX / 1.35 if n_layers == 1 else FONT_SIZE - 2
     present_height = height if n_layers > 1 else \
         min(height, max(PRESENT_MIN_PX, math.ceil(GRID_TOP_PX + PRESENT_ROW_PX * len(query_tokens) + below)))
     room = (present_height - GRID_TOP_PX - below) * share
-    return present_height, label_step(query_tokens, room, vertical=True, font_px=PRESENT_ROW_PX / 1.35)
+    return present_height, label_step(query_tokens, room, vertical=True, font_px=font_px)
 
 
 def _bright_keys(layer_weights: np.ndarray, stride: int, n_columns: int, every: int) -> list[int]:
@@ -172,7 +175,7 @@ def attention_grid(
     # the columns' categories: "head h · k token", and blanks between two heads (see _layer_traces)
     columns = panel_categories("head", n_heads, indexed_labels(key_tokens), gap, sep=" · ")
     rows = indexed_labels(query_tokens)
-    height = max(340, min(1300, n_layers * (200 + 14 * len(query_tokens)) + 60))
+    height = max(340, min(1300, n_layers * (104 + 12 * len(query_tokens)) + 40))
     x_every = label_step(key_tokens, GRID_WIDTH_PX * n_keys / n_columns)
     x_ticks = [_bright_keys(weights[layer], stride, n_columns, x_every) for layer in range(n_layers)]
     present_height, y_every = _rows_presenting(query_tokens, [key_tokens[v % stride] for ts in x_ticks for v in ts],

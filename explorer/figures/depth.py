@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from .common import CHART_HEIGHT, OKABE_ITO, PRESENT_VEGA
 from .logscale import log_axis, log_strip
-from .vega import configure
+from .vega import configure, phone_columns
 
 __all__ = [
     "DepthFigures",
@@ -80,9 +80,9 @@ def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
     # Presenting (a projector's width, one screen's height): the legend beside the plot, all in CHART_HEIGHT
     beside = {"spec": {"height": CHART_HEIGHT, "autosize": {"type": "fit", "contains": "padding"}},
               "legend": {"orient": "right"}}
-    chart = alt.layer(band, line).properties(height=CHART_HEIGHT - 60, autosize=FIT_WIDTH,
+    chart = alt.layer(band, line).properties(height=CHART_HEIGHT - 110, autosize=FIT_WIDTH,
                                              usermeta={PRESENT_VEGA: beside})
-    return configure(chart, legend_orient="bottom", legend_columns=1)
+    return configure(chart, legend_orient="bottom", legend_columns=phone_columns(3, 1))
 
 
 def depth_heatmap(frame: pd.DataFrame) -> go.Figure:

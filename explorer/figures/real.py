@@ -33,7 +33,7 @@ PAIR_WIDTH_PX = 820  # the pair figure's plot area on a desk (1400 px, with the 
 PRESENT_PANEL_PX = 54  # a thumbnail's height when presenting: 6 layers and the titles in 384 px
 
 def head_overview(weights: np.ndarray, tokens: Sequence[str], *, selected: tuple[int, int] | None = None,
-                  panel_px: int = 92) -> go.Figure:
+                  panel_px: int = 68) -> go.Figure:
     """(layers, heads, T, T) attention as thumbnails: one layer per row, one head per column.
 
     Drawn as one heatmap with blank (NaN) gaps around the panels: 72 traces with 144 axes are slow

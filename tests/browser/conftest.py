@@ -152,3 +152,22 @@ def _watchdog():
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def full_page_screenshot(page, path) -> None:
+    """Streamlit scrolls inside [data-testid="stMain"], not the document, so Playwright's full_page
+    captures only the viewport: grow the viewport to the content height for the shot, then restore."""
+    viewport = page.viewport_size
+    content_height = lambda: page.evaluate(  # noqa: E731
+        "() => Math.max(...['stMain', 'stAppViewContainer'].map((id) =>"
+        " document.querySelector(`[data-testid=\"${id}\"]`)?.scrollHeight || 0), document.body.scrollHeight)")
+    height = viewport["height"]
+    for _ in range(3):  # layout may change a little with the height
+        wanted = min(max(content_height(), viewport["height"]), 12_000)
+        if wanted == height:
+            break
+        height = wanted
+        page.set_viewport_size({"width": viewport["width"], "height": height})
+        page.wait_for_timeout(300)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(viewport)

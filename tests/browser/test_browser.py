@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from explorer.serve.catalog import LESSONS, PAGES
-from tests.browser.conftest import _log_tail, require_chromium
+from tests.browser.conftest import _log_tail, full_page_screenshot, require_chromium
 
 IDLE_TIMEOUT_MS = 30_000  # one script run, first load included (imports torch, builds figures)
 QUIET_MS = 400  # the run state must stay "notRunning" this long before the page counts as settled
@@ -172,25 +172,6 @@ def assert_toolbar_clear(page, when: str) -> None:
     assert not hits, f"{when}: a chart's toolbar covers its text on {page.url}: {hits[:8]}"
 
 
-def full_page_screenshot(page, path) -> None:
-    """Streamlit scrolls inside [data-testid="stMain"], not the document, so Playwright's full_page
-    captures only the viewport: grow the viewport to the content height for the shot, then restore."""
-    viewport = page.viewport_size
-    content_height = lambda: page.evaluate(  # noqa: E731
-        "() => Math.max(...['stMain', 'stAppViewContainer'].map((id) =>"
-        " document.querySelector(`[data-testid=\"${id}\"]`)?.scrollHeight || 0), document.body.scrollHeight)")
-    height = viewport["height"]
-    for _ in range(3):  # layout may change a little with the height
-        wanted = min(max(content_height(), viewport["height"]), 12_000)
-        if wanted == height:
-            break
-        height = wanted
-        page.set_viewport_size({"width": viewport["width"], "height": height})
-        page.wait_for_timeout(300)
-    page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size(viewport)
-
-
 def chart_data(page) -> str:
     data = page.evaluate(CHART_DATA_JS)
     assert data, f"no Plotly chart data on {page.url}"
@@ -263,11 +244,16 @@ def run_started(page, after_runs: int, timeout_ms: int = 5_000) -> bool:
         return False
 
 
-TITLE_TOP_JS = """() => {
+# The title's top, the header's bottom, the bottom of the lesson's first chart (its key figure) and the
+# window's height.
+FIRST_SCREEN_JS = """() => {
   const range = document.createRange();
   range.selectNodeContents(document.querySelector('[data-testid="stMain"] h1'));
+  const chart = document.querySelector('[data-testid="stMain"] [data-testid="stPlotlyChart"], '
+                                       + '[data-testid="stMain"] [data-testid="stVegaLiteChart"]');
   return [range.getBoundingClientRect().top,
-          document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom];
+          document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom,
+          chart.getBoundingClientRect().bottom, window.innerHeight];
 }"""
 
 
@@ -294,10 +280,13 @@ def test_page(info, request, screenshot_dir):
 
     # The title's text sits just under Streamlit's header: the band above it is half Streamlit's 6rem
     # (explorer/serve/present.py), so more of the key figure is on the first screen.
-    title_top, header_bottom = page.evaluate(TITLE_TOP_JS)
+    title_top, header_bottom, key_bottom, screen = page.evaluate(FIRST_SCREEN_JS)
     assert header_bottom <= title_top <= header_bottom + 40, \
         f"page {name!r}: the title's text starts at {title_top:.0f} px, the header ends at {header_bottom:.0f} px"
     assert page.locator(".js-plotly-plot").count(), f"page {name!r} has no Plotly chart"
+    # The whole key figure is on the first screen at the desk (the attention grid's second layer, the real
+    # model's sixth and the depth chart's legend were below it)
+    assert key_bottom <= screen, f"page {name!r}: the key figure ends at {key_bottom:.0f} px, below {screen} px"
     assert_no_label_cut(page, f"page {name!r} on load")  # every lesson at the desk (the lesson-scope test:
     assert_toolbar_clear(page, f"page {name!r} on load")  # half of them, and the other half presenting)
     n_sliders = page.locator('[data-testid="stSlider"]').count()

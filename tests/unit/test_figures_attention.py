@@ -11,6 +11,7 @@ from explorer.figures import attention as figures
 from explorer.figures.attention import MASK_GREY
 from explorer.figures.common import (
     DIVERGING,
+    FONT_SIZE,
     GRID_WIDTH_PX,
     LABEL_FONT_PX,
     colour_list,
@@ -240,7 +241,8 @@ def test_the_presenting_height_is_never_taller_than_the_desk_and_leaves_room_for
     every = y["tickvals"][1] - y["tickvals"][0] if len(y["tickvals"]) > 1 else n
     domain = y["domain"][1] - y["domain"][0]
     plot_px = present["layout"]["height"] - present["layout"]["margin"]["t"] - present["layout"]["margin"]["b"]
-    assert plot_px * domain / n * every >= 1.2 * LABEL_FONT_PX, "labelled rows clear of each other at 18 px"
+    font = LABEL_FONT_PX if layers == 1 else FONT_SIZE - 2  # the desk's tick font for several layers
+    assert plot_px * domain / n * every >= 1.2 * font, f"labelled rows clear of each other at {font} px"
     if layers > 1:
         assert spec["layout"]["meta"][PRESENT_HEIGHT] == spec["layout"]["height"]
-        assert every == label_step(tokens, (spec["layout"]["height"] - 70) * domain, vertical=True)
+        assert every == label_step(tokens, (spec["layout"]["height"] - 70) * domain, vertical=True, font_px=font)
