@@ -144,9 +144,10 @@ CLICKER_JS = """
 
 # On a projector the answer of a step just revealed stands above the step's figure and pushes its
 # bottom off the 720 px screen.  So, presenting, once the figure under the answer is drawn, if it ends
-# past the screen the page scrolls until the answer stands just under Streamlit's header (the title
-# and step bar above it go up; the clicker's keys still drive the steps); a step's question (the
-# figures hidden) brings the page back to the top.  Each step's answer or question is handled once,
+# past the screen the page scrolls until it ends on the screen, at most until the answer stands just
+# under Streamlit's header (the title and step bar above it go up; the clicker's keys still drive the
+# steps; scrolling the answer to the header every time half-hid a section heading above it); a step's
+# question (the figures hidden) brings the page back to the top.  Each step's answer or question is handled once,
 # when it appears: the lecturer's own scrolling is left alone.  `window.__explorerFitted` names the
 # last one handled ("path|step|answer"), for the tests.
 FIT_JS = """
@@ -186,7 +187,7 @@ FIT_JS = """
       const header = document.querySelector('header[data-testid="stHeader"]');
       const lacking = figure.getBoundingClientRect().bottom - (window.innerHeight - 8);
       const room = alert.getBoundingClientRect().top - (header ? header.getBoundingClientRect().bottom : 0) - 8;
-      if (lacking > 0 && room > 0) main.scrollTop += room;
+      if (lacking > 0 && room > 0) main.scrollTop += Math.min(lacking, room);  // no further: what is above stays
     }
     window.__explorerFitted = state;
   };

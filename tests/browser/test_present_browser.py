@@ -56,7 +56,8 @@ REVEALED_JS = """(start) => {
     .find((f) => answer.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING);
   const box = (e) => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
   return {answer: box(answer), figure: figure ? box(figure) : null,
-          header: document.querySelector('header[data-testid="stHeader"]').getBoundingClientRect().bottom};
+          header: document.querySelector('header[data-testid="stHeader"]').getBoundingClientRect().bottom,
+          scrolled: document.querySelector('[data-testid="stMain"]').scrollTop};
 }"""
 
 
@@ -151,8 +152,9 @@ def test_the_clicker_walks_every_step_with_its_answer_and_figure_on_the_first_sc
                                                                                      app_url, screenshot_dir):
     """A lecturer goes through a whole lesson with the clicker alone on a projector: from step 1 each
     PageDown reveals the step; its answer and the whole figure it talks about (the step's section is
-    drawn first) are on the screen, the page scrolled up if the figure ended below it (the answer
-    still under the header); the next PageDown opens the next step, back at the page's top."""
+    drawn first) are on the screen, the page scrolled up just as far as the figure needed (the answer
+    still under the header; further half-hid a heading above it); the next PageDown opens the next step,
+    back at the page's top."""
     require_chromium()
     steps = load_steps(lesson.url_path)
     page = projector_page(f"{app_url}/{lesson.url_path}?present=1&step=1")
@@ -182,6 +184,9 @@ def test_the_clicker_walks_every_step_with_its_answer_and_figure_on_the_first_sc
             f"step {number}: the step's figure ends at {figure['bottom']:.0f} px, below the projected "
             f"screen's {PROJECTOR['height']} px (it starts at {figure['top']:.0f} px, the answer at "
             f"{said['top']:.0f} px)")
+        assert not shown["scrolled"] or figure["bottom"] >= PROJECTOR["height"] - 12, \
+            f"step {number}: scrolled {shown['scrolled']:.0f} px, further than the figure needed (ends at " \
+            f"{figure['bottom']:.0f} px)"
         if number < len(steps):
             press_when_the_clicker_listens(page, "PageDown")
             page.wait_for_url(f"**step={number + 1}*", timeout=30_000)
