@@ -107,19 +107,25 @@ def _headroom(largest: float, share: float = 0.2) -> list[float]:
     return [low, high + (high - low) * share / (1 - share)]
 
 
-def cost_bars(rows: Sequence[ComplexityRow]) -> go.Figure:
-    """The complexity table as grouped bars on a log scale: one group per quantity, one bar per layer."""
+def cost_bars(rows: Sequence[ComplexityRow], n_layers: int = 1) -> go.Figure:
+    """The complexity table as grouped bars on a log scale: one group per quantity, one bar per layer.
+    A stack of `n_layers` convolutions too shallow to reach the first input has no path: its path bar
+    shows the layers it would need, and says so."""
     traces = []
     for row, colour in zip(rows, COST_COLOURS, strict=False):
         values = [row.cost.parameters, row.cost.multiplications, row.cost.sequential_steps, row.cost.path_length]
+        texts, hovers = ["%{y:.3~s}"] * 4, [plotly_text(row.label) + "<br>%{x}: %{y:,}<extra></extra>"] * 4
+        if row.layer == "cnn" and row.cost.path_length > n_layers:
+            texts[3] = "needs %{y} layers"
+            hovers[3] = (plotly_text(row.label) + f"<br>{n_layers} layer{'s' * (n_layers > 1)} cannot reach the "
+                         "first input:<br>it takes %{y} layers<extra></extra>")
         traces.append({
             "type": "bar", "name": plotly_text(row.label), "x": list(COST_QUANTITIES), "y": values,
             # Values upright (turned 90°): side by side, four to a group, they ran together at a phone's and a
             # projector's width ("12.4k8.32k16.6k"), Plotly shrinking them to the bar's width on a phone
-            "marker": {"color": colour}, "texttemplate": "%{y:.3~s}", "textposition": "outside", "textangle": -90,
+            "marker": {"color": colour}, "texttemplate": texts, "textposition": "outside", "textangle": -90,
             "constraintext": "none",
-            "textfont": {"size": FONT_SIZE - 2}, "cliponaxis": False,
-            "hovertemplate": plotly_text(row.label) + "<br>%{x}: %{y:,}<extra></extra>",
+            "textfont": {"size": FONT_SIZE - 2}, "cliponaxis": False, "hovertemplate": hovers,
         })
     layout = {
         "font": {"size": FONT_SIZE}, "height": 420 + TOOLBAR_PX, "barmode": "group", "bargap": 0.25,
@@ -231,7 +237,8 @@ class CostFigures:
 
 def cost_figures(view) -> CostFigures:
     """`view`: the cost lesson's view (settings with n_layers; rows)."""
-    return CostFigures(cost_bars(view.rows), complexity_frame(view.rows, view.settings.n_layers))
+    n_layers = view.settings.n_layers
+    return CostFigures(cost_bars(view.rows, n_layers), complexity_frame(view.rows, n_layers))
 
 
 @dataclass(frozen=True)

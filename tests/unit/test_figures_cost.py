@@ -26,6 +26,19 @@ def test_cost_bars_labels_stand_upright_at_full_size_with_room_above():
     assert low < 0 and (high - top) / (high - low) == pytest.approx(0.2)
 
 
+@pytest.mark.parametrize(("T", "k", "n_layers", "short"), [(512, 3, 6, True), (512, 3, 1, True), (9, 3, 4, False),
+                                                          (17, 3, 8, False), (512, 3, 256, False)])
+def test_a_stack_too_shallow_to_connect_the_ends_says_its_path_bar_is_the_layers_it_needs(T, k, n_layers, short):
+    """Six convolutions (k = 3) see 13 of 512 positions: there is no path from the last output to the first
+    input, and the bar's value is the 256 layers needed.  The bar says so; a deep enough stack's does not."""
+    bars = validated(figures.cost_bars(complexity_rows(T, 16, k, n_layers), n_layers))
+    cnn = next(t for t in bars["data"] if t["name"].startswith("CNN"))
+    assert cnn["texttemplate"][:3] == ["%{y:.3~s}"] * 3
+    assert (cnn["texttemplate"][3] == "needs %{y} layers") == short and (cnn["y"][3] > n_layers) == short
+    assert ("cannot reach" in cnn["hovertemplate"][3]) == short
+    assert all(t["texttemplate"][3] == "%{y:.3~s}" for t in bars["data"] if t is not cnn)
+
+
 def test_cost_charts_and_table():
     rows = complexity_rows(100, 16, 3, 2)
     table = figures.complexity_frame(rows, 2)
