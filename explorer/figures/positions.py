@@ -7,6 +7,7 @@ hover text for small matrices only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import altair as alt
@@ -25,7 +26,6 @@ from .common import (
     plotly_text,
 )
 from .margins import column_gap
-from .vega import phone_columns
 
 __all__ = ["line_chart", "matrix_heatmap", "panel_grid"]
 
@@ -210,6 +210,14 @@ def panel_grid(
     return figure_from_spec({"data": traces, "layout": layout})
 
 
+def _one_row_if_it_fits(labels) -> dict:
+    """A legend's `columns`: all entries in one row (0) where the plot is wide enough for them (a stroke
+    symbol and 0.62 em a character each, at the legend's 14 px), else one entry per row.  A phone's
+    rule (explorer.figures.vega.phone_columns) stacked three short entries in a 440 px half of the desk's page."""
+    row_px = sum(40 + 0.62 * (FONT_SIZE - 2) * len(str(label)) for label in labels)
+    return {"expr": f"width < {math.ceil(row_px)} ? 1 : 0"}
+
+
 def line_chart(
     data: pd.DataFrame,
     *,
@@ -250,7 +258,7 @@ def line_chart(
             raise ValueError(f"at most {len(SERIES_COLOURS)} series")
         legend = alt.Legend(orient="top", labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2,
                             labelLimit=400, symbolType="stroke", symbolStrokeWidth=4, symbolSize=500,
-                            direction="horizontal", columns=phone_columns(0, 1))
+                            direction="horizontal", columns=_one_row_if_it_fits(series))
         encoding.update(
             color=alt.Color(f"{color}:N", title=color, legend=legend,
                             scale=alt.Scale(domain=series, range=SERIES_COLOURS[: len(series)])),
@@ -260,5 +268,7 @@ def line_chart(
                                         scale=alt.Scale(domain=series, range=SERIES_WIDTHS[: len(series)])),
         )
         encoding["tooltip"].insert(0, alt.Tooltip(f"{color}:N"))
+    # Vega measures the title's glyphs shorter than the page's font draws them: without room above, their tops
+    # were cut off at the chart's edge (4 px at the desk, 7 presenting)
     return alt.Chart(data, title=alt.Title(title, fontSize=FONT_SIZE + 2)).mark_line(**mark).encode(
-        **encoding).properties(height=height)
+        **encoding).properties(height=height, padding={"top": 12, "bottom": 5, "left": 5, "right": 5})
