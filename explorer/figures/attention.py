@@ -149,6 +149,7 @@ def attention_grid(
     layer_numbers: Sequence[int] | None = None,
     selected: tuple[int, int] | None = None,
     title: str = "",
+    focus_row: int | None = None,
 ) -> go.Figure:
     """Layers × heads small multiples of attention weights (layers, heads, T_q, T_k).
 
@@ -163,7 +164,8 @@ def attention_grid(
     default 1, 2, …).  `allowed` (same shape, boolean) marks where attention may look: the other
     cells are drawn grey, with a legend entry, so a masked cell never reads as a weight of 0.  Tick
     labels are thinned (`label_step`) to what fits the narrowest width the grid is drawn at; a thinned
-    panel names its brightest key columns (`bright_ticks`), so the word a head reads from is labelled.
+    panel names its brightest key columns (`bright_ticks`), so the word a head reads from is labelled,
+    and thinned rows keep `focus_row` (the row a lesson's step asks about) labelled.
     """
     n_layers, n_heads, n_queries, n_keys = weights.shape
     layer_numbers = list(layer_numbers) if layer_numbers is not None else list(range(1, n_layers + 1))
@@ -191,7 +193,8 @@ def attention_grid(
         x_axis["ticktext"] = [plotly_text(key_tokens[v % stride]) for v in x_axis["tickvals"]]
         layout[f"xaxis{suffix}"] = x_axis | {"type": "category"}  # tick values: the columns' places
         layout[f"yaxis{suffix}"] = token_axis(query_tokens, domain=y_domains[layer], anchor=f"x{suffix}",
-                                               size=small, reverse=True, every=y_every) | {"type": "category"}
+                                               size=small, reverse=True, every=y_every,
+                                               keep=focus_row or 0) | {"type": "category"}
         # the layer names its row once, on the left: a panel's title is short enough to fit
         layout[f"yaxis{suffix}"]["title"] = {"text": f"layer {layer_numbers[layer]}", "standoff": 4}
         titles += [panel_title(f"head {head + 1}", heads[head], y_domains[layer][1] + 0.005)
@@ -303,7 +306,8 @@ def attention_figures(view) -> AttentionFigures:
 
     def grid(shown: list[int]) -> go.Figure:
         return attention_grid(block.weights[shown], block.query_tokens, block.key_tokens, allowed=allowed[shown],
-                              layer_numbers=[n + 1 for n in shown], selected=(shown.index(layer), head))
+                              layer_numbers=[n + 1 for n in shown], selected=(shown.index(layer), head),
+                              focus_row=view.focus_row)
 
     one = grid([layer])
     every = None if n_layers * n_heads > GRID_PANELS else one if n_layers == 1 else grid(list(range(n_layers)))

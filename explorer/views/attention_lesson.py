@@ -202,6 +202,14 @@ class AttentionLessonView:
     notices: tuple[tuple[str, types.MappingProxyType], ...]
     watch: str | None
 
+    @property
+    def focus_row(self) -> int | None:
+        """The row the lesson's steps ask about: "it" in a trained coreference model read whole; else None."""
+        tokens = self.attention.query_tokens
+        if self.settings.task != "coreference" or self.expected is None or "it" not in tokens:
+            return None
+        return tokens.index("it")
+
 
 def attention_lesson_view(settings: AttentionSettings) -> AttentionLessonView:
     tokens, problems = read_input(settings)

@@ -35,11 +35,7 @@ def _words(tokens) -> str:
 
 def _it(s) -> int | None:
     """The row of "it" in a trained coreference model read whole, or None."""
-    view = s.view
-    tokens = view.attention.query_tokens
-    if s.settings.task != "coreference" or view.expected is None or "it" not in tokens:
-        return None
-    return tokens.index("it")
+    return s.view.focus_row
 
 
 def _guess(s) -> str:

@@ -246,3 +246,31 @@ def test_the_presenting_height_is_never_taller_than_the_desk_and_leaves_room_for
     if layers > 1:
         assert spec["layout"]["meta"][PRESENT_HEIGHT] == spec["layout"]["height"]
         assert every == label_step(tokens, (spec["layout"]["height"] - 70) * domain, vertical=True, font_px=font)
+
+
+@pytest.mark.parametrize("n", [11, 24, 60])
+def test_thinned_rows_keep_the_row_a_step_asks_about_labelled(n):
+    """Presenting, the coreference grid labelled every other row from the first and left "it" (row 7)
+    unnamed, the row step 1 asks about: thinned rows are counted from the focus row instead."""
+    tokens = [f"t{i}" for i in range(n)]
+    for focus in (0, 7, n - 1):
+        y = validated(figures.attention_grid(np.full((1, 4, n, n), 1 / n), tokens, tokens,
+                                             focus_row=focus))["layout"]["yaxis"]
+        every = y["tickvals"][1] - y["tickvals"][0]
+        assert every > 1 and focus in y["tickvals"] and f"t{focus}" in y["ticktext"]
+        assert all(b - a == every for a, b in pairwise(y["tickvals"])) and y["tickvals"][0] < every
+
+
+@pytest.mark.parametrize("sentence", range(4))
+def test_the_coreference_grid_names_the_row_of_it_at_the_desk_and_presenting(sentence):
+    from explorer.figures.presentation import enlarge_plotly
+    from explorer.views.attention import PRESETS
+    from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
+
+    text = PRESETS["coreference"][sentence]
+    view = attention_lesson_view(AttentionSettings(task="coreference", mask="none", input_coreference=text,
+                                                   text_coreference=text, layer=2))
+    shown = figures.attention_figures(view)
+    for figure in (shown.layer_grid, shown.grid):
+        y = enlarge_plotly(validated(figure))["layout"]["yaxis"]
+        assert view.focus_row is not None and view.focus_row in y["tickvals"] and "it" in y["ticktext"]
