@@ -178,12 +178,11 @@ def panel_categories(kind: str, n_panels: int, names: Sequence[str], gap: int, *
 
 
 def token_axis(labels, *, domain, anchor, size, reverse=False, show=True, every: int = 1, keep: int = 0) -> dict:
-    """A numeric axis 0 … n−1 with the tokens as tick text (show=False: blank ticks, for panels that
-    share the row labels of the first), every `every`-th token labelled (see `label_step`).  Labels
-    are never turned by Plotly (it turns crowded ones 90°, into a column of letters): short ones stay
+    """A numeric axis 0 … n−1 with the tokens as tick text (show=False: blank ticks, for panels that share
+    the row labels of the first), every `every`-th token labelled counting from `keep` (see `label_step`).
+    Labels are never turned by Plotly (it turns crowded ones 90°, into a column of letters): short ones stay
     upright, longer ones on a horizontal axis are slanted 45°; the margin grows to hold them (Plotly's
-    automargin here; the figure is sent with that room worked out instead, explorer/figures/margins.py).
-    Thinned, the labelled tokens are those `every` apart from `keep`, which is always labelled."""
+    automargin here; the figure is sent with that room worked out instead, explorer/figures/margins.py)."""
     shown = list(range(keep % max(1, every), len(labels), max(1, every)))
     axis = {
         "domain": list(domain), "anchor": anchor, "tickmode": "array", "tickvals": shown,

@@ -269,6 +269,6 @@ def line_chart(
         )
         encoding["tooltip"].insert(0, alt.Tooltip(f"{color}:N"))
     # Vega measures the title's glyphs shorter than the page's font draws them: without room above, their tops
-    # were cut off at the chart's edge (4 px at the desk, 7 presenting)
+    # were cut off at the chart's edge
     return alt.Chart(data, title=alt.Title(title, fontSize=FONT_SIZE + 2)).mark_line(**mark).encode(
         **encoding).properties(height=height, padding={"top": 12, "bottom": 5, "left": 5, "right": 5})
