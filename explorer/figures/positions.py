@@ -7,7 +7,6 @@ hover text for small matrices only.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import altair as alt
@@ -26,6 +25,7 @@ from .common import (
     plotly_text,
 )
 from .margins import column_gap
+from .vega import one_row_if_it_fits
 
 __all__ = ["line_chart", "matrix_heatmap", "panel_grid"]
 
@@ -210,14 +210,6 @@ def panel_grid(
     return figure_from_spec({"data": traces, "layout": layout})
 
 
-def _one_row_if_it_fits(labels) -> dict:
-    """A legend's `columns`: all entries in one row (0) where the plot is wide enough for them (a stroke
-    symbol and 0.62 em a character each, at the legend's 14 px), else one entry per row.  A phone's
-    rule (explorer.figures.vega.phone_columns) stacked three short entries in a 440 px half of the desk's page."""
-    row_px = sum(40 + 0.62 * (FONT_SIZE - 2) * len(str(label)) for label in labels)
-    return {"expr": f"width < {math.ceil(row_px)} ? 1 : 0"}
-
-
 def line_chart(
     data: pd.DataFrame,
     *,
@@ -258,7 +250,7 @@ def line_chart(
             raise ValueError(f"at most {len(SERIES_COLOURS)} series")
         legend = alt.Legend(orient="top", labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2,
                             labelLimit=400, symbolType="stroke", symbolStrokeWidth=4, symbolSize=500,
-                            direction="horizontal", columns=_one_row_if_it_fits(series))
+                            direction="horizontal", columns=one_row_if_it_fits(series, FONT_SIZE - 2))
         encoding.update(
             color=alt.Color(f"{color}:N", title=color, legend=legend,
                             scale=alt.Scale(domain=series, range=SERIES_COLOURS[: len(series)])),

@@ -3,13 +3,14 @@ width the chart is drawn at (a desk's column, a projector, a 390 px phone)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import altair as alt
 
 from .common import FONT_SIZE
 
-__all__ = ["PHONE_LEGEND_PX", "colour_encoding", "configure", "phone_columns"]
+__all__ = ["PHONE_LEGEND_PX", "colour_encoding", "configure", "one_row_if_it_fits", "phone_columns"]
 
 PHONE_LEGEND_PX = 500  # a Vega-Lite chart narrower than this (a phone's) lays its legend out in fewer columns
 
@@ -25,6 +26,14 @@ def phone_columns(desk: int, phone: int) -> dict:
     (0: all entries in one row), `phone` on a chart under PHONE_LEGEND_PX.  A row of entries sized for the
     desk ran past a 390 px phone's chart edge ("raw index", "ALiBi" cut on the length lesson)."""
     return {"expr": f"width < {PHONE_LEGEND_PX} ? {phone} : {desk}"}
+
+
+def one_row_if_it_fits(labels: Sequence[str], font_px: float) -> dict:
+    """A legend's `columns`: all entries in one row (0) where the chart's drawn width holds them (a stroke
+    symbol and 0.62 em a character each), else one entry per row.  `phone_columns`'s fixed width stacked
+    three short entries in a 440 px half of the desk's page."""
+    row_px = sum(40 + 0.62 * font_px * len(str(label)) for label in labels)
+    return {"expr": f"width < {math.ceil(row_px)} ? 1 : 0"}
 
 
 def configure(chart, *, legend_orient: str = "top", legend_columns: int | None = None):

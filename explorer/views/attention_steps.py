@@ -33,17 +33,12 @@ def _words(tokens) -> str:
     return tokens[0] if len(tokens) == 1 else ", ".join(tokens[:-1]) + " and " + tokens[-1]
 
 
-def _it(s) -> int | None:
-    """The row of "it" in a trained coreference model read whole, or None."""
-    return s.view.focus_row
-
-
 def _guess(s) -> str:
-    return s.view.run.attention.output_tokens[_it(s)]
+    return s.view.run.attention.output_tokens[s.view.focus_row]
 
 
 def _it_row(s) -> dict:
-    it, keys = _it(s), s.view.attention.key_tokens
+    it, keys = s.view.focus_row, s.view.attention.key_tokens
     row = _panel(s)[it]
     weight = float(row.max())
     return {"word": keys[int(row.argmax())], "weight": weight, "share": "all" if weight >= ALL else "most",
@@ -52,7 +47,7 @@ def _it_row(s) -> dict:
 
 def _it_right(s) -> bool:
     """Trained, and the enlarged head's row of "it" weighs the right noun most, as the answer says."""
-    if _it(s) is None or not s.view.run.trained:
+    if s.view.focus_row is None or not s.view.run.trained:
         return False
     row = _it_row(s)
     return row["word"] == row["answer"] == s.view.expected[0]
@@ -65,7 +60,7 @@ def _agent(s) -> str:
 def _heads(s) -> dict:
     """Where each head of the enlarged layer sends "it": heads that put (nearly) all of it on one word,
     grouped by word, and heads that spread it."""
-    it, keys, settings = _it(s), s.view.attention.key_tokens, s.settings
+    it, keys, settings = s.view.focus_row, s.view.attention.key_tokens, s.settings
     rows = s.view.attention.weights[settings.layer - 1, :, it]
     sharp: dict[str, list[str]] = {}
     spread = []
@@ -84,14 +79,14 @@ def _heads(s) -> dict:
 
 
 def _heads_differ(s) -> bool:
-    if _it(s) is None:
+    if s.view.focus_row is None:
         return False
-    rows = s.view.attention.weights[s.settings.layer - 1, :, _it(s)]
+    rows = s.view.attention.weights[s.settings.layer - 1, :, s.view.focus_row]
     return len({int(row.argmax()) for row in rows}) > 1
 
 
 def _flat(s) -> dict:
-    it = _it(s)
+    it = s.view.focus_row
     rows = s.view.attention.weights[s.settings.layer - 1, :, it]
     guess, tokens = _guess(s), s.view.attention.query_tokens
     return {"top": float(rows.max()), "n": rows.shape[-1], "even": 1 / rows.shape[-1], "layer": s.settings.layer,
@@ -99,7 +94,7 @@ def _flat(s) -> dict:
 
 
 def _flat_and_wrong(s) -> bool:
-    if _it(s) is None or s.view.run.trained:
+    if s.view.focus_row is None or s.view.run.trained:
         return False
     found = _flat(s)
     return found["top"] < FLAT * found["even"] and found["guess"] != s.view.expected[0]
