@@ -79,7 +79,7 @@ def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
     )
     # Presenting (a projector's width, one screen's height): the legend beside the plot, all in CHART_HEIGHT
     beside = {"spec": {"height": CHART_HEIGHT, "autosize": {"type": "fit", "contains": "padding"}},
-              "legend": {"orient": "right"}}
+              "legend": {"orient": "right", "columns": 1}}
     chart = alt.layer(band, line).properties(height=CHART_HEIGHT - 110, autosize=FIT_WIDTH,
                                              usermeta={PRESENT_VEGA: beside})
     return configure(chart, legend_orient="bottom", legend_columns=phone_columns(3, 1))

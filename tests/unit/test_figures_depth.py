@@ -46,4 +46,5 @@ def test_the_chart_has_one_legend_under_the_plot_and_beside_it_when_presenting()
     assert line["color"]["scale"]["domain"] == list(dict.fromkeys(frame["configuration"]))
     presented = enlarge_vega_lite(spec)
     assert presented["config"]["legend"]["orient"] == "right" and presented["height"] == CHART_HEIGHT
+    assert presented["config"]["legend"]["columns"] == 1  # beside the plot, the desk's three columns were cut
     assert presented["autosize"]["type"] == "fit"
