@@ -3,9 +3,11 @@
 The sidebar starts collapsed (app.py reads the link before the page is configured) and, opened, lies
 over the page instead of narrowing it (the figures keep the width they are laid out for), body text is
 larger, the page's padding and title are compact so the lesson's key figure is on the first screen,
-a revealed step's figure is scrolled whole onto the screen under its answer (FIT_JS), and every
-figure's text is raised to at least 18 px (explorer.figures.presentation).  The mode is a
+and every figure's text is raised to at least 18 px (explorer.figures.presentation).  The mode is a
 URL-bound toggle like every other control, so a projected view is a link too.
+
+On every page, presenting or not: the phone layout, and a revealed step's figure scrolled whole onto the
+screen under its answer (FIT_JS).
 """
 
 from __future__ import annotations
@@ -142,12 +144,13 @@ CLICKER_JS = """
 </script>
 """
 
-# On a projector the answer of a step just revealed stands above the step's figure and pushes its
-# bottom off the 720 px screen.  So, presenting, once the figure under the answer is drawn, if it ends
-# past the screen the page scrolls until it ends on the screen, at most until the answer stands just
-# under Streamlit's header (the title and step bar above it go up; the clicker's keys still drive the
-# steps; scrolling the answer to the header every time half-hid a section heading above it); a step's
-# question (the figures hidden) brings the page back to the top.  Each step's answer or question is handled once,
+# The answer of a step just revealed stands above the step's figure and pushes its bottom off the
+# screen (a projector's 720 px, and a desk's 900 px too for most steps).  So, once the figure under the
+# answer is drawn, if it ends past the screen the page scrolls until it ends on the screen, at most until
+# the answer stands just under Streamlit's header (the title and step bar above it go up; the clicker's
+# keys still drive the steps; scrolling the answer to the header every time half-hid a section heading
+# above it); a step's question (the figures hidden) brings the page back to the top.  At every width,
+# presenting or not.  Each step's answer or question is handled once,
 # when it appears: the lecturer's own scrolling is left alone.  `window.__explorerFitted` names the
 # last one handled ("path|step|answer"), for the tests.
 FIT_JS = """
@@ -193,7 +196,7 @@ FIT_JS = """
   };
   const look = () => {
     const main = document.querySelector('[data-testid="stMain"]');
-    if (!main || !document.getElementById("explorer-presenting")) return;
+    if (!main) return;
     const [alert, step] = stepAlert(main);
     if (!alert) return;
     const icon = alert.querySelector('[data-testid="stAlertDynamicIcon"]');
@@ -223,6 +226,8 @@ FIT_JS = """
 _PHONE_CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
+/* The page's scripts (this block's and the clicker's) take no place in the page's column of elements. */
+[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script) { display: none; }
 @media (max-width: 640px) {
   [data-testid="stButtonGroup"], [data-testid="stButtonGroup"] > div { flex-wrap: wrap !important;
     max-width: 100% !important; }
@@ -242,11 +247,11 @@ _PHONE_WIDER = ("<style>@media (max-width: 640px) {{ .st-key-{key} [data-testid=
 
 
 def style_page() -> None:
-    """The phone layout, and the presentation stylesheet and the clicker's keys when presenting
-    (call once per run, early)."""
-    st.html(_PHONE_CSS)
+    """The phone layout and the fit of a revealed step's figure, and the presentation stylesheet and
+    the clicker's keys when presenting (call once per run, early)."""
+    st.html(_PHONE_CSS + FIT_JS, unsafe_allow_javascript=True)
     if presenting():
-        st.html(_CSS + CLICKER_JS + FIT_JS, unsafe_allow_javascript=True)
+        st.html(_CSS + CLICKER_JS, unsafe_allow_javascript=True)
 
 
 def present_setting(controls, where=st.sidebar) -> bool:
