@@ -90,7 +90,7 @@ def compare(shown) -> None:
 
 serve_lesson(
     ATTENTION,
-    title="Self-attention, masking and heads",
+    title="Self-attention, masks and heads",
     lead="Every token asks a question (its query) of every token it may see (their keys) and takes a "
     "weighted mix of their values. Each small heatmap below is one head of one layer: row = the "
     "token asking, column = the token looked at, colour = how much weight it gets. The models are "

@@ -137,7 +137,7 @@ def ask_to_time(settings):
 
 serve_lesson(
     COST,
-    title="Cost: parameters, operations, steps",
+    title="Cost: size, operations, steps",
     lead="Attention is not free. Compared with a recurrent layer it has a few times more parameters and, "
     "for long sequences, many more multiplications: every position is compared with every other. "
     "What it saves is *sequential* work — the loop must run its T steps one after another, attention "

@@ -31,7 +31,7 @@ from tests.support.burst import burst, haproxy_events
 from tests.support.server import ROOT, streamlit_server
 
 OUT = ROOT / "test-artifacts" / "burst.json"  # run on its own; as a phase of run.py: results.json
-LESSON = "attention"  # "Self-attention, masking and heads": the lesson a class is sent to first
+LESSON = "attention"  # "Self-attention, masks and heads": the lesson a class is sent to first
 SETTLE_S = 5.0  # between the two bursts: the first class's sessions are closed
 
 
