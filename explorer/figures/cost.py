@@ -195,6 +195,8 @@ def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
 
 
 TIMING_COLOURS = {"rnn": OKABE_ITO["vermillion"], "rnn-loop": OKABE_ITO["orange"], "attention": OKABE_ITO["blue"]}
+TIMING_PHONE_NAMES = {"rnn": "RNN, C++ loop (torch)", "rnn-loop": "RNN, Python loop (this app)",
+                      "attention": "self-attention (torch)"}  # the legend's names on a phone
 
 
 def timing_frame(timings: Sequence[ForwardTiming], labels: Mapping[str, str]) -> pd.DataFrame:
@@ -215,7 +217,8 @@ def timing_chart(frame: pd.DataFrame, labels: Mapping[str, str]) -> alt.LayerCha
     `timing_frame`) sets the legend's order and each layer's colour."""
     present = set(frame["layer"])
     colours = {labels[kind]: colour for kind, colour in TIMING_COLOURS.items()}
-    colour = colour_encoding("layer", [label for label in labels.values() if label in present], colours, title=None)
+    colour = colour_encoding("layer", [label for label in labels.values() if label in present], colours, title=None,
+                             phone={labels[kind]: name for kind, name in TIMING_PHONE_NAMES.items() if kind in labels})
     measured = alt.Chart(frame).transform_filter("isValid(datum.milliseconds)")
     lengths = sorted(set(frame["T"]))
     x = alt.X("T:Q", title="sequence length T", scale=alt.Scale(type="log"), axis=alt.Axis(values=lengths))

@@ -336,7 +336,8 @@ def tiled_figures(view) -> TiledFigures:
                                 "query": np.tile(np.arange(T), view.n_blocks),
                                 "running max": view.running_max.ravel(), "running sum": view.running_sum.ravel()})
     frame = pd.DataFrame(view.weights_so_far, columns=labels).rename_axis("query").reset_index()
-    return TiledFigures(figure, state, configure(chart.properties(height=340), legend_orient="bottom",
+    # the whole chart, legend included (340 px left a presented plot too little: its top was cut off)
+    return TiledFigures(figure, state, configure(chart.properties(height=MEMORY_CHART_PX), legend_orient="bottom",
                                                  legend_columns=phone_columns(2, 1)), frame, state_frame)
 
 

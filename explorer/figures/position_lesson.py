@@ -62,7 +62,7 @@ def position_figures(view) -> PositionFigures:
                           "line": f"{n_rows} positions shown"}),
         ])
         waves = line_chart(frame, x="dimension pair i", y="wavelength (positions)", color="line", log_y=True,
-                           title="Wavelength of each sin/cos pair (log scale)", height=400)
+                           title="Wavelength per sin/cos pair (log)", height=400)
     return PositionFigures(matrix, similarity, offsets, waves)
 
 

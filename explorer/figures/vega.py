@@ -3,14 +3,15 @@ width the chart is drawn at (a desk's column, a projector, a 390 px phone)."""
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import altair as alt
 
 from .common import FONT_SIZE
 
-__all__ = ["PHONE_LEGEND_PX", "colour_encoding", "configure", "one_row_if_it_fits", "phone_columns"]
+__all__ = ["PHONE_LEGEND_PX", "colour_encoding", "configure", "one_row_if_it_fits", "phone_columns", "phone_names"]
 
 PHONE_LEGEND_PX = 500  # a Vega-Lite chart narrower than this (a phone's) lays its legend out in fewer columns
 
@@ -48,6 +49,16 @@ def configure(chart, *, legend_orient: str = "top", legend_columns: int | None =
     )
 
 
-def colour_encoding(field: str, labels: Sequence[str], colours: dict[str, str], title: str | None = None):
-    return alt.Color(f"{field}:N", title=title, sort=list(labels),
+def phone_names(short: Mapping[str, str]) -> str:
+    """A legend's `labelExpr`: each label named by `short` (label → a shorter name) on a chart under
+    PHONE_LEGEND_PX, whole elsewhere.  The stopwatch's three names were cut to "…" on a phone, their
+    differences lost ("torch.nn.RNN (loop ov…")."""
+    return f"width < {PHONE_LEGEND_PX} ? ({json.dumps(dict(short))}[datum.label] || datum.label) : datum.label"
+
+
+def colour_encoding(field: str, labels: Sequence[str], colours: dict[str, str], title: str | None = None,
+                    phone: Mapping[str, str] | None = None):
+    """Colour by `field`, `labels` in order; `phone`: shorter names for the legend on a phone (`phone_names`)."""
+    legend = alt.Legend(labelExpr=phone_names(phone)) if phone else alt.Undefined
+    return alt.Color(f"{field}:N", title=title, sort=list(labels), legend=legend,
                      scale=alt.Scale(domain=list(labels), range=[colours[label] for label in labels]))

@@ -111,7 +111,8 @@ def assert_no_exception(page, when: str) -> None:
 
 # Every text of every drawn Plotly chart (its title, panel titles and notes, tick labels, axis titles, legend,
 # colour bar) that reaches past its chart's own box (cut off on screen): margins are worked out on the server
-# (explorer/figures/margins.py), not by Plotly.  Hover labels come and go with the mouse: left out.
+# (explorer/figures/margins.py), not by Plotly.  Hover labels come and go with the mouse: left out.  And every
+# text of a drawn Vega chart past its box, or shortened by Vega to fit ("post-norm, with resi…").
 LABELS_CUT_JS = """
 () => {
   const cut = [];
@@ -127,13 +128,25 @@ LABELS_CUT_JS = """
         cut.push(`${key ? key.className.match(/st-key-[^ ]+/)[0] : 'chart'}: ${t.textContent.slice(0, 60)}`);
     }
   }
+  for (const svg of document.querySelectorAll('[data-testid="stVegaLiteChart"] svg.marks')) {
+    const box = svg.getBoundingClientRect();
+    if (!box.width) continue;
+    for (const t of svg.querySelectorAll('text')) {
+      const r = t.getBoundingClientRect(), text = t.textContent.trim();
+      if (!r.width || !text) continue;
+      const ink = parseFloat(getComputedStyle(t).fontSize) / 4;  // a text's box reaches ~¼ em past its letters
+      if (r.left < box.left - ink || r.right > box.right + ink || r.top < box.top - ink
+          || r.bottom > box.bottom + ink || text.endsWith('…'))
+        cut.push(`vega chart: ${text.slice(0, 60)}`);
+    }
+  }
   return cut;
 }
 """
 
 
 def assert_no_label_cut(page, when: str, within_ms: int = 5_000) -> None:
-    """No text of any drawn Plotly chart (title, label, legend, note) stays cut off by its chart's edge.  A chart
+    """No text of any drawn chart (title, label, legend, note) stays cut off by its chart's edge.  A chart
     left to Plotly's automargin is drawn twice, its labels outside the first time (seen once in CI):
     only labels still cut `within_ms` later fail."""
     deadline = time.monotonic() + within_ms / 1000

@@ -71,3 +71,18 @@ def test_your_t_label_sits_at_the_foot_of_its_rule_on_the_side_with_room(T, d, r
     label = _your_t_label(chart.to_dict())
     assert label["encoding"]["y"]["value"] == "height" and label["mark"]["baseline"] == "bottom"
     assert label["mark"]["align"] == ("left" if right else "right")
+
+
+def test_the_stopwatch_legend_names_every_layer_shorter_on_a_phone():
+    """On a phone the three names were cut to "…" ("tanh RNN, torch.nn.RNN (loop ov…"): the legend's
+    label expression gives each a shorter name there, and the whole name on wider charts."""
+    import json
+    import re
+
+    timings = [Timing(kind, 16, 8, 0.001, 3) for kind in TIMED_LAYERS]
+    chart = figures.timing_chart(figures.timing_frame(timings, TIMED_LAYERS), TIMED_LAYERS).to_dict()
+    expression = chart["encoding"]["color"]["legend"]["labelExpr"]
+    short = json.loads(re.search(r"\((\{.*\})\[datum\.label\]", expression).group(1))
+    assert set(short) == set(TIMED_LAYERS.values())
+    assert all(len(short[name]) < len(name) for name in short)
+    assert expression.startswith("width < ") and expression.endswith(": datum.label")
