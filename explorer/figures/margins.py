@@ -122,6 +122,18 @@ def _axes(layout: dict) -> dict[str, dict]:
             if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict)}
 
 
+def _title_band(layout: dict, base_size: float) -> float:
+    """How far down from the chart's top edge its title reaches (px): a top axis's labels and title stand
+    under it ("15 letters (never seen)" and "input letter read" were drawn on one line).  Plotly sets a
+    title at `y` (a fraction of the chart's height) by its top."""
+    text, title = _title(layout)
+    height = layout.get("height")
+    if not text or not isinstance(height, (int, float)):
+        return 0.0
+    top = (1.0 - float(title.get("y", 0.98))) * float(height)
+    return top + LINE * _size(title.get("font"), base_size) * len(text_lines(text))
+
+
 def fit_margins(spec: dict) -> dict:
     """`spec` (a Plotly figure's dict) with its margins worked out and `automargin` off, when every
     labelled axis has known labels (see the module); otherwise `spec` itself, unchanged.  A spec
@@ -135,6 +147,7 @@ def fit_margins(spec: dict) -> dict:
     base = dict(meta.get(FITTED) or layout.get("margin") or {})
     margin = {side: float(base.get(side, default)) for side, default in PLOTLY_MARGIN.items()}
     base_size = _size(layout.get("font"), 12)
+    title_band = _title_band(layout, base_size)
     for name, axis in axes.items():
         horizontal = name.startswith("x")
         anchor = str(axis.get("anchor") or ("y" if horizontal else "x"))
@@ -145,7 +158,7 @@ def fit_margins(spec: dict) -> dict:
             top = axis.get("side") == "top"
             if (top and across[1] >= 0.999) or (not top and across[0] <= 0.001):
                 side = "t" if top else "b"
-                margin[side] = max(margin[side], reach)
+                margin[side] = max(margin[side], reach + (title_band if top else 0.0))
             if sideways and axis.get("domain", [0.0, 1.0])[0] <= 0.001:
                 margin["l"] = max(margin["l"], sideways + PAD)
         else:

@@ -147,3 +147,25 @@ def test_the_phone_rule_and_its_width_agree():
     assert f"min-width: {present.PHONE_CHART_PX}px" in present._PHONE_CSS
     frozen_grid = frozen(go.Figure(layout=_titled(*[(f"head {i}", (i - 0.5) / 12) for i in range(1, 13)])["layout"]))
     assert frozen_grid.__dict__["phone_width"] > present.PHONE_CHART_PX  # the runtime's figures carry it
+
+
+@pytest.mark.parametrize("n", [10, 15, 30])
+def test_a_charts_title_stands_above_its_top_axis_and_the_axis_title(n):
+    """The length lesson's grids: "15 letters (never seen)" and the key axis's title "input letter read"
+    above the slanted letters were drawn on one line, presenting.  Plotly sets the title by its top at
+    `y` of the chart's height; the axis's labels and title reach up from the plot area."""
+    import numpy as np
+
+    from explorer.figures.length import attention_figure
+    from explorer.figures.margins import LINE, tick_reach
+
+    letters = [chr(ord("A") + i % 26) for i in range(n)]
+    figure, _ = attention_figure(np.full((n + 1, n), 1 / n), letters, f"{n} letters (never seen)")
+    spec = spec_of(figure)
+    for fitted in (fit_margins(spec), enlarge_plotly(spec)):
+        layout = fitted["layout"]
+        axis, title = layout["xaxis"], layout["title"]
+        title_bottom = (1 - title["y"]) * layout["height"] + LINE * title["font"]["size"]
+        axis_title_px = (axis["title"].get("font") or layout["font"])["size"]
+        reach = tick_reach(axis["ticktext"], axis["tickfont"]["size"], axis.get("tickangle") or 0)
+        assert layout["margin"]["t"] - reach - LINE * axis_title_px >= title_bottom, (n, layout["margin"])
