@@ -62,7 +62,7 @@ def position_figures(view) -> PositionFigures:
                           "line": f"{n_rows} positions shown"}),
         ])
         waves = line_chart(frame, x="dimension pair i", y="wavelength (positions)", color="line", log_y=True,
-                           title="Wavelength per sin/cos pair (log)", height=400)
+                           title="Wavelength per sin/cos pair (log)", height=400, legend_title=False)
     return PositionFigures(matrix, similarity, offsets, waves)
 
 

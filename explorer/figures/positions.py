@@ -222,8 +222,10 @@ def line_chart(
     integer_x: bool = True,
     height: int = 400,
     number_format: str = ".3f",
+    legend_title: bool = True,
 ) -> alt.Chart:
-    """Altair lines, one per value of `color`, large fonts; column names are the axis titles.
+    """Altair lines, one per value of `color`, large fonts; column names are the axis titles (and the
+    legend's, unless `legend_title` is False: entries that name themselves).
 
     `height` is the whole chart's (Streamlit fits title, legend and axes inside it).
 
@@ -252,7 +254,7 @@ def line_chart(
                             labelLimit=400, symbolType="stroke", symbolStrokeWidth=4, symbolSize=500,
                             direction="horizontal", columns=one_row_if_it_fits(series, FONT_SIZE - 2))
         encoding.update(
-            color=alt.Color(f"{color}:N", title=color, legend=legend,
+            color=alt.Color(f"{color}:N", title=color if legend_title else None, legend=legend,
                             scale=alt.Scale(domain=series, range=SERIES_COLOURS[: len(series)])),
             strokeDash=alt.StrokeDash(f"{color}:N", legend=None,
                                       scale=alt.Scale(domain=series, range=SERIES_DASHES[: len(series)])),

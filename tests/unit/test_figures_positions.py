@@ -81,4 +81,7 @@ def test_line_chart_is_valid_vega_lite_with_lines_in_data_order(kwargs):
         assert spec["encoding"]["color"]["scale"]["domain"] == ["second", "first"]
         widths = spec["encoding"]["strokeWidth"]["scale"]["range"]
         assert widths[0] > widths[1], "the first line is wide, so a coinciding second one shows on top"
+        assert spec["encoding"]["color"]["title"] == "series"
+        untitled = line_chart(frame, x="x", y="y", title="t", legend_title=False, **kwargs).to_dict()
+        assert untitled["encoding"]["color"]["title"] is None  # entries that name themselves: no "line" over them
     assert "layer" not in spec, "one chart: layers cost several times more per rerun"
