@@ -125,12 +125,13 @@ def _axes(layout: dict) -> dict[str, dict]:
 def _title_band(layout: dict, base_size: float) -> float:
     """How far down from the chart's top edge its title reaches (px): a top axis's labels and title stand
     under it ("15 letters (never seen)" and "input letter read" were drawn on one line).  Plotly sets a
-    title at `y` (a fraction of the chart's height) by its top."""
+    title at `y` (a fraction of the chart's height) by its top; a title placed by Plotly itself (no `y`)
+    or a chart of no set height is left as it was."""
     text, title = _title(layout)
-    height = layout.get("height")
-    if not text or not isinstance(height, (int, float)):
+    height, y = layout.get("height"), title.get("y")
+    if not text or not isinstance(height, (int, float)) or not isinstance(y, (int, float)):
         return 0.0
-    top = (1.0 - float(title.get("y", 0.98))) * float(height)
+    top = (1.0 - float(y)) * float(height)
     return top + LINE * _size(title.get("font"), base_size) * len(text_lines(text))
 
 

@@ -150,9 +150,9 @@ CLICKER_JS = """
 # the answer stands just under Streamlit's header (the title and step bar above it go up; the clicker's
 # keys still drive the steps; scrolling the answer to the header every time half-hid a section heading
 # above it); a step's question (the figures hidden) brings the page back to the top.  At every width,
-# presenting or not.  Each step's answer or question is handled once,
-# when it appears: the lecturer's own scrolling is left alone.  `window.__explorerFitted` names the
-# last one handled ("path|step|answer"), for the tests.
+# presenting or not.  Each step's answer or question is handled once, when it appears: the reader's own
+# scrolling is left alone.  `window.__explorerFitted` names the last one handled ("path|step|answer"),
+# for the tests.
 FIT_JS = """
 <script>
 (() => {
