@@ -153,6 +153,16 @@ def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, pro
 WALKS = {"projector": (PROJECTOR, "present=1&"), "desk": (VIEWPORT, "")}
 
 
+def wait_until_fitted(page, state: str) -> None:
+    """Until the page's fit (explorer/serve/present.py FIT_JS) has handled `state` ("|step|answer")."""
+    try:
+        page.wait_for_function("(state) => (window.__explorerFitted || '').endsWith(state)",
+                               arg=state, timeout=10_000, polling=100)
+    except Exception:
+        pytest.fail(f"the page never fitted {state!r} (last: {page.evaluate('window.__explorerFitted')!r}): "
+                    f"is FIT_JS on the page? {page.url}", pytrace=False)
+
+
 def press_next(page, screen: str) -> None:
     if screen == "projector":
         press_when_the_clicker_listens(page, "PageDown")
@@ -188,8 +198,7 @@ def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen
         assert_no_label_cut(page, f"step {number}")
         assert_toolbar_clear(page, f"step {number}")
         assert_no_table_cut(page, f"step {number}")
-        page.wait_for_function("(state) => (window.__explorerFitted || '').endsWith(state)",
-                               arg=f"|{number}|answer", timeout=10_000, polling=100)
+        wait_until_fitted(page, f"|{number}|answer")
         shown = page.evaluate(REVEALED_JS, start)
         page.screenshot(path=str(screenshot_dir / f"{screen}-reveal-{lesson.url_path}-{number}.png"))
         assert shown and shown["figure"], f"step {number}: an answer with a figure under it"
@@ -209,8 +218,7 @@ def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen
             # computed, may be too short for the run counter to see).
             page.locator('.st-key-lesson_next button').filter(has_text="Reveal").wait_for(timeout=30_000)
             wait_until_settled(page, 0, f"going on to step {number + 1}")
-            page.wait_for_function("(state) => (window.__explorerFitted || '').endsWith(state)",
-                                   arg=f"|{number + 1}|question", timeout=10_000, polling=100)
+            wait_until_fitted(page, f"|{number + 1}|question")
             top = page.evaluate('document.querySelector(\'[data-testid="stMain"]\').scrollTop')
             assert top == 0, f"step {number + 1}'s question: the page is scrolled {top} px down"
 
