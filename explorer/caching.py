@@ -112,7 +112,8 @@ CACHES: list[Registered] = []  # every cache made by bounded_cache or loaded, in
 def bounded_cache(max_entries: int, max_bytes: int) -> Callable:
     """Decorator: like functools.lru_cache(maxsize=max_entries), also bounded by max_bytes (see the
     module).  The wrapper has cache_clear() and cache_info() (hits, misses, maxsize, currsize,
-    bytes, max_bytes).  Arguments must be hashable; keyword and positional calls are keyed apart."""
+    bytes, max_bytes), and peek(*args, **kwargs): (True, the kept result) or (False, None), never
+    computing.  Arguments must be hashable; keyword and positional calls are keyed apart."""
     if max_entries < 1 or max_bytes < 1:
         raise ValueError("a bounded cache needs max_entries ≥ 1 and max_bytes ≥ 1")
     return functools.partial(_cache, max_entries=max_entries, max_bytes=max_bytes, kind="result")
@@ -165,6 +166,13 @@ def _cache(function: Callable, *, max_entries: int, max_bytes: int | None, kind:
 
         return flights.run(key, compute_and_keep)
 
+    def peek(*args, **kwargs) -> tuple[bool, object]:
+        found, result = kept((args, tuple(sorted(kwargs.items()))))
+        if found:
+            with lock:
+                counts["hits"] += 1
+        return found, result
+
     def cache_clear() -> None:
         with lock:
             entries.clear()
@@ -174,6 +182,6 @@ def _cache(function: Callable, *, max_entries: int, max_bytes: int | None, kind:
         with lock:
             return CacheInfo(counts["hits"], counts["misses"], max_entries, len(entries), counts["bytes"], max_bytes)
 
-    cached.cache_clear, cached.cache_info = cache_clear, cache_info
+    cached.cache_clear, cached.cache_info, cached.peek = cache_clear, cache_info, peek
     CACHES.append(Registered(f"{function.__module__}.{function.__qualname__}", kind, cached))
     return cached

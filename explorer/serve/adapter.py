@@ -193,6 +193,16 @@ def _widget(name: str, control, default, controls, where, values: dict, custom: 
     return controls.selectbox(control.label, choices, choices.index(default), control.url, **common)
 
 
+def _shown(lesson: LessonSpec, settings, working: Callable[[object], str] | None):
+    """The lesson at `settings`, as sent; while it is computed, a spinner (`working(settings)`: its
+    text) — none when it is already made, as Streamlit's spinner starts a thread each time it is used."""
+    made = runtime.ready(lesson, settings, sendable)
+    if made is not None:
+        return made
+    with st.spinner(working(settings) if working else "Computing…"):
+        return runtime.shown(lesson, settings, sendable)
+
+
 def make_settings(settings_type: type, controls, places, custom: Custom = NOTHING, given: Mapping = NOTHING):
     """The settings from their controls, in field order (see explorer.views.settings): `places` is
     where each control goes (one container for all, a list of one per control, a mapping of field
@@ -281,8 +291,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     shown, appearing = None, steps.just_revealed
     if steps.revealed:
         try:
-            with st.spinner(working(settings) if working else "Computing…"):
-                shown = runtime.shown(lesson, settings, sendable)
+            shown = _shown(lesson, settings, working)
         except lesson.failures as problem:
             st.error(f"{unavailable}\n\n{escape_markdown(problem)}".strip(), icon=":material/error:")
     if staged and shown is None:  # a view that failed: the whole page's run says so, with the controls
@@ -359,8 +368,7 @@ def _part(section: Section, outer, controls, custom: Custom, steps) -> None:
                   on_click=asked.add, args=((part.name, settings),))
         return
     try:
-        with st.spinner(section.working(settings) if section.working else "Computing…"):
-            shown = runtime.shown(part, settings, sendable)
+        shown = _shown(part, settings, section.working)
     except part.failures as problem:
         st.error(escape_markdown(problem), icon=":material/error:")
         return

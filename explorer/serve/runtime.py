@@ -5,6 +5,9 @@ per process (one computation per key at a time, `SingleFlight`), kept in one cac
 entries, and shared by every session — never changed once made.  `prepare` turns the figures into
 what is sent (the adapter passes Streamlit's own conversion), so that is done once too.
 
+`ready(lesson, settings, prepare)` is what `shown` would return if it is already made, else None: a
+caller shows that work is under way (a spinner, whose timer is a thread started per use) only for work.
+
 `shown_at(lesson, settings, key, view, prepare)` is the same for a view that is not a function of the
 settings alone — a moment of a live run (explorer/serve/live.py): its figures are made once per
 `key` (what identifies that moment) and shared by every session at the same point of the same run,
@@ -34,7 +37,7 @@ from ..views.settings import check, from_link
 from .lessons import LESSONS, LessonSpec
 from .pool import POOL, Requester
 
-__all__ = ["RESULT_BUDGET", "Shown", "at_step", "caches", "clear", "given_by", "shown", "shown_at", "warm"]
+__all__ = ["RESULT_BUDGET", "Shown", "at_step", "caches", "clear", "given_by", "ready", "shown", "shown_at", "warm"]
 
 # Bytes of computed results one server process may keep, in every cache of the library together
 # (the loads of shipped files come on top: they are few, and each is loaded once).
@@ -60,12 +63,24 @@ def _shown(lesson: LessonSpec, settings, prepare: Callable) -> Shown:
     return Shown(settings, view, prepare(lesson.figures(view)))
 
 
-def shown(lesson: LessonSpec, settings, prepare: Callable = _identity) -> Shown:
-    """The lesson at `settings` (checked against its controls: ValueError outside them)."""
+def _checked(lesson: LessonSpec, settings) -> None:
     if not isinstance(settings, lesson.settings):
         raise TypeError(f"{lesson.name} takes {lesson.settings.__name__}, not {type(settings).__name__}")
     check(settings)
+
+
+def shown(lesson: LessonSpec, settings, prepare: Callable = _identity) -> Shown:
+    """The lesson at `settings` (checked against its controls: ValueError outside them)."""
+    _checked(lesson, settings)
     return _shown(lesson, settings, prepare)
+
+
+def ready(lesson: LessonSpec, settings, prepare: Callable = _identity) -> Shown | None:
+    """`shown(lesson, settings, prepare)` if it is already made (nothing computed, nothing waited
+    for), else None."""
+    _checked(lesson, settings)
+    found, made = _shown.peek(lesson, settings, prepare)
+    return made if found else None
 
 
 @dataclass(frozen=True)

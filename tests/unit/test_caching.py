@@ -183,3 +183,19 @@ def test_every_cache_made_is_listed_with_its_kind():
     assert listed[f"{here}.shipped"].kind == "load" and listed[f"{here}.shipped"].function is shipped
     with pytest.raises(ValueError):
         loaded(0)
+
+
+def test_peek_reads_what_is_kept_and_never_computes():
+    calls = []
+
+    @bounded_cache(max_entries=10, max_bytes=10**6)
+    def f(a, b=1):
+        calls.append((a, b))
+        return a + b
+
+    assert f.peek(1) == (False, None) and calls == []
+    f(1)
+    hits = f.cache_info().hits
+    assert f.peek(1) == (True, 2) and f.cache_info().hits == hits + 1
+    assert f.peek(1, b=1) == (False, None), "keyword and positional calls are keyed apart, as by the cache"
+    assert calls == [(1, 1)]

@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import FrozenInstanceError, dataclass
 
 import pytest
+import streamlit as st
 
 from explorer.serve import runtime
 from explorer.serve.adapter import ATTEMPT, sendable, warm_lessons
@@ -118,3 +119,36 @@ def test_flags_and_text_are_controls_too():
     for wrong in (Probe(1, "A"), Probe(False, "A B C D")):
         with pytest.raises(ValueError, match="outside their controls"):
             check(wrong)
+
+
+def _not_made(lesson, key: str, values):
+    """The first of `values` for control `key` whose view is not made yet (other tests share the cache)."""
+    for value in values:
+        settings = runtime.at_step(lesson, {key: value})
+        if runtime.ready(lesson, settings, sendable) is None:
+            return value, settings
+    raise AssertionError(f"every {key} in {values} is made")
+
+
+def test_ready_is_the_made_view_or_none_and_computes_nothing():
+    lesson = next(spec for spec in LESSONS if spec.name == "positions")
+    _, settings = _not_made(lesson, "positions", range(37, 1024, 13))
+    misses = runtime._shown.cache_info().misses
+    assert runtime.ready(lesson, settings, sendable) is None and runtime._shown.cache_info().misses == misses
+    made = runtime.shown(lesson, settings, sendable)
+    assert runtime.ready(lesson, settings, sendable) is made
+    with pytest.raises(TypeError):
+        runtime.ready(lesson, object(), sendable)
+
+
+def test_a_run_whose_views_are_made_starts_no_spinner(monkeypatch, warmed):
+    """Streamlit's spinner starts a timer thread each time it is used: a run that computes nothing
+    (the page's views made) uses none; a run that computes a view shows one."""
+    used, real = [], st.spinner
+    monkeypatch.setattr(st, "spinner", lambda *args, **kwargs: used.append(args) or real(*args, **kwargs))
+    run_page("app_pages/positions.py")  # its views warmed
+    assert used == []
+    lesson = next(spec for spec in LESSONS if spec.name == "positions")
+    value, _ = _not_made(lesson, "positions", range(41, 1024, 17))
+    run_page("app_pages/positions.py", {"positions": str(value)})
+    assert used, "computing a view shows the spinner"
