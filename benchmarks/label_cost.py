@@ -5,11 +5,13 @@
 The switch target of issue 27 compares a lesson's switch with a floor page drawing one unlabelled 32 × 32
 heatmap (benchmarks/floor_nav_app.py).  A lesson's key figure labels its rows and columns with tokens;
 this phase measures what those labels cost on their own.  One Streamlit app (benchmarks/label_cost_app.py)
-has a page per figure, each drawing its title and the figure alone.  Every repetition opens Home, then a
-warm-up page (the floor again, not timed: Plotly's code loads with a tab's first chart, as it does once
-for a student), then every page in turn: the sidebar switch from the page before is timed as
-browser_speed times a lesson switch (click → the figure drawn), the pages in a rotated order in every
-repetition so the machine's load hits them alike:
+has a page per figure, each drawing its title and the figure alone.  Every page is timed in a page load
+of its own: Home opened, a warm-up page (the floor again, not timed: Plotly's code loads with a tab's
+first chart, as it does once for a student), then the sidebar switch to the page, timed as browser_speed
+times a lesson switch (click → the figure drawn).  A page load of its own, because plotly.js keeps the
+size of every text it has measured in a page: drawn after another figure with the same labels, a figure
+would not measure its own.  The pages go in a rotated order in every repetition, so the machine's load
+hits them alike:
 
 * floor: browser_speed's one-heatmap floor, unlabelled;
 * floor, labelled: the same heatmap with a token of the attention lesson's input on each of its 32 rows
@@ -166,13 +168,13 @@ def run(reps: int = 10, progress=print) -> dict:
             context.add_init_script(INIT_JS + CLICK_JS)
             context.set_default_timeout(30_000)
             tab = Tab(context, "label-cost", server.url)
-            for rep in range(reps + 1):  # the first repetition warms up (Plotly's code loads), not counted
+            for rep in range(reps + 1):  # the first repetition warms up (the server, the browser), not counted
                 order = names[rep % len(names):] + names[:rep % len(names)]
-                tab.page.goto(server.url + "/")
-                tab.settle()
-                measure_switch(tab, SimpleNamespace(url_path=WARM, title="Warm-up"), profile=False)
-                tab.settle()
-                for name in order:
+                for name in order:  # each in a page load of its own (see the module)
+                    tab.page.goto(server.url + "/")
+                    tab.settle()
+                    measure_switch(tab, SimpleNamespace(url_path=WARM, title="Warm-up"), profile=False)
+                    tab.settle()
                     entry = measure_switch(tab, SimpleNamespace(url_path=name, title=found[name][0]), profile=False)
                     if rep and entry.get("ms") is not None:
                         times[name].append(entry["ms"])
@@ -194,10 +196,12 @@ TITLE = "What a key figure's tick labels cost a switch (Chromium)"
 def intro(result: dict) -> str:
     """RESULTS.md's words before the table: what was measured, and how."""
     return (f"`benchmarks/label_cost.py`, median of {result.get('reps')} repetitions, ms: one Streamlit app with a "
-            "page per figure, each drawing its title and the figure alone; in every repetition Home, an untimed "
-            "warm-up page (a tab's first chart loads Plotly's code), then each page in turn, the sidebar switch "
-            "from the page before until the figure is drawn timed as browser-speed times a lesson switch, in a "
-            "rotated order. The **unlabelled floor** is browser-speed's one-heatmap floor; the **labelled** one "
+            "page per figure, each drawing its title and the figure alone; each page in a page load of its own "
+            "(plotly.js keeps the size of every text it has measured in a page, so a figure drawn after another "
+            "with the same labels would not measure its own): Home, an untimed warm-up page (a tab's first chart "
+            "loads Plotly's code), then the sidebar switch to the page until the figure is drawn, timed as "
+            "browser-speed times a lesson switch; the pages in a rotated order. The **unlabelled floor** is "
+            "browser-speed's one-heatmap floor; the **labelled** one "
             "is the same heatmap with a token of the attention lesson's input on each row and column, drawn the "
             "app's way (token axes, margins worked out). The attention lesson's key figure at its defaults as "
             "sent, then with every tick label blanked (its panels, ticks and margins unchanged), then as it was "
