@@ -157,9 +157,8 @@ def attention_grid(
     (layer, head) gets a frame (indices into `weights`).  Hover shows layer, head, query token, key
     token and weight, read from the axes: their categories name every row and column, so no text is
     sent per cell.  Each layer is one row, drawn as one heatmap: its heads side by side with a
-    blank between two (`head_gap` columns wide), one trace and one pair of axes a layer where a
-    heatmap per panel needed one each (the browser draws it faster: benchmarks/RESULTS.md,
-    label-cost); "head h" over each panel.  Query tokens
+    blank between two (`head_gap` columns wide): one trace a layer, drawn faster than one per panel
+    (benchmarks/RESULTS.md, label-cost); "head h" over each panel.  Query tokens
     label the rows, on the left; key tokens label every column of every panel; "layer n" stands on
     the left of its row (`layer_numbers`, when `weights` holds only some of a model's layers;
     default 1, 2, …).  `allowed` (same shape, boolean) marks where attention may look: the other
