@@ -128,6 +128,11 @@ def loaded(max_entries: int) -> Callable:
     return functools.partial(_cache, max_entries=max_entries, max_bytes=None, kind="load")
 
 
+def _key(args: tuple, kwargs: dict) -> tuple:
+    """A call's key: keyword and positional calls are keyed apart."""
+    return args, tuple(sorted(kwargs.items()))
+
+
 def _cache(function: Callable, *, max_entries: int, max_bytes: int | None, kind: str) -> Callable:
     entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
     lock = threading.Lock()
@@ -143,7 +148,7 @@ def _cache(function: Callable, *, max_entries: int, max_bytes: int | None, kind:
 
     @functools.wraps(function)
     def cached(*args, **kwargs):
-        key = (args, tuple(sorted(kwargs.items())))
+        key = _key(args, kwargs)
         found, result = kept(key)
         with lock:
             counts["hits" if found else "misses"] += 1
@@ -167,7 +172,7 @@ def _cache(function: Callable, *, max_entries: int, max_bytes: int | None, kind:
         return flights.run(key, compute_and_keep)
 
     def peek(*args, **kwargs) -> tuple[bool, object]:
-        found, result = kept((args, tuple(sorted(kwargs.items()))))
+        found, result = kept(_key(args, kwargs))
         if found:
             with lock:
                 counts["hits"] += 1
