@@ -2,9 +2,10 @@
 control change to repainted heatmap on every page that has a slider and a Plotly chart.
 
 Control change: the page is opened and settled; a slider is found (in page order) whose arrow key
-changes the first Plotly chart.  Then, `reps` times, one arrow key (alternately right and left) is
+changes the first Plotly chart (where none does, one that changes one of the next three: that
+chart is then the one timed).  Then, `reps` times, one arrow key (alternately right and left) is
 pressed on it.  The time runs from the key event reaching the page (a capture-phase keydown
-listener stamps `performance.now()`) to the first animation frame in which the first chart's
+listener stamps `performance.now()`) to the first animation frame in which the chart's
 drawn data (`_fullData`) differs from before.  That includes the slider's own debounce in the
 frontend, the websocket round trip, the script run and Plotly's redraw.
 """
@@ -49,32 +50,21 @@ SETTLED_JS = """
 }
 """
 
-# A cheap fingerprint of the first chart's drawn traces: type, size and first rows of z / y / x
-# (x: horizontal bar charts).
-SIGNATURE_JS = """
-() => {
-  const plot = document.querySelector('.js-plotly-plot');
+# A cheap fingerprint of a chart's drawn traces (the `index`-th Plotly chart of the page): type, size and
+# first rows of z / y / x (x: horizontal bar charts).
+_FINGERPRINT = """
+  const plot = document.querySelectorAll('.js-plotly-plot')[index];
   if (!plot || !plot._fullData) return null;
-  const part = (v) => v == null ? null : Array.from(v.slice(0, 3), (row) =>
-      (row != null && typeof row === 'object') ? Array.from(row).slice(0, 40) : row);
-  return JSON.stringify(plot._fullData.map((t) => [t.type, t.z ? t.z.length : null, part(t.z),
-      t.y ? t.y.length : null, part(t.y), t.x ? t.x.length : null, part(t.x)]));
-}
-"""
-
-CHANGED_JS = """
-(before) => {
-  const plot = document.querySelector('.js-plotly-plot');
-  if (!plot || !plot._fullData) return false;
   const part = (v) => v == null ? null : Array.from(v.slice(0, 3), (row) =>
       (row != null && typeof row === 'object') ? Array.from(row).slice(0, 40) : row);
   const now = JSON.stringify(plot._fullData.map((t) => [t.type, t.z ? t.z.length : null, part(t.z),
       t.y ? t.y.length : null, part(t.y), t.x ? t.x.length : null, part(t.x)]));
-  if (now === before) return false;
+"""
+SIGNATURE_JS = "(index) => {" + _FINGERPRINT + "  return now;\n}"
+CHANGED_JS = "({before, index}) => {" + _FINGERPRINT + """  if (now === null || now === before) return false;
   window.__paintedAt = performance.now();
   return true;
-}
-"""
+}"""
 
 
 def _settle(page, after: int, quiet_ms: int = 300, timeout_ms: int = WAIT_MS) -> float:
@@ -95,48 +85,61 @@ def _settled_after_press(page, after: int) -> bool:
         return False
 
 
-def _control_change(page, reps: int, max_sliders: int = 6) -> dict:
-    sliders = page.locator('[data-testid="stSlider"]')
-    if not page.locator(".js-plotly-plot").count() or not sliders.count():
-        return {"skipped": "no slider or no Plotly chart"}
-    chosen = None
+def _signatures(page, charts: int) -> list:
+    return [page.evaluate(SIGNATURE_JS, index) for index in range(charts)]
+
+
+def _changing_slider(page, sliders, max_sliders: int, max_charts: int) -> tuple[int, int] | None:
+    """(slider, chart): the first slider whose arrow key changes the page's first Plotly chart; else the
+    first that changes any of its first `max_charts` (length's first chart shows the trained length,
+    which no slider moves)."""
+    charts = min(page.locator(".js-plotly-plot").count(), max_charts)
+    fallback = None
     for index in range(min(sliders.count(), max_sliders)):
         control = sliders.nth(index).get_by_role("slider").first
         control.scroll_into_view_if_needed()
         for key in ("ArrowRight", "ArrowLeft"):
-            before = page.evaluate(SIGNATURE_JS)
+            before = _signatures(page, charts)
             runs = page.evaluate("window.__stRunsDone")
             control.focus()
             page.keyboard.press(key)
-            try:
-                page.wait_for_function(CHANGED_JS, arg=before, timeout=10_000, polling="raf")
-                chosen = index
-            except Exception:
-                pass
             if not _settled_after_press(page, runs):
-                chosen = None  # the change did not come from a finished run: try another press
-            if chosen is not None:
+                continue  # no finished run came of this press: try another
+            after = _signatures(page, charts)
+            changed = [i for i, (was, now) in enumerate(zip(before, after, strict=True)) if was != now]
+            if 0 in changed:
+                return index, 0
+            if changed and fallback is None:
+                fallback = index, changed[0]
+            if changed:
                 break
-        if chosen is not None:
-            break
-    if chosen is None:
-        return {"skipped": f"none of the first {max_sliders} sliders changes the first chart"}
+    return fallback
+
+
+def _control_change(page, reps: int, max_sliders: int = 6, max_charts: int = 4) -> dict:
+    sliders = page.locator('[data-testid="stSlider"]')
+    if not page.locator(".js-plotly-plot").count() or not sliders.count():
+        return {"skipped": "no slider or no Plotly chart"}
+    found = _changing_slider(page, sliders, max_sliders, max_charts)
+    if found is None:
+        return {"skipped": f"none of the first {max_sliders} sliders changes any of the first {max_charts} charts"}
+    chosen, chart = found
     label = sliders.nth(chosen).locator('[data-testid="stWidgetLabel"]').inner_text().strip()
     control = sliders.nth(chosen).get_by_role("slider").first
     times, failures = [], 0
     for i in range(reps):
-        before = page.evaluate(SIGNATURE_JS)
+        before = page.evaluate(SIGNATURE_JS, chart)
         runs = page.evaluate("window.__stRunsDone")
         control.focus()
         page.keyboard.press("ArrowLeft" if i % 2 == 0 else "ArrowRight")
         try:
-            page.wait_for_function(CHANGED_JS, arg=before, timeout=10_000, polling="raf")
+            page.wait_for_function(CHANGED_JS, arg={"before": before, "index": chart}, timeout=10_000, polling="raf")
             times.append(page.evaluate("window.__paintedAt - window.__keyAt"))
         except Exception:
             failures += 1
         _settled_after_press(page, runs)
         page.wait_for_timeout(300)
-    return {"slider": label, "n": len(times), "failures": failures,
+    return {"slider": label, "chart": chart, "n": len(times), "failures": failures,
             "p50_ms": round(statistics.median(times), 1) if times else None,
             "max_ms": round(max(times), 1) if times else None,
             "all_ms": [round(t, 1) for t in times]}

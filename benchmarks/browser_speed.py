@@ -17,7 +17,8 @@ For every lesson page (explorer.serve.catalog.LESSONS):
   (`_fullData`) is new, or a Vega chart whose canvas/svg is new.  Every lesson draws one before any
   action (Train: its untrained model's grid, step 0).
 * load: page.goto(the lesson's URL) until the key figure is drawn, from navigation start.
-* control: a slider that changes the first Plotly chart (found as benchmarks/browser.py does),
+* control: a slider that changes the first Plotly chart, or else one of the next three (found as
+  benchmarks/browser.py does),
   pressed with an arrow key; key event to the chart redrawn.
 
 Times are from a capture-phase listener's performance.now() to the first animation frame that sees the
@@ -329,6 +330,8 @@ def table(results: dict) -> str:
         s = {n: _median([e["ms"] for e in cell.get(n, [])]) for n in TIMED_APPS}
         load = {n: _median(results["load"].get(page, {}).get(n, [])) for n in TIMED_APPS}
         ctrl = {n: results["control"].get(page, {}).get(n, {}).get("p50_ms") for n in TIMED_APPS}
+        chart = results["control"].get(page, {}).get("app", {}).get("chart", 0)
+        shown_ctrl = f"{ctrl['app']} (chart {chart + 1})" if ctrl["app"] and chart else ctrl["app"]  # not the first
         app_entries = cell.get("app", [])
 
         def med(key):
@@ -338,7 +341,7 @@ def table(results: dict) -> str:
                     f"{_ratio(s['app'], s['matched'])} | {load['app']} | {load['heatmap']} | "
                     f"{_ratio(load['app'], load['heatmap'])} | {load['matched']} | "
                     f"{_ratio(load['app'], load['matched'])} | "
-                    f"{ctrl['app'] or '–'} | {ctrl['heatmap'] or '–'} | {ctrl['matched'] or '–'} | "
+                    f"{shown_ctrl or '–'} | {ctrl['heatmap'] or '–'} | {ctrl['matched'] or '–'} | "
                     f"{_ratio(ctrl['app'], ctrl['matched'])} | {med('runs')} | {med('ws_kb')} | {med('dom_nodes')} | "
                     f"{med('script_ms')} | {med('layout_ms')} |")
     return "\n".join(rows)

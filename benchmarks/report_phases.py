@@ -200,7 +200,8 @@ def browser_speed(data: dict) -> list[str]:
         "loads the charts' code while it is read: explorer/serve/chart_code.py), a click on the lesson in the sidebar "
         "until its key figure (the first chart of the page) is drawn; Train, with no chart before a run, until its "
         "run is done. **load**: the lesson's URL opened until the key figure is drawn, from navigation start. "
-        "**control**: one arrow key on a slider that changes the first Plotly chart, key event to the chart redrawn, "
+        "**control**: one arrow key on a slider that changes the first Plotly chart (else the next that one does: "
+        "its number is given), key event to the chart redrawn, "
         "with the measured tab alone in the browser (the other servers' tabs blank: open, they slowed its "
         "repaint) and no debugger reading the websocket.",
         "- **×**: the app's median ÷ the floor's, measured in the same minutes: read these, not the absolute "
