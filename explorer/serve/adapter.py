@@ -61,7 +61,7 @@ from . import runtime
 from .chart_code import load_chart_code
 from .controls import NOWHERE, vega_lite_spec
 from .first_chart import until_first_chart
-from .later import below_the_fold, note_figures_appear
+from .later import below_the_fold, head_start, note_figures_appear
 from .lessons import LESSONS, LessonSpec
 from .live import serve_live
 from .opening import page_after_opening, staged_opening
@@ -316,6 +316,8 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
                 _section(first, shown, steps, controls, custom, key=first is sections[0])
         if staged:
             return page_after_opening()
+        if rest:
+            head_start()  # the key figure drawn before the sections under it arrive
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)

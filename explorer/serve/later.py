@@ -8,7 +8,8 @@ opened from a link that this session has revealed before — `below_the_fold(dra
 its section: it leaves a one-line placeholder and announces a fragment (`st.fragment(run_every=...)`)
 that the browser reruns once the page's run has been drawn.  That follow-up run draws the section
 and stops the browser's timer.  Every other run — a control moved, a fragment's own rerun — draws
-the section in place, as a plain function call.  (A lesson opened in free exploration goes further:
+the section in place, as a plain function call; in a page's run, after a short pause that lets the
+browser draw the key figure first (`head_start`).  (A lesson opened in free exploration goes further:
 its first run draws the key figure before any control, explorer/serve/opening.py, and the whole page
 follows in one run.)
 
@@ -19,6 +20,7 @@ would send the follow-up, so there every section is drawn at once.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import streamlit as st
@@ -26,9 +28,11 @@ import streamlit as st
 from .internals import in_fragment_run, interrupted, stop_fragment_timer
 from .page import serve_heavy_work
 
-__all__ = ["FOLLOW_UP_S", "PLACEHOLDER", "below_the_fold", "note_figures_appear", "note_page_opened", "opening"]
+__all__ = ["FOLLOW_UP_S", "HEAD_START_S", "PLACEHOLDER", "below_the_fold", "head_start", "note_figures_appear",
+           "note_page_opened", "opening"]
 
 FOLLOW_UP_S = 0.2  # the browser's timer: the follow-up is asked for this long after it was announced
+HEAD_START_S = 0.05  # a control's run: the key figure's lead over the sections under it (`head_start`)
 PLACEHOLDER = ":material/hourglass_top: Drawing this section…"
 _SHOWN_KEY, _OPENING_KEY = "_explorer_page_shown", "_explorer_page_opening"
 
@@ -51,6 +55,26 @@ def note_figures_appear() -> None:
     revealed): like an opening, the sections under the first arrive in a run of their own, so the
     figure the step is about is drawn without waiting for the others; nothing on screen flickers."""
     st.session_state[_OPENING_KEY] = bool(st.context.headers)  # AppTest has no browser
+
+
+def _in_browser() -> bool:
+    return bool(st.context.headers)  # AppTest has none
+
+
+def _wait(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def head_start() -> None:
+    """Called between the key section and the sections under it.  In a run that draws them in place in
+    a browser (a control moved, a step taken: not an opening, whose sections come in a run of their
+    own), the run waits HEAD_START_S before the next section.  The browser draws what arrives
+    together in one pass: without the pause, the sections' charts, sent a few milliseconds after the
+    key figure, are drawn with it, and the key figure is repainted only when all of them are
+    (benchmarks/RESULTS.md, phase browser-speed).  The pause is a fixed time, not a signal from the
+    browser: a browser that takes longer over the key figure draws the next charts with it again."""
+    if _in_browser() and not opening() and not in_fragment_run():
+        _wait(HEAD_START_S)
 
 
 def _section_after_the_page(draw: Callable[..., None], args: tuple, kwargs: dict, controls, keys) -> None:

@@ -152,3 +152,27 @@ def test_a_run_whose_views_are_made_starts_no_spinner(monkeypatch, warmed):
     value, _ = _not_made(lesson, "positions", range(41, 1024, 17))
     run_page("app_pages/positions.py", {"positions": str(value)})
     assert used, "computing a view shows the spinner"
+
+
+@pytest.mark.parametrize("page", ["positions", "gradients", "real"])
+def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_under_it(page, monkeypatch, warmed):
+    """explorer.serve.later.head_start: in a browser's run that draws a page's sections in place, the
+    run waits once, after the key section's chart and before any chart of the sections under it; in
+    a run with no browser (AppTest), it does not wait."""
+    from explorer.serve import controls, later, present
+
+    charts, pauses = [], []
+    for module in (present, controls):  # every chart is sent through these two (they call chart_sent)
+        monkeypatch.setattr(module, "chart_sent", lambda _real=module.chart_sent: charts.append(1) or _real())
+    monkeypatch.setattr(later, "_wait", lambda seconds: pauses.append((seconds, list(charts))))
+    at = run_page(f"app_pages/{page}.py")
+    assert pauses == [] and len(charts) > 1, "no browser: no pause"
+    charts.clear()
+    monkeypatch.setattr(later, "_in_browser", lambda: True)
+    at = run_page(f"app_pages/{page}.py")
+    assert not at.exception
+    assert len(pauses) == 1, pauses
+    seconds, before = pauses[0]
+    assert seconds == later.HEAD_START_S
+    assert len(before) == 1, f"the pause comes right after the key figure: {before}"
+    assert len(charts) > 1, "the sections under the key figure are drawn in the same run"
