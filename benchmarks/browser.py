@@ -109,9 +109,8 @@ def _changing_slider(page, sliders, max_sliders: int, max_charts: int) -> tuple[
             changed = [i for i, (was, now) in enumerate(zip(before, after, strict=True)) if was != now]
             if 0 in changed:
                 return index, 0
-            if changed and fallback is None:
-                fallback = index, changed[0]
-            if changed:
+            if changed:  # not the first chart: kept in case no slider moves that one
+                fallback = fallback or (index, changed[0])
                 break
     return fallback
 

@@ -165,7 +165,7 @@ def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_un
     for module in (present, controls):  # every chart is sent through these two (they call chart_sent)
         monkeypatch.setattr(module, "chart_sent", lambda _real=module.chart_sent: charts.append(1) or _real())
     monkeypatch.setattr(later, "_wait", lambda seconds: pauses.append((seconds, list(charts))))
-    at = run_page(f"app_pages/{page}.py")
+    run_page(f"app_pages/{page}.py")
     assert pauses == [] and len(charts) > 1, "no browser: no pause"
     charts.clear()
     monkeypatch.setattr(later, "_in_browser", lambda: True)
