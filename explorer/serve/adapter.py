@@ -61,7 +61,7 @@ from . import runtime
 from .chart_code import load_chart_code
 from .controls import NOWHERE, vega_lite_spec
 from .first_chart import until_first_chart
-from .later import below_the_fold, head_start, note_figures_appear
+from .later import below_the_fold, drawn_anew, head_start, note_figures_appear
 from .lessons import LESSONS, LessonSpec
 from .live import serve_live
 from .opening import page_after_opening, staged_opening
@@ -301,6 +301,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
     if shown is not None:
         if appearing:
             note_figures_appear()
+        anew = drawn_anew(lesson.page, steps.number, settings)
         first, *rest = step_first(sections, steps.section)
         live = lesson.live is not None and first is sections[0]  # a run on the server: its moment shown live
         if not live and not any(s.part and s.name == steps.section for s in sections):  # a part answers in itself
@@ -316,7 +317,7 @@ def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sec
                 _section(first, shown, steps, controls, custom, key=first is sections[0])
         if staged:
             return page_after_opening()
-        if rest:
+        if rest and anew:
             head_start()  # the key figure drawn before the sections under it arrive
         for section in rest:
             keys = part_keys([section])

@@ -8,10 +8,10 @@ opened from a link that this session has revealed before — `below_the_fold(dra
 its section: it leaves a one-line placeholder and announces a fragment (`st.fragment(run_every=...)`)
 that the browser reruns once the page's run has been drawn.  That follow-up run draws the section
 and stops the browser's timer.  Every other run — a control moved, a fragment's own rerun — draws
-the section in place, as a plain function call; in a page's run, after a short pause that lets the
-browser draw the key figure first (`head_start`).  (A lesson opened in free exploration goes further:
-its first run draws the key figure before any control, explorer/serve/opening.py, and the whole page
-follows in one run.)
+the section in place, as a plain function call; in a page's run whose figures changed, after a
+short pause that lets the browser draw the key figure first (`head_start`).  (A lesson opened in
+free exploration goes further: its first run draws the key figure before any control,
+explorer/serve/opening.py, and the whole page follows in one run.)
 
 Nothing is hidden: the placeholder says the section is on its way, and it is there a few tenths of
 a second later, without a click.  AppTest runs a page with no browser (no request headers) that
@@ -28,13 +28,13 @@ import streamlit as st
 from .internals import in_fragment_run, interrupted, stop_fragment_timer
 from .page import serve_heavy_work
 
-__all__ = ["FOLLOW_UP_S", "HEAD_START_S", "PLACEHOLDER", "below_the_fold", "head_start", "note_figures_appear",
-           "note_page_opened", "opening"]
+__all__ = ["FOLLOW_UP_S", "HEAD_START_S", "PLACEHOLDER", "below_the_fold", "drawn_anew", "head_start",
+           "note_figures_appear", "note_page_opened", "opening"]
 
 FOLLOW_UP_S = 0.2  # the browser's timer: the follow-up is asked for this long after it was announced
 HEAD_START_S = 0.05  # a control's run: the key figure's lead over the sections under it (`head_start`)
 PLACEHOLDER = ":material/hourglass_top: Drawing this section…"
-_SHOWN_KEY, _OPENING_KEY = "_explorer_page_shown", "_explorer_page_opening"
+_SHOWN_KEY, _OPENING_KEY, _DRAWN_KEY = "_explorer_page_shown", "_explorer_page_opening", "_explorer_page_drawn"
 
 
 def note_page_opened(url_path: str) -> None:
@@ -65,12 +65,25 @@ def _wait(seconds: float) -> None:
     time.sleep(seconds)
 
 
+def drawn_anew(page: str, step: int, settings) -> bool:
+    """Does this run draw other figures, or in another order, than the session's previous page run
+    did: another page, step or settings?  Called once per page run that has its view.  A run with
+    the same (a rerun, the whole page after a staged opening) sends the figures the browser has
+    already drawn, in the same places, and the browser keeps them."""
+    drawn = (page, step, settings)
+    before = st.session_state.get(_DRAWN_KEY)
+    st.session_state[_DRAWN_KEY] = drawn
+    return drawn != before
+
+
 def head_start() -> None:
-    """Called between the key section and the sections under it.  In a run that draws them in place in
-    a browser (a control moved, a step taken: not an opening, whose sections come in a run of their
-    own), the run waits HEAD_START_S before the next section.  The browser draws what arrives
-    together in one pass: without the pause, the sections' charts, sent a few milliseconds after the
-    key figure, are drawn with it, and the key figure is repainted only when all of them are
+    """Called between the key section and the sections under it, in a run whose figures changed
+    (`drawn_anew`): a run that sends the figures the browser has already drawn has nothing to draw
+    first, and does not wait.  In a run that draws the sections in place in a browser (a control
+    moved, a step taken: not an opening, whose sections come in a run of their own), the run waits
+    HEAD_START_S before the next section.  The browser draws what arrives together in one pass:
+    without the pause, the sections' charts, sent a few milliseconds after the key figure, are drawn
+    with it, and the key figure is repainted only when all of them are
     (benchmarks/RESULTS.md, phase browser-speed).  The pause is a fixed time, not a signal from the
     browser: a browser that takes longer over the key figure draws the next charts with it again."""
     if _in_browser() and not opening() and not in_fragment_run():

@@ -176,3 +176,22 @@ def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_un
     assert seconds == later.HEAD_START_S
     assert len(before) == 1, f"the pause comes right after the key figure: {before}"
     assert len(charts) > 1, "the sections under the key figure are drawn in the same run"
+
+
+def test_a_run_that_sends_the_figures_already_drawn_does_not_pause(monkeypatch, warmed):
+    """explorer.serve.later.drawn_anew: the pause is for a key figure that changed.  A rerun with the
+    same settings (as the whole page after a staged opening) sends what the browser has drawn, and
+    does not wait; a control moved does, once."""
+    from explorer.serve import later
+
+    pauses = []
+    monkeypatch.setattr(later, "_wait", pauses.append)
+    monkeypatch.setattr(later, "_in_browser", lambda: True)
+    at = run_page("app_pages/positions.py")
+    assert pauses == [later.HEAD_START_S], "the session's first run draws its figures anew"
+    at.run()
+    assert not at.exception and pauses == [later.HEAD_START_S], "the same settings again: no pause"
+    at.slider(key="positions").set_value(9).run()
+    assert not at.exception and pauses == [later.HEAD_START_S] * 2, "a control moved: one pause"
+    at.run()
+    assert pauses == [later.HEAD_START_S] * 2
