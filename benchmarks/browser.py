@@ -1,17 +1,19 @@
 """Browser timings in headless Debian Chromium (Playwright): cold start to a rendered home page, and
-control change to repainted heatmap on every page that has a slider and a Plotly chart.
+control change to repainted key figure on every page that has a slider and a chart.
 
 Control change: the page is opened and settled; a slider is found (in page order) whose arrow key
-changes the first Plotly chart (where none does, one that changes one of the next three: that
-chart is then the one timed).  Then, `reps` times, one arrow key (alternately right and left) is
-pressed on it.  The time runs from the key event reaching the page (a capture-phase keydown
-listener stamps `performance.now()`) to the first animation frame in which the chart's
-drawn data (`_fullData`) differs from before.  That includes the slider's own debounce in the
-frontend, the websocket round trip, the script run and Plotly's redraw.
+changes the key figure, the page's first chart (Plotly or Vega-Lite); where none does, one that
+changes one of the next three charts (that chart is then the one timed).  Then, `reps` times, one
+arrow key (alternately right and left) is pressed on it.  The time runs from the key event reaching
+the page (a capture-phase keydown listener stamps `performance.now()`) to the first animation frame
+in which the chart's drawn data (Plotly's `_fullData`, Vega's svg or canvas) differs from before.
+That includes the slider's own debounce in the frontend, the websocket round trip, the script run
+and the chart's redraw.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import tempfile
@@ -46,19 +48,36 @@ SETTLED_JS = """
     const plot = chart.querySelector('.js-plotly-plot');
     if (!plot || !plot._fullData) return false;
   }
+  for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+    if (!chart.querySelector('svg.marks, canvas')) return false;
   return performance.now() - window.__stLastChange >= quietMs;
 }
 """
 
-# A cheap fingerprint of a chart's drawn traces (the `index`-th Plotly chart of the page): type, size and
-# first rows of z / y / x (x: horizontal bar charts).
+# The page's charts in page order: Plotly's plots and Vega-Lite's (Altair's) charts.
+CHARTS = '.js-plotly-plot, [data-testid="stVegaLiteChart"]'
+
+# A cheap fingerprint of what a chart (the `index`-th of CHARTS) has drawn: for Plotly, its traces' type,
+# size and first rows of z / y / x (x: horizontal bar charts); for Vega, a hash of its svg's markup (or of
+# its canvas's pixels, where it draws on one).
 _FINGERPRINT = """
-  const plot = document.querySelectorAll('.js-plotly-plot')[index];
-  if (!plot || !plot._fullData) return null;
-  const part = (v) => v == null ? null : Array.from(v.slice(0, 3), (row) =>
-      (row != null && typeof row === 'object') ? Array.from(row).slice(0, 40) : row);
-  const now = JSON.stringify(plot._fullData.map((t) => [t.type, t.z ? t.z.length : null, part(t.z),
-      t.y ? t.y.length : null, part(t.y), t.x ? t.x.length : null, part(t.x)]));
+  const plot = document.querySelectorAll(""" + json.dumps(CHARTS) + """)[index];
+  if (!plot) return null;
+  let now;
+  if (plot.classList.contains('js-plotly-plot')) {
+    if (!plot._fullData) return null;
+    const part = (v) => v == null ? null : Array.from(v.slice(0, 3), (row) =>
+        (row != null && typeof row === 'object') ? Array.from(row).slice(0, 40) : row);
+    now = JSON.stringify(plot._fullData.map((t) => [t.type, t.z ? t.z.length : null, part(t.z),
+        t.y ? t.y.length : null, part(t.y), t.x ? t.x.length : null, part(t.x)]));
+  } else {
+    const drawn = plot.querySelector('svg.marks, canvas');
+    if (!drawn) return null;
+    const text = drawn.tagName === 'CANVAS' ? drawn.toDataURL() : drawn.innerHTML;
+    let hash = 0;
+    for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) | 0;
+    now = `${drawn.tagName} ${text.length} ${hash}`;
+  }
 """
 SIGNATURE_JS = "(index) => {" + _FINGERPRINT + "  return now;\n}"
 CHANGED_JS = "({before, index}) => {" + _FINGERPRINT + """  if (now === null || now === before) return false;
@@ -90,10 +109,10 @@ def _signatures(page, charts: int) -> list:
 
 
 def _changing_slider(page, sliders, max_sliders: int, max_charts: int) -> tuple[int, int] | None:
-    """(slider, chart): the first slider whose arrow key changes the page's first Plotly chart; else the
-    first that changes any of its first `max_charts` (length's first chart shows the trained length,
-    which no slider moves)."""
-    charts = min(page.locator(".js-plotly-plot").count(), max_charts)
+    """(slider, chart): the first slider whose arrow key changes the page's key figure (its first chart,
+    Plotly or Vega); else the first that changes any of its first `max_charts` (length's first chart
+    shows the trained length, which no slider moves)."""
+    charts = min(page.locator(CHARTS).count(), max_charts)
     fallback = None
     for index in range(min(sliders.count(), max_sliders)):
         control = sliders.nth(index).get_by_role("slider").first
@@ -117,8 +136,8 @@ def _changing_slider(page, sliders, max_sliders: int, max_charts: int) -> tuple[
 
 def _control_change(page, reps: int, max_sliders: int = 6, max_charts: int = 4) -> dict:
     sliders = page.locator('[data-testid="stSlider"]')
-    if not page.locator(".js-plotly-plot").count() or not sliders.count():
-        return {"skipped": "no slider or no Plotly chart"}
+    if not page.locator(CHARTS).count() or not sliders.count():
+        return {"skipped": "no slider or no chart"}
     found = _changing_slider(page, sliders, max_sliders, max_charts)
     if found is None:
         return {"skipped": f"none of the first {max_sliders} sliders changes any of the first {max_charts} charts"}
@@ -138,7 +157,7 @@ def _control_change(page, reps: int, max_sliders: int = 6, max_charts: int = 4) 
             failures += 1
         _settled_after_press(page, runs)
         page.wait_for_timeout(300)
-    return {"slider": label, "chart": chart, "n": len(times), "failures": failures,
+    return {"slider": label, "chart": chart, "charts": "Plotly and Vega", "n": len(times), "failures": failures,
             "p50_ms": round(statistics.median(times), 1) if times else None,
             "max_ms": round(max(times), 1) if times else None,
             "all_ms": [round(t, 1) for t in times]}

@@ -17,8 +17,8 @@ For every lesson page (explorer.serve.catalog.LESSONS):
   (`_fullData`) is new, or a Vega chart whose canvas/svg is new.  Every lesson draws one before any
   action (Train: its untrained model's grid, step 0).
 * load: page.goto(the lesson's URL) until the key figure is drawn, from navigation start.
-* control: a slider that changes the first Plotly chart, or else one of the next three (found as
-  benchmarks/browser.py does),
+* control: a slider that changes the key figure (the first chart, Plotly or Vega), or else one of
+  the next three charts (found as benchmarks/browser.py does),
   pressed with an arrow key; key event to the chart redrawn.
 
 Times are from a capture-phase listener's performance.now() to the first animation frame that sees the
