@@ -3,7 +3,9 @@
 Sessions are spread round-robin over explorer.serve.catalog.PAGES and arrive over the first seconds.
 Each one opens its page (the first visit is reported on its own), then until the end of the run
 sleeps a random 0.75-1.25 × the interval, sets one random URL-bound control (slider, select,
-radio or toggle) to a random allowed value and waits for the rerun to finish.  Sessions use the
+radio or toggle) to a random allowed value and waits for the rerun to finish.  A rerun's latency
+runs to the end of the script; beside it, `first_chart` is the time to the main area's first chart
+(the key figure), which a page's run sends before the sections under it (explorer/serve/later.py).  Sessions use the
 message cache like a browser.  The server's resident memory is sampled every half second.
 
 Bounded: every rerun has a timeout, the run ends at `duration_s` and the whole thing is cancelled
@@ -63,6 +65,7 @@ async def _student(index: int, url: str, url_path: str, start: float, duration_s
                     change = f"{widget.key}={value!r}"
             result = await session.rerun(timeout=RERUN_TIMEOUT_S)
             record.append({"t": time.monotonic() - start, "page": page_label(url_path), "seconds": result.seconds,
+                           "first_chart": result.first_chart_seconds,
                            "bytes": result.bytes, "ok": result.ok, "errors_shown": len(result.errors)})
             if not result.ok:
                 failures.append(f"session {index} ({page_label(url_path)}) after {change}: {result.status} "
@@ -146,6 +149,8 @@ async def run_load(url: str, server_pid: int, *, sessions: int = 30, duration_s:
         "error_boxes_shown": sum(r["errors_shown"] for r in record),
         "latency": summary_ms(latencies),
         "latency_p99_ms": round(percentile([s * 1000 for s in latencies], 99), 1),
+        # request → the main area's first chart read: the key figure a student waits for (reruns that send one)
+        "first_chart": summary_ms([r["first_chart"] for r in record if r["first_chart"] is not None]),
         "per_page": per_page,
         "first_visits": summary_ms([s for _, s, _ in first_visits]),
         "bytes_per_rerun": round(sum(r["bytes"] for r in record) / max(1, len(record))),

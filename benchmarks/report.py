@@ -262,6 +262,9 @@ def _load(data: dict, phase: str = "load", title: str = "Classroom load") -> lis
         + f"; error boxes shown by pages: {load['error_boxes_shown']}",
         f"- latency: p50 {lat['p50_ms']:.0f} ms, p95 **{lat['p95_ms']:.0f} ms**, p99 {load['latency_p99_ms']:.0f} ms, "
         f"max {lat['max_ms']:.0f} ms; first visits p50 {load['first_visits']['p50_ms']:.0f} ms",
+        *([f"- to the key figure (request → the main area's first chart read; the rest of the run follows it): "
+           f"p50 {load['first_chart']['p50_ms']:.0f} ms, p95 **{load['first_chart']['p95_ms']:.0f} ms**"]
+          if load.get("first_chart", {}).get("n") else []),
         f"- server memory ({measure}): {memory['before']:.0f} MB before, max **{memory['max']:.0f} MB**, "
         f"first half max {memory['first_half_max']:.0f} MB, second half max {memory['second_half_max']:.0f} MB, "
         f"second-half slope **{memory['second_half_slope_mb_per_min']:+.1f} MB/min**, {memory['end']:.0f} MB at the end"

@@ -136,6 +136,7 @@ class RunResult:
     errors: list[str] = field(default_factory=list)  # st.error boxes
     infos: list[str] = field(default_factory=list)  # st.info boxes (the pages' notes)
     page_not_found: bool = False
+    first_chart_seconds: float | None = None  # request → the first chart of the main area read (what a user waits for)
 
     @property
     def ok(self) -> bool:
@@ -165,6 +166,7 @@ class Session:
         self.widgets: dict[str, WidgetInfo] = {}  # id -> widget, from the last run
         self.values: dict[str, WidgetState] = {}  # id -> the value this client set
         self.cache: set[str] = set()  # hashes of cacheable messages received
+        self.chart_hashes: set[str] = set()  # those of them that are charts (a cached chart comes as its hash)
         self.page_script_hash = ""
         self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds between its automatic reruns
         self._ws = None
@@ -237,6 +239,9 @@ class Session:
                 kind = msg.WhichOneof("type")
                 if msg.hash and msg.metadata.cacheable:
                     self.cache.add(msg.hash)
+                if kind in ("delta", "ref_hash") and result.first_chart_seconds is None and \
+                        self._main_chart(msg, kind):
+                    result.first_chart_seconds = time.perf_counter() - start
                 if kind == "delta":
                     delta_kind = msg.delta.WhichOneof("type")
                     if delta_kind == "new_element":
@@ -292,6 +297,18 @@ class Session:
             if result.ok and not follow_up.ok:
                 result.status, result.exceptions = follow_up.status, follow_up.exceptions
         return result
+
+    def _main_chart(self, msg: ForwardMsg, kind: str) -> bool:
+        """Is this message a chart of the main area (its element, or the hash of a cached one)?"""
+        path = msg.metadata.delta_path
+        if kind == "ref_hash":
+            return msg.ref_hash in self.chart_hashes and bool(path) and path[0] == 0
+        if msg.delta.WhichOneof("type") != "new_element" or \
+                msg.delta.new_element.WhichOneof("type") not in ("plotly_chart", "vega_lite_chart"):
+            return False
+        if msg.hash:
+            self.chart_hashes.add(msg.hash)
+        return bool(path) and path[0] == 0
 
     def _element(self, path, element: Element, widgets, elements, result: RunResult) -> None:
         kind = element.WhichOneof("type")
