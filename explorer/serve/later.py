@@ -27,6 +27,7 @@ import streamlit as st
 
 from .internals import in_fragment_run, interrupted, stop_fragment_timer
 from .page import serve_heavy_work
+from .present import presenting
 
 __all__ = ["FOLLOW_UP_S", "HEAD_START_S", "PLACEHOLDER", "below_the_fold", "drawn_anew", "head_start",
            "note_figures_appear", "note_page_opened", "opening"]
@@ -67,10 +68,10 @@ def _wait(seconds: float) -> None:
 
 def drawn_anew(page: str, step: int, settings) -> bool:
     """Does this run draw other figures, or in another order, than the session's previous page run
-    did: another page, step or settings?  Called once per page run that has its view.  A run with
-    the same (a rerun, the whole page after a staged opening) sends the figures the browser has
-    already drawn, in the same places, and the browser keeps them."""
-    drawn = (page, step, settings)
+    did: another page, step, settings or presentation mode?  Called once per page run that has its
+    view.  A run with the same (a rerun, the whole page after a staged opening) sends the figures the
+    browser has already drawn, in the same places, and the browser keeps them."""
+    drawn = (page, step, presenting(), settings)
     before = st.session_state.get(_DRAWN_KEY)
     st.session_state[_DRAWN_KEY] = drawn
     return drawn != before

@@ -181,7 +181,8 @@ def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_un
 def test_a_run_that_sends_the_figures_already_drawn_does_not_pause(monkeypatch, warmed):
     """explorer.serve.later.drawn_anew: the pause is for a key figure that changed.  A rerun with the
     same settings (as the whole page after a staged opening) sends what the browser has drawn, and
-    does not wait; a control moved does, once."""
+    does not wait; a control moved does, once, and so does presentation mode turned on (its figures
+    are drawn larger)."""
     from explorer.serve import later
 
     pauses = []
@@ -195,3 +196,5 @@ def test_a_run_that_sends_the_figures_already_drawn_does_not_pause(monkeypatch, 
     assert not at.exception and pauses == [later.HEAD_START_S] * 2, "a control moved: one pause"
     at.run()
     assert pauses == [later.HEAD_START_S] * 2
+    at.toggle(key="_present_toggle").set_value(True).run()
+    assert not at.exception and pauses == [later.HEAD_START_S] * 3, "presentation mode: the figures drawn anew"
