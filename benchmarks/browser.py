@@ -48,8 +48,8 @@ SETTLED_JS = """
     const plot = chart.querySelector('.js-plotly-plot');
     if (!plot || !plot._fullData) return false;
   }
-  for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
-    if (!chart.querySelector('svg.marks, canvas')) return false;
+  for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]'))  // not a hidden one (chart_code.py)
+    if (chart.getClientRects().length && !chart.querySelector('svg.marks, canvas')) return false;
   return performance.now() - window.__stLastChange >= quietMs;
 }
 """
