@@ -356,7 +356,7 @@ def _browser(data: dict) -> list[str]:
            + ("key figure (the page's first chart, Plotly or Vega)" if any(
                entry.get("charts") for entry in browser["pages"].values()) else "first Plotly chart") + "; from "
            "the keydown event to the animation frame in which the chart's drawn data differs. Includes the slider's "
-           "own debounce in the frontend, the round trip, the script run and Plotly's redraw.", "",
+           "own debounce in the frontend, the round trip, the script run and the chart's redraw.", "",
            "| page | first open, rendered | slider | control → repaint p50 | max | n |", "|---|---|---|---|---|---|"]
     for page, entry in browser["pages"].items():
         if "skipped" in entry:
