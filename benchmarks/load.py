@@ -5,8 +5,8 @@ Each one opens its page (the first visit is reported on its own), then until the
 sleeps a random 0.75-1.25 × the interval, sets one random URL-bound control (slider, select,
 radio or toggle) to a random allowed value and waits for the rerun to finish.  A rerun's latency
 runs to the end of the script; beside it, `first_chart` is the time to the main area's first chart
-(the key figure), which a page's run sends before the sections under it (explorer/serve/later.py).  Sessions use the
-message cache like a browser.  The server's resident memory is sampled every half second.
+(the key figure), which a page's run sends before the sections under it (explorer/serve/later.py).
+Sessions use the message cache like a browser.  The server's resident memory is sampled every half second.
 
 Bounded: every rerun has a timeout, the run ends at `duration_s` and the whole thing is cancelled
 at `duration_s + 60 s`.  Errors are reruns that time out, lose their connection, do not finish

@@ -239,8 +239,7 @@ class Session:
                 kind = msg.WhichOneof("type")
                 if msg.hash and msg.metadata.cacheable:
                     self.cache.add(msg.hash)
-                if kind in ("delta", "ref_hash") and result.first_chart_seconds is None and \
-                        self._main_chart(msg, kind):
+                if kind in ("delta", "ref_hash") and self._main_chart(msg, kind) and result.first_chart_seconds is None:
                     result.first_chart_seconds = time.perf_counter() - start
                 if kind == "delta":
                     delta_kind = msg.delta.WhichOneof("type")
@@ -299,7 +298,8 @@ class Session:
         return result
 
     def _main_chart(self, msg: ForwardMsg, kind: str) -> bool:
-        """Is this message a chart of the main area (its element, or the hash of a cached one)?"""
+        """Is this message a chart of the main area (its element, or the hash of a cached one)?  Every
+        chart's hash is kept, so that its cached copy is known in a later run."""
         path = msg.metadata.delta_path
         if kind == "ref_hash":
             return msg.ref_hash in self.chart_hashes and bool(path) and path[0] == 0
