@@ -110,8 +110,8 @@ def _signatures(page, charts: int) -> list:
 
 def _changing_slider(page, sliders, max_sliders: int, max_charts: int) -> tuple[int, int] | None:
     """(slider, chart): the first slider whose arrow key changes the page's key figure (its first chart,
-    Plotly or Vega); else the first that changes any of its first `max_charts` (length's first chart
-    shows the trained length, which no slider moves)."""
+    Plotly or Vega); else the first that changes any of its first `max_charts` (a page whose key figure
+    no slider moves)."""
     charts = min(page.locator(CHARTS).count(), max_charts)
     fallback = None
     for index in range(min(sliders.count(), max_sliders)):
