@@ -353,8 +353,7 @@ def _browser(data: dict) -> list[str]:
            f"- cold start, server process start → home page rendered (Chromium already running): "
            f"**{browser.get('cold_start_to_home_rendered_s', float('nan')):.2f} s**",
            "- control change → repainted chart: one arrow key on a slider that changes the "
-           + ("key figure (the page's first chart, Plotly or Vega)" if any(
-               entry.get("charts") for entry in browser["pages"].values()) else "first Plotly chart") + "; from "
+           + report_phases.controlled(browser["pages"].values()) + "; from "
            "the keydown event to the animation frame in which the chart's drawn data differs. Includes the slider's "
            "own debounce in the frontend, the round trip, the script run and the chart's redraw.", "",
            "| page | first open, rendered | slider | control → repaint p50 | max | n |", "|---|---|---|---|---|---|"]

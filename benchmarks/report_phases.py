@@ -74,10 +74,10 @@ def _switch_ratios(speed: dict, of: str = "app") -> dict[str, tuple[float, float
     return out
 
 
-def _controlled(speed: dict) -> str:
-    """The chart a control's press is timed on, as the run that measured it chose it."""
-    cells = [cell.get("app", {}) for cell in speed.get("control", {}).values()]
-    if any(cell.get("charts") == "Plotly and Vega" for cell in cells):
+def controlled(results) -> str:
+    """The chart a control's press is timed on, as the run that measured it chose it (benchmarks/browser.py
+    `_control_change`: its results say "charts" since it counts Vega's as well as Plotly's)."""
+    if any(isinstance(result, dict) and result.get("charts") for result in results):
         return "key figure (the page's first chart, Plotly or Vega)"
     return "first Plotly chart"
 
@@ -208,7 +208,8 @@ def browser_speed(data: dict) -> list[str]:
         "loads the charts' code while it is read: explorer/serve/chart_code.py), a click on the lesson in the sidebar "
         "until its key figure (the first chart of the page) is drawn; Train, with no chart before a run, until its "
         "run is done. **load**: the lesson's URL opened until the key figure is drawn, from navigation start. "
-        f"**control**: one arrow key on a slider that changes the {_controlled(speed)} (else the next chart that one "
+        f"**control**: one arrow key on a slider that changes the "
+        f"{controlled(cell.get('app') for cell in speed.get('control', {}).values())} (else the next chart that one "
         "does: its number is given), key event to the chart redrawn, "
         "with the measured tab alone in the browser (the other servers' tabs blank: open, they slowed its "
         "repaint) and no debugger reading the websocket.",
