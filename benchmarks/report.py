@@ -8,6 +8,15 @@ phases).  Nothing here is edited by hand after a run.
 from __future__ import annotations
 
 from . import report_phases
+from .report_server import (
+    fmt,
+    latency_section,
+    load_section,
+    phase_result,
+    server_memory,
+    server_name,
+    train_load_section,
+)
 
 TARGETS = {
     "default_p95_ms": 100.0,  # issue 15: every page's p95 at defaults ≤ 100 ms and ≤ 1.3× the floor app
@@ -25,25 +34,10 @@ def _ok(flag: bool | None) -> str:
     return "n/a" if flag is None else ("**met**" if flag else "**not met**")
 
 
-def _f(value, digits: int = 0) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _result(data: dict, phase: str) -> dict | None:
-    entry = data.get("phases", {}).get(phase)
-    if not entry:
-        return None
-    return entry["result"]
-
-
 def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
     """(target, threshold, measured, met) rows."""
     rows = []
-    latency = _result(data, "latency")
+    latency = phase_result(data, "latency")
     if latency and "cases" in latency:
         for case in latency["cases"]:
             if "error" in case:
@@ -59,11 +53,11 @@ def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
             rows.append((f"ratio to floor (p50): {case['page']} {case['setting']}", f"≤ {TARGETS['floor_ratio']}",
                          f"{ratio:.2f}", ratio <= TARGETS["floor_ratio"]))
     for phase in ("load", "load-serve"):
-        load = _result(data, phase)
+        load = phase_result(data, phase)
         if not load or "latency" not in load:
             continue
-        memory = _memory(load)
-        who = _server_name(load)
+        memory = server_memory(load)
+        who = server_name(load)
         target = TARGETS["load_serve_p95_ms" if phase == "load-serve" else "load_p95_ms"]
         rows += [
             (f"classroom ({who}): errors", "0", str(load["errors"]), load["errors"] == 0),
@@ -76,18 +70,18 @@ def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
              memory["second_half_slope_mb_per_min"] <= TARGETS["load_growth_mb_per_min"]),
         ]
     for name in [n for n in data.get("phases", {}) if n.startswith("soak")]:
-        soak = _result(data, name)
+        soak = phase_result(data, name)
         if not soak or "latency" not in soak:
             continue
-        memory = _memory(soak)
+        memory = server_memory(soak)
         env = " ".join(f"{k}={v}" for k, v in soak.get("server_env", {}).items())
         heavy = ", heavy settings" if soak.get("heavy") else ""
-        rows.append((f"classroom ({_server_name(soak)}{heavy}), {soak['duration_s']:.0f} s run"
+        rows.append((f"classroom ({server_name(soak)}{heavy}), {soak['duration_s']:.0f} s run"
                      f"{' with ' + env if env else ''}: memory growth, second half",
                      f"≤ {TARGETS['load_growth_mb_per_min']:.0f} MB/min",
                      f"{memory['second_half_slope_mb_per_min']:+.1f} MB/min (max {memory['max']:.0f} MB)",
                      memory["second_half_slope_mb_per_min"] <= TARGETS["load_growth_mb_per_min"]))
-    train = _result(data, "train-load")
+    train = phase_result(data, "train-load")
     if train and "other_pages_during" in train:
         during = train["other_pages_during"]["p95_ms"]
         rows += [
@@ -98,28 +92,16 @@ def evaluate(data: dict) -> list[tuple[str, str, str, bool | None]]:
              f"{during:.0f} ms (before: {train['other_pages_before']['p95_ms']:.0f} ms)",
              during <= TARGETS["load_p95_ms"]),
         ]
-    cold = _result(data, "coldstart")
+    cold = phase_result(data, "coldstart")
     if cold and "start_to_home_s_max" in cold:
         rows.append(("cold start to home page (worst of rounds)", f"≤ {TARGETS['cold_start_s']:.0f} s",
                      f"{cold['start_to_home_s_max']:.2f} s", cold["start_to_home_s_max"] <= TARGETS["cold_start_s"]))
-    browser = _result(data, "browser")
+    browser = phase_result(data, "browser")
     if browser and "cold_start_to_home_rendered_s" in browser:
         value = browser["cold_start_to_home_rendered_s"]
         rows.append(("cold start to home page rendered in Chromium", f"≤ {TARGETS['cold_start_s']:.0f} s",
                      f"{value:.2f} s", value <= TARGETS["cold_start_s"]))
     return rows + report_phases.evaluate(data)
-
-
-def _memory(load: dict) -> dict:
-    """The server's memory over the run: PSS summed over its processes (older runs: RSS of one)."""
-    return load.get("server_memory_mb") or load["server_rss_mb"]
-
-
-def _server_name(load: dict) -> str:
-    server = load.get("server", "")
-    if server.startswith("class-server"):
-        return "class-server.sh"
-    return "serve.py" if server.startswith("serve.py") else "one process"
 
 
 def render(data: dict) -> str:
@@ -139,7 +121,7 @@ def render(data: dict) -> str:
         f"- **Server:** `streamlit run app.py` on 127.0.0.1 with the local `.streamlit/config.toml` "
         f"({_config_text(data.get('server_config', {}))}), file watcher off, headless; the `load-serve` and "
         + ("`soak` phases run `serve.py` (its Streamlit workers with the same flags, behind its balancer)."
-           if _server_name(_result(data, "load-serve") or {}) == "serve.py" else
+           if server_name(phase_result(data, "load-serve") or {}) == "serve.py" else
            "`soak` phases run `deploy/class-server.sh` (its Streamlit workers with the same flags, behind HAProxy)."),
         "",
     ]
@@ -152,15 +134,15 @@ def render(data: dict) -> str:
         out += [f"| {a} | {b} | {c} | {_ok(d)} |" for a, b, c, d in rows]
         out.append("")
     out += _phase_loads(data)
-    out += _latency(data)
-    out += _load(data)
-    out += _load(data, "load-serve",
-                 f"Classroom load, production server ({_server_name(_result(data, 'load-serve') or {})})")
-    out += _train_load(data)
+    out += latency_section(data)
+    out += load_section(data)
+    out += load_section(data, "load-serve",
+                 f"Classroom load, production server ({server_name(phase_result(data, 'load-serve') or {})})")
+    out += train_load_section(data)
     for name in data.get("phases", {}):
         if name.startswith("soak"):
-            env = _result(data, name).get("server_env") if isinstance(_result(data, name), dict) else None
-            out += _load(data, name, "Classroom load, longer (does memory level off?)"
+            env = phase_result(data, name).get("server_env") if isinstance(phase_result(data, name), dict) else None
+            out += load_section(data, name, "Classroom load, longer (does memory level off?)"
                          + (f" — server environment {env}" if env else ""))
     out += _cold(data)
     out += _browser(data)
@@ -191,143 +173,8 @@ def _phase_loads(data: dict) -> list[str]:
     return [*out, ""]
 
 
-def _latency(data: dict) -> list[str]:
-    latency = _result(data, "latency")
-    if not latency:
-        return []
-    if "error" in latency:
-        return ["## Interaction latency", "", f"Failed: {latency['error']}", ""]
-    first = next((c for c in latency["cases"] if "error" not in c), None)
-    gap = first["paced"]["gap_s"] if first else 0
-    reps = (first["paced"]["page"]["n"], first["back_to_back"]["page"]["n"]) if first else (0, 0)
-    out = [
-        "## Interaction latency (server side, websocket client)",
-        "",
-        "Rerun request written → `script_finished` read, over loopback, TCP_NODELAY on the client. Page and floor",
-        "reruns interleaved in the same loop. No client message cache, so every rerun carries the whole page",
-        f"(what a control change that redraws every figure costs). **Paced** ({reps[0]} reruns): a {gap} s pause "
-        "before each, as between a user's actions; the targets are evaluated on these. **Back to back** "
-        f"({reps[1]} reruns): as while a slider is dragged; includes Streamlit's TCP stall (see *TCP_NODELAY*).",
-        "",
-        "| page | setting | p50 | p95 | floor p50 | floor p95 | ratio p50 | ratio p95 | back to back p50 / p95 | "
-        "floor back to back p50 | KB / rerun | largest message KB | figures |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for case in latency["cases"]:
-        if "error" in case:
-            out.append(f"| {case['page']} | {case['setting']} | failed: {case['error'][:80]} ||||||||||| |")
-            continue
-        b, p = case["back_to_back"], case["paced"]
-        figures = ", ".join(f"{v} {k}" for k, v in case["output"].items() if k in ("plotly", "vega", "dataframe"))
-        out.append(
-            f"| {case['page']} | {case['setting']} | {p['page']['p50_ms']:.0f} | **{p['page']['p95_ms']:.0f}** | "
-            f"{p['floor']['p50_ms']:.0f} | {p['floor']['p95_ms']:.0f} | **{p['ratio_p50']:.2f}** | "
-            f"{p['ratio_p95']:.2f} | "
-            f"{b['page']['p50_ms']:.0f} / {b['page']['p95_ms']:.0f} | {b['floor']['p50_ms']:.0f} | "
-            f"{case['bytes_per_rerun'] / 1024:.0f} | {case.get('largest_message_bytes', 0) / 1024:.0f} | "
-            f"{figures or '–'} |")
-    out += ["", "Times in ms. The *largest* settings, found by the bounded search (every slider at its maximum, "
-            "then each choice set to its slowest option), as links:", ""]
-    for case in latency["cases"]:
-        if case["setting"] == "largest":
-            notes = " — **the page showed a note:** " + " ".join(case["notes_shown"])[:200] if case.get(
-                "notes_shown") else ""
-            out.append(f"- {case['page']}: `?{case['query']}`{notes}")
-    for name, search in latency.get("searches", {}).items():
-        if search.get("log"):
-            out.append(f"  - search on {name}: " + "; ".join(search["log"]))
-    out.append("")
-    return out
-
-
-def _load(data: dict, phase: str = "load", title: str = "Classroom load") -> list[str]:
-    load = _result(data, phase)
-    if not load:
-        return []
-    if "error" in load:
-        return [f"## {title}", "", f"Failed: {load['error']}", ""]
-    memory = _memory(load)
-    lat = load["latency"]
-    pss = "server_memory_mb" in load
-    measure = f"PSS summed over its {load.get('server_processes', 1)} process(es)" if pss else "RSS"
-    out = [
-        f"## {title}",
-        "",
-        f"Server: {load.get('server', 'one streamlit run process')}. {load['sessions']} concurrent sessions spread "
-        f"over the pages, each changing a random control every ~{load['interval_s']:.0f} s for "
-        f"{load['duration_s']:.0f} s ({load['warmed_up']}); browser-like message cache on.",
-        "",
-        f"- reruns: {load['reruns']} ({load['reruns_per_s']} per second), errors: **{load['errors']}**"
-        + (f" (e.g. {load['error_examples'][:3]})" if load["errors"] else "")
-        + f"; error boxes shown by pages: {load['error_boxes_shown']}",
-        f"- latency: p50 {lat['p50_ms']:.0f} ms, p95 **{lat['p95_ms']:.0f} ms**, p99 {load['latency_p99_ms']:.0f} ms, "
-        f"max {lat['max_ms']:.0f} ms; first visits p50 {load['first_visits']['p50_ms']:.0f} ms",
-        *([f"- to the key figure (request → the main area's first chart read; the rest of the run follows it): "
-           f"p50 {load['first_chart']['p50_ms']:.0f} ms, p95 **{load['first_chart']['p95_ms']:.0f} ms**"]
-          if load.get("first_chart", {}).get("n") else []),
-        f"- server memory ({measure}): {memory['before']:.0f} MB before, max **{memory['max']:.0f} MB**, "
-        f"first half max {memory['first_half_max']:.0f} MB, second half max {memory['second_half_max']:.0f} MB, "
-        f"second-half slope **{memory['second_half_slope_mb_per_min']:+.1f} MB/min**, {memory['end']:.0f} MB at the end"
-        + (f" (RSS summed: max {load['server_rss_mb']['max']:.0f} MB, shared pages counted once per process)"
-           if pss else ""),
-        *(["- PSS by process at the end: " + ", ".join(
-            f"{kind} {mb:.0f} MB" for kind, mb in load["server_memory_by_process_mb_end"].items())]
-          if load.get("server_memory_by_process_mb_end") else []),
-        f"- server CPU: {load['server_cpu_share']} cores busy on average"
-        + (f" (the load client: {load['client_cpu_share']})" if load.get("client_cpu_share") is not None else "")
-        + f"; {load['bytes_per_rerun'] / 1024:.0f} KB per rerun",
-        "",
-        "| page | reruns | p50 ms | p95 ms | max ms |",
-        "|---|---|---|---|---|",
-    ]
-    for page, s in load["per_page"].items():
-        out.append(f"| {page} | {s['n']} | {_f(s['p50_ms'])} | {_f(s['p95_ms'])} | {_f(s['max_ms'])} |")
-    return [*out, ""]
-
-
-def _train_load(data: dict) -> list[str]:
-    train = _result(data, "train-load")
-    if not train:
-        return []
-    if "error" in train:
-        return ["## A class presses Train", "", f"Failed: {train['error']}", ""]
-    before, during, done = train["other_pages_before"], train["other_pages_during"], train["train_to_finished"]
-    server = train.get("server", "one `streamlit run` process")
-    shared = "one shared run per worker" if "workers" in server else "one shared run"
-    out = [
-        "## A class presses Train",
-        "",
-        f"{server[:1].upper() + server[1:]}. {train['others']} sessions use the other "
-        "lessons (a control every ~2 s) "
-        f"throughout; after {train['baseline_s']:.0f} s, {train['trainers']} sessions open the train page with the "
-        f"same settings (`{train['train_query']}`), press Train and poll as the browser does until the finished run "
-        "shows.",
-        "",
-        f"- trainers that saw the finished run: **{train['trainers_finished']} of {train['trainers']}**; Train to "
-        f"finished run p50 {done['p50_ms'] / 1000:.1f} s, max {done['max_ms'] / 1000:.1f} s ({shared})",
-        f"- the trainers' polls: {train['polls']['n']}, p50 {train['polls']['p50_ms']:.0f} ms, "
-        f"p95 {train['polls']['p95_ms']:.0f} ms"
-        + (f"; {train['bytes_per_poll']} bytes a fragment poll, {train['page_runs_asked_by_fragments']} page runs "
-           "asked by the fragments (into the finished run, or to a slower pace)" if "bytes_per_poll" in train else ""),
-        f"- the other pages: p95 **{during['p95_ms']:.0f} ms** while the class trained (p50 {during['p50_ms']:.0f} ms, "
-        f"{during['n']} reruns) against {before['p95_ms']:.0f} ms before (p50 {before['p50_ms']:.0f} ms, "
-        f"{before['n']} reruns)",
-        f"- errors: **{train['errors']}**" + (f" (e.g. {train['error_examples'][:3]})" if train["errors"] else ""),
-        f"- server memory (PSS, the training process included): {train['server_memory_mb']['before']:.0f} MB "
-        f"before, max {train['server_memory_mb']['max']:.0f} MB; CPU (cores busy): "
-        f"{train.get('server_cpu_share', {}).get('before')} before, {train.get('server_cpu_share', {}).get('during')} "
-        "while training",
-        "",
-        "| page | p95 ms before | p95 ms while training |",
-        "|---|---|---|",
-    ]
-    for page, s in train["per_page"].items():
-        out.append(f"| {page} | {_f(s['before']['p95_ms'])} | {_f(s['during']['p95_ms'])} |")
-    return [*out, ""]
-
-
 def _cold(data: dict) -> list[str]:
-    cold = _result(data, "coldstart")
+    cold = phase_result(data, "coldstart")
     if not cold:
         return []
     if "error" in cold:
@@ -344,7 +191,7 @@ def _cold(data: dict) -> list[str]:
 
 
 def _browser(data: dict) -> list[str]:
-    browser = _result(data, "browser")
+    browser = phase_result(data, "browser")
     if not browser:
         return []
     if "error" in browser:
@@ -362,12 +209,12 @@ def _browser(data: dict) -> list[str]:
             out.append(f"| {page} | {entry['first_open_rendered_s']:.2f} s | – | {entry['skipped']} | | |")
         else:
             out.append(f"| {page} | {entry['first_open_rendered_s']:.2f} s | {entry['slider']} | "
-                       f"**{_f(entry['p50_ms'])} ms** | {_f(entry['max_ms'])} ms | {entry['n']} |")
+                       f"**{fmt(entry['p50_ms'])} ms** | {fmt(entry['max_ms'])} ms | {entry['n']} |")
     return [*out, ""]
 
 
 def _gc(data: dict) -> list[str]:
-    gc = _result(data, "gc")
+    gc = phase_result(data, "gc")
     if not gc:
         return []
     if not isinstance(gc, dict) or "variants" not in gc:
@@ -390,7 +237,7 @@ def _gc(data: dict) -> list[str]:
 
 
 def _nodelay(data: dict) -> list[str]:
-    latency = _result(data, "latency")
+    latency = phase_result(data, "latency")
     if not latency or "tcp_nodelay" not in latency:
         return []
     nd = latency["tcp_nodelay"]
