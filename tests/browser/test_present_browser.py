@@ -40,6 +40,11 @@ LAYOUT_JS = """
     small: texts.filter(t => parseFloat(getComputedStyle(t).fontSize) < MIN_FONT_PX)
                 .map(t => `${t.textContent.slice(0, 30)} (${getComputedStyle(t).fontSize})`),
     texts: texts.length,
+    // each metric's label and value, as drawn: [label px, value px]
+    metrics: [...document.querySelectorAll('[data-testid="stMetric"]')].map(m => [
+      parseFloat(getComputedStyle(m.querySelector('[data-testid="stMetricLabel"]')).fontSize),
+      parseFloat(getComputedStyle(m.querySelector('[data-testid="stMetricValue"] p')
+                                  || m.querySelector('[data-testid="stMetricValue"]')).fontSize)]),
   };
 }
 """.replace("MIN_FONT_PX", str(MIN_FONT_PX))
@@ -143,6 +148,10 @@ def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, pro
     assert_no_table_cut(page, "presentation mode")
     assert layout["texts"] > 5, "chart text was found to measure"
     assert not layout["small"], f"chart text under {MIN_FONT_PX} px: {layout['small'][:10]}"
+    # A metric's number is what the room reads from the back: larger than its label, as at a desk
+    # (presenting once drew it at the body text's size, under a label almost as large).
+    small_values = [(label, value) for label, value in layout["metrics"] if value < 1.5 * label]
+    assert not small_values, f"metric values not larger than their labels ([label px, value px]): {small_values}"
     title = page.locator('[data-testid="stMain"] h1').bounding_box()
     assert title["x"] < 200, f"the sidebar starts folded away (the title starts at x = {title['x']:.0f})"
 
