@@ -14,7 +14,9 @@ from explorer.serve.catalog import PAGES  # loads without torch (explorer/__init
 from explorer.serve.chart_code import on_a_page_without_charts
 from explorer.serve.later import note_page_opened
 from explorer.serve.present import presenting_at_start
-from explorer.serve.startup import after_page_run
+from explorer.serve.startup import after_page_run, serve_promptly
+
+serve_promptly()  # TCP_NODELAY on the server's sockets, once: a switch's messages leave without delay
 
 # A shipped icon: Material icons would be fetched from the internet for the browser tab.
 # Presenting (a ?present=1 link, or the session's mode when another page opens), the sidebar starts

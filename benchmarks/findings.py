@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import os
 import socket
 import time
 
 from explorer.serve.catalog import PAGES
 from tests.support.server import streamlit_server
+from tests.support.sockets import server_side_socket
 from tests.support.wsclient import Session
 
 from .latency import page_label
 from .stats import summary_ms
-
-SYS_PIDFD_GETFD = 438  # x86-64 and arm64
 
 
 async def _reruns(url: str, url_path: str, reps: int, *, nodelay: bool = True, gap_s: float = 0.0,
@@ -130,61 +127,15 @@ def gc_variants(reps: int = 20) -> dict:
             for k, (post_gc, freeze) in enumerate(VARIANTS)]}
 
 
-def _server_socket_for(pid: int, client_port: int) -> int | None:
-    """The fd number, in process `pid`, of the TCP socket whose peer is 127.0.0.1:client_port."""
-    inodes = {}
-    for path in (f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"):
-        try:
-            with open(path) as table:
-                lines = table.read().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
-            if remote_port == client_port:
-                inodes[fields[9]] = True
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:[") and target[8:-1] in inodes:
-            return int(fd)
-    return None
-
-
-@contextlib.contextmanager
-def server_side_socket(pid: int, client_port: int):
-    """A duplicate, in this process, of the server's accepted socket whose peer is our client port.
-    Socket options are per socket, not per descriptor: setting one here sets it for the server."""
-    fd = _server_socket_for(pid, client_port)
-    if fd is None:
-        raise RuntimeError("the server's socket was not found in /proc")
-    libc = ctypes.CDLL(None, use_errno=True)
-    pidfd = os.pidfd_open(pid)
-    try:
-        copy = libc.syscall(SYS_PIDFD_GETFD, pidfd, fd, 0)
-        if copy < 0:
-            raise OSError(ctypes.get_errno(), "pidfd_getfd failed")
-        sock = socket.socket(fileno=copy)
-        try:
-            yield sock
-        finally:
-            sock.detach()
-            os.close(copy)
-    finally:
-        os.close(pidfd)
-
-
 def _client_port(session: Session) -> int:
     return session._ws.transport.get_extra_info("sockname")[1]
 
 
 def server_socket_nodelay(url: str, pid: int, reps: int = 30, gap_s: float = 0.5) -> dict:
-    """Read TCP_NODELAY from the server's end of a session; then, on the same session, time reruns
-    of the home page (the smallest output) with the server's option as Streamlit leaves it and with
-    TCP_NODELAY set on the server's socket from outside (back to back and paced)."""
+    """Read TCP_NODELAY from the server's end of a session (the app sets it: explorer/serve/sockets.py);
+    then, on the same session, time reruns of the home page (the smallest output) as the server runs,
+    and with TCP_NODELAY cleared on that socket from outside, as Streamlit alone leaves it (back to back
+    and paced).  The option is set again at the end."""
 
     async def probe():
         session = Session(url, "", use_message_cache=False)
@@ -197,17 +148,19 @@ def server_socket_nodelay(url: str, pid: int, reps: int = 30, gap_s: float = 0.5
                                                                                 socket.TCP_NODELAY))}
             with server_side_socket(pid, _client_port(session)) as server_sock:
                 result["verified"] = True
-                result["server_accepted_socket_tcp_nodelay"] = bool(
-                    server_sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
-                for state in ("as_streamlit_leaves_it", "server_nodelay_set"):
-                    if state == "server_nodelay_set":
-                        server_sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    back = [(await session.rerun()).seconds for _ in range(reps)]
-                    paced = []
-                    for _ in range(max(3, reps // 3)):
-                        await asyncio.sleep(gap_s)
-                        paced.append((await session.rerun()).seconds)
-                    result[state] = {"back_to_back": summary_ms(back), "paced": summary_ms(paced)}
+                served = server_sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+                result["server_accepted_socket_tcp_nodelay"] = bool(served)
+                try:
+                    for state, option in (("as_served", served), ("nodelay_cleared", 0)):
+                        server_sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, option)
+                        back = [(await session.rerun()).seconds for _ in range(reps)]
+                        paced = []
+                        for _ in range(max(3, reps // 3)):
+                            await asyncio.sleep(gap_s)
+                            paced.append((await session.rerun()).seconds)
+                        result[state] = {"back_to_back": summary_ms(back), "paced": summary_ms(paced)}
+                finally:
+                    server_sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, served)
             return result
         finally:
             await session.close()

@@ -247,15 +247,24 @@ def _nodelay(data: dict) -> list[str]:
     if sock.get("verified"):
         out.append(f"- Read from the server's accepted socket (pidfd_getfd): TCP_NODELAY is "
                    f"**{'set' if sock['server_accepted_socket_tcp_nodelay'] else 'not set'}**.")
-        if "server_nodelay_set" in sock:
+        if "nodelay_cleared" in sock:  # the app sets the option (explorer/serve/sockets.py)
+            a, b = sock["as_served"], sock["nodelay_cleared"]
+            rows = (("as the app serves it", a), ("TCP_NODELAY cleared (as Streamlit alone leaves it)", b))
+            lead = ("- Same session, home page (smallest output), p50 / p95 ms, first as the server runs (the app "
+                    "sets the option on its sockets: explorer/serve/sockets.py), then with TCP_NODELAY cleared on "
+                    "it from outside:")
+        elif "server_nodelay_set" in sock:  # older runs: before the app set it
             a, b = sock["as_streamlit_leaves_it"], sock["server_nodelay_set"]
-            out += ["- Same session, home page (smallest output), p50 / p95 ms, first with the server socket as "
-                    "Streamlit leaves it, then with TCP_NODELAY set on it from outside:", "",
-                    "| server socket | back to back | paced |", "|---|---|---|",
-                    f"| as Streamlit leaves it | {a['back_to_back']['p50_ms']:.0f} / {a['back_to_back']['p95_ms']:.0f} "
-                    f"| {a['paced']['p50_ms']:.0f} / {a['paced']['p95_ms']:.0f} |",
-                    f"| TCP_NODELAY set | {b['back_to_back']['p50_ms']:.0f} / {b['back_to_back']['p95_ms']:.0f} | "
-                    f"{b['paced']['p50_ms']:.0f} / {b['paced']['p95_ms']:.0f} |", ""]
+            rows = (("as Streamlit leaves it", a), ("TCP_NODELAY set", b))
+            lead = ("- Same session, home page (smallest output), p50 / p95 ms, first with the server socket as "
+                    "Streamlit leaves it, then with TCP_NODELAY set on it from outside:")
+        else:
+            rows = ()
+        if rows:
+            out += [lead, "", "| server socket | back to back | paced |", "|---|---|---|"]
+            out += [f"| {name} | {r['back_to_back']['p50_ms']:.0f} / {r['back_to_back']['p95_ms']:.0f} | "
+                    f"{r['paced']['p50_ms']:.0f} / {r['paced']['p95_ms']:.0f} |" for name, r in rows]
+            out.append("")
     else:
         out.append(f"- Server socket option could not be read: {sock.get('why')}")
     out += ["", f"Client socket (the benchmark's) with and without TCP_NODELAY; back to back ({t['reps']} reruns) "

@@ -13,6 +13,7 @@ and the adapter to Streamlit.
     live.py      a lesson that trains on the server (`LessonSpec.live`): its buttons, the session's
                  run in the training manager, the polling fragment and the replay
     startup.py   once per server: torch's import and the warm-up in the background, gc.freeze
+    sockets.py   once per server: TCP_NODELAY, so that each message of a run leaves as it is written
     controls.py, links.py, widgets.py   URL-bound controls (every link value read, bad ones noted)
     present.py   presentation mode (?present=1) and Plotly charts drawn for it
     steps.py, prose.py, text.py   lesson steps and lesson text, kept as files beside the pages

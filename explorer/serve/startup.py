@@ -4,6 +4,7 @@ No torch at import: app.py imports this module before its first run, and the hom
 without waiting for torch.
 
     after_page_run(url_path)   app.py, after every page run
+    serve_promptly()           app.py, before every run: TCP_NODELAY on the server's sockets (once)
 """
 
 from __future__ import annotations
@@ -15,8 +16,22 @@ import threading
 import streamlit as st
 
 from .memory import keep_released
+from .sockets import send_without_delay
 
-__all__ = ["after_page_run"]
+__all__ = ["after_page_run", "serve_promptly"]
+
+
+@st.cache_resource(show_spinner=False)
+def _sockets_set() -> list[int]:
+    return []
+
+
+def serve_promptly() -> None:
+    """Once per server, in its first run: every message leaves as soon as it is written
+    (explorer/serve/sockets.py); the connections accepted later inherit the option."""
+    done = _sockets_set()
+    if not done:
+        done.append(send_without_delay())
 
 
 @st.cache_resource(show_spinner=False)

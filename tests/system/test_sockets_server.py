@@ -1,0 +1,32 @@
+"""A real `streamlit run app.py`: the server's end of every session has TCP_NODELAY
+(explorer/serve/sockets.py), for the connection open when the server first ran the app and for one
+accepted afterwards.  Read from the server's own socket (tests/support/sockets.py)."""
+
+from __future__ import annotations
+
+import socket
+
+from tests.support.apptest import run_async
+from tests.support.server import streamlit_server
+from tests.support.sockets import server_side_socket
+from tests.support.wsclient import Session
+
+
+def test_the_server_sends_each_message_as_it_is_written():
+    with streamlit_server(name="test-sockets") as server:
+        async def options() -> list[int]:
+            first = Session(server.url, "")  # connected before the server's first run of the app
+            await first.connect()
+            assert (await first.open()).ok
+            later = Session(server.url, "lookup")  # accepted after it
+            await later.connect()
+            assert (await later.rerun()).ok
+            found = []
+            for session in (first, later):
+                port = session._ws.transport.get_extra_info("sockname")[1]
+                with server_side_socket(server.process.pid, port) as sock:
+                    found.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                await session.close()
+            return found
+
+        assert run_async(options()) == [1, 1], "the server's sockets keep Nagle's algorithm on"
