@@ -31,7 +31,12 @@ def _tcp_sockets() -> list[socket.socket]:
         with contextlib.suppress(OSError, ValueError):
             if not os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
                 continue
-            copy = socket.socket(fileno=os.dup(int(name)))  # family and type read from the descriptor
+            duplicate = os.dup(int(name))
+            try:
+                copy = socket.socket(fileno=duplicate)  # family and type read from the descriptor
+            except OSError:
+                os.close(duplicate)  # a socket Python cannot wrap: not one of ours to set
+                continue
             if copy.family in _TCP and copy.type == socket.SOCK_STREAM:
                 found.append(copy)
             else:
