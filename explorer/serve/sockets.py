@@ -3,10 +3,10 @@
 Streamlit's server (uvicorn, on a socket Streamlit binds itself) leaves Nagle's algorithm on: asyncio sets
 TCP_NODELAY only on sockets made with the protocol named, and Streamlit's listening socket is not.  With
 Nagle on, a small message written while an earlier one is not yet acknowledged waits for that
-acknowledgement, and the browser's kernel delays it (up to 40 ms on Linux).  A lesson switch writes the
-page's `new_session` first and its elements a moment later: every switch waited that long before the
-browser had its title and key figure, and so did any rerun asked for soon after the previous one
-(benchmarks/RESULTS.md: "TCP_NODELAY", and the lesson switch).
+acknowledgement, which the client's kernel may hold back on purpose (a delayed acknowledgement).  A
+lesson switch writes the page's `new_session` first and its elements a moment later: the elements waited
+for that acknowledgement, and so did the messages of a rerun asked for soon after the previous one
+(benchmarks/RESULTS.md: "TCP_NODELAY").
 
 `send_without_delay()` sets TCP_NODELAY on this process's TCP sockets: the listening ones, whose option
 every connection accepted later inherits (Linux), and the connections already open.  It touches no
