@@ -127,10 +127,6 @@ def gc_variants(reps: int = 20) -> dict:
             for k, (post_gc, freeze) in enumerate(VARIANTS)]}
 
 
-def _client_port(session: Session) -> int:
-    return session._ws.transport.get_extra_info("sockname")[1]
-
-
 def server_socket_nodelay(url: str, pid: int, reps: int = 30, gap_s: float = 0.5) -> dict:
     """Read TCP_NODELAY from the server's end of a session (the app sets it: explorer/serve/sockets.py);
     then, on the same session, time reruns of the home page (the smallest output) as the server runs,
@@ -146,7 +142,7 @@ def server_socket_nodelay(url: str, pid: int, reps: int = 30, gap_s: float = 0.5
             client_sock = session._ws.transport.get_extra_info("socket")
             result = {"client_socket_tcp_nodelay": bool(client_sock.getsockopt(socket.IPPROTO_TCP,
                                                                                 socket.TCP_NODELAY))}
-            with server_side_socket(pid, _client_port(session)) as server_sock:
+            with server_side_socket(pid, session.local_port) as server_sock:
                 result["verified"] = True
                 served = server_sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
                 result["server_accepted_socket_tcp_nodelay"] = bool(served)

@@ -236,6 +236,10 @@ def _gc(data: dict) -> list[str]:
     return [*out, ""]
 
 
+def _p50_p95(summary: dict) -> str:
+    return f"{summary['p50_ms']:.0f} / {summary['p95_ms']:.0f}"
+
+
 def _nodelay(data: dict) -> list[str]:
     latency = phase_result(data, "latency")
     if not latency or "tcp_nodelay" not in latency:
@@ -247,23 +251,14 @@ def _nodelay(data: dict) -> list[str]:
     if sock.get("verified"):
         out.append(f"- Read from the server's accepted socket (pidfd_getfd): TCP_NODELAY is "
                    f"**{'set' if sock['server_accepted_socket_tcp_nodelay'] else 'not set'}**.")
-        if "nodelay_cleared" in sock:  # the app sets the option (explorer/serve/sockets.py)
-            a, b = sock["as_served"], sock["nodelay_cleared"]
-            rows = (("as the app serves it", a), ("TCP_NODELAY cleared (as Streamlit alone leaves it)", b))
-            lead = ("- Same session, home page (smallest output), p50 / p95 ms, first as the server runs (the app "
+        arms = (("as the app serves it", "as_served"),
+                ("TCP_NODELAY cleared (as Streamlit alone leaves it)", "nodelay_cleared"))
+        if all(key in sock for _, key in arms):
+            out += ["- Same session, home page (smallest output), p50 / p95 ms, first as the server runs (the app "
                     "sets the option on its sockets: explorer/serve/sockets.py), then with TCP_NODELAY cleared on "
-                    "it from outside:")
-        elif "server_nodelay_set" in sock:  # older runs: before the app set it
-            a, b = sock["as_streamlit_leaves_it"], sock["server_nodelay_set"]
-            rows = (("as Streamlit leaves it", a), ("TCP_NODELAY set", b))
-            lead = ("- Same session, home page (smallest output), p50 / p95 ms, first with the server socket as "
-                    "Streamlit leaves it, then with TCP_NODELAY set on it from outside:")
-        else:
-            rows = ()
-        if rows:
-            out += [lead, "", "| server socket | back to back | paced |", "|---|---|---|"]
-            out += [f"| {name} | {r['back_to_back']['p50_ms']:.0f} / {r['back_to_back']['p95_ms']:.0f} | "
-                    f"{r['paced']['p50_ms']:.0f} / {r['paced']['p95_ms']:.0f} |" for name, r in rows]
+                    "it from outside:", "", "| server socket | back to back | paced |", "|---|---|---|"]
+            out += [f"| {name} | {_p50_p95(sock[key]['back_to_back'])} | {_p50_p95(sock[key]['paced'])} |"
+                    for name, key in arms]
             out.append("")
     else:
         out.append(f"- Server socket option could not be read: {sock.get('why')}")
@@ -275,7 +270,7 @@ def _nodelay(data: dict) -> list[str]:
     for page, row in t["pages"].items():
         cells = [row[k] for k in ("back_to_back_nodelay", "back_to_back_no_nodelay", "paced_nodelay",
                                   "paced_no_nodelay")]
-        out.append(f"| {page} | " + " | ".join(f"{c['p50_ms']:.0f} / {c['p95_ms']:.0f}" for c in cells) + " |")
+        out.append(f"| {page} | " + " | ".join(_p50_p95(c) for c in cells) + " |")
     return [*out, ""]
 
 

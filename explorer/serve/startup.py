@@ -22,16 +22,11 @@ __all__ = ["after_page_run", "serve_promptly"]
 
 
 @st.cache_resource(show_spinner=False)
-def _sockets_set() -> list[int]:
-    return []
-
-
-def serve_promptly() -> None:
+def serve_promptly() -> int:
     """Once per server, in its first run: every message leaves as soon as it is written
-    (explorer/serve/sockets.py); the connections accepted later inherit the option."""
-    done = _sockets_set()
-    if not done:
-        done.append(send_without_delay())
+    (explorer/serve/sockets.py); the connections accepted later inherit the option.  How many sockets
+    were set."""
+    return send_without_delay()
 
 
 @st.cache_resource(show_spinner=False)

@@ -192,6 +192,11 @@ class Session:
             await self._ws.close()
             self._ws = None
 
+    @property
+    def local_port(self) -> int:
+        """This client's end of the connection: its port (how the server's socket for it is found)."""
+        return self._ws.transport.get_extra_info("sockname")[1]
+
     def widget(self, key: str) -> WidgetInfo:
         """The widget bound to URL parameter `key` in the last run."""
         for w in self.widgets.values():

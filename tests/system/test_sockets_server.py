@@ -23,8 +23,7 @@ def test_the_server_sends_each_message_as_it_is_written():
             assert (await later.rerun()).ok
             found = []
             for session in (first, later):
-                port = session._ws.transport.get_extra_info("sockname")[1]
-                with server_side_socket(server.process.pid, port) as sock:
+                with server_side_socket(server.process.pid, session.local_port) as sock:
                     found.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
                 await session.close()
             return found
