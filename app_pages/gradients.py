@@ -22,14 +22,17 @@ def gradient_flow(shown) -> None:
     chart_col, text_col = st.columns([3, 1], gap="large")
     plotly_chart(shown.figures.chart, where=chart_col, key="gradient_chart")
     with text_col:
-        st.markdown(f"**Orders of magnitude** between the gradient at t = {first} and at t = {T - 1}, "
-                    f"log10(‖∂L/∂x{subscript(first)}‖ / ‖∂L/∂x{subscript(T - 1)}‖):")
+        # One line above the numbers, so all four stand beside the figure on a projector's first screen.
+        st.markdown("**Orders of magnitude:**")
         for kind, label in KIND_LABELS.items():
             if view.change[kind] is None:
                 st.metric(label, "gradient 0", help="cut off by the truncation window")
             else:
                 st.metric(label, f"{view.change[kind]:+.1f}", help=f"mean over {counted(settings.n_seeds, 'seed')}; "
                           "negative: the early input gets less gradient, positive: more")
+        st.caption(f"Each number is log10(‖∂L/∂x{subscript(first)}‖ / ‖∂L/∂x{subscript(T - 1)}‖), averaged over "
+                   f"{counted(settings.n_seeds, 'seed')}: negative when the input at t = {first} gets less gradient "
+                   f"than the one at t = {T - 1}.")
 
 
 def reading(shown) -> None:

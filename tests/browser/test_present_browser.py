@@ -45,6 +45,13 @@ LAYOUT_JS = """
       parseFloat(getComputedStyle(m.querySelector('[data-testid="stMetricLabel"]')).fontSize),
       parseFloat(getComputedStyle(m.querySelector('[data-testid="stMetricValue"] p')
                                   || m.querySelector('[data-testid="stMetricValue"]')).fontSize)]),
+    // the metrics in the key figure's row (beside it), as [label, bottom px]
+    beside: (() => {
+      const key = [...charts].sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)[0];
+      const row = key && key.closest('[data-testid="stHorizontalBlock"]');
+      return row ? [...row.querySelectorAll('[data-testid="stMetric"]')].map(m => [
+        m.querySelector('[data-testid="stMetricLabel"]').innerText, m.getBoundingClientRect().bottom]) : [];
+    })(),
   };
 }
 """.replace("MIN_FONT_PX", str(MIN_FONT_PX))
@@ -152,6 +159,10 @@ def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, pro
     # (presenting once drew it at the body text's size, under a label almost as large).
     small_values = [(label, value) for label, value in layout["metrics"] if value < 1.5 * label]
     assert not small_values, f"metric values not larger than their labels ([label px, value px]): {small_values}"
+    # The numbers beside the key figure are read with it (gradients' orders of magnitude): all on the
+    # first screen (the fourth once stood below it, under a five-line heading).
+    cut = [(label, round(bottom)) for label, bottom in layout["beside"] if bottom > PROJECTOR["height"]]
+    assert not cut, f"metrics beside the key figure end below the projected screen ([label, bottom px]): {cut}"
     title = page.locator('[data-testid="stMain"] h1').bounding_box()
     assert title["x"] < 200, f"the sidebar starts folded away (the title starts at x = {title['x']:.0f})"
 
