@@ -8,7 +8,7 @@ from explorer.serve import altair_chart, download_csv, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import GRADIENT_DEPENDENCY, GRADIENT_RECALL, GRADIENTS
 from explorer.serve.text import counted
-from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS, dependency_numbers
+from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS, dependency_numbers, try_gains
 from explorer.views.gradients import LEARNING_STEPS, RECALL_MODELS
 
 PERCENT = {"format": "percent"}
@@ -65,9 +65,9 @@ def reading(shown) -> None:
     to t = {first}, {factors}.
 
     **Try.** Choose *orthogonal* weights and move the gain: below 1 the tanh RNN's gradient dies
-    faster; around 1.6 the stretch of the weights and the squash of the tanh (its slope is below 1)
-    roughly cancel and the line turns flat; at 3 it explodes — the earliest inputs get the largest
-    gradients. The gated LSTM and GRU need a gain of about 6 to explode. Set a truncation window:
+    faster. Above 1 the weights stretch the state at every step while the tanh squashes it (its slope
+    is below 1); which wins depends on the gain, the width and the length. {try_gains(settings)}. A
+    line that explodes gives the earliest inputs the largest gradients. Set a truncation window:
     the recurrent gradients become exactly zero beyond it (the shaded region; zero has no logarithm,
     so the lines stop there). Attention ignores the window
     because it has no loop to truncate. The norms are computed in float64 with a back-propagation

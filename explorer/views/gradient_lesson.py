@@ -21,7 +21,9 @@ from .gradients import (
     accuracy_bands,
     binned_accuracy,
     dependency_views,
+    gain_probe,
     gradient_curves,
+    orders_between,
     path_lengths,
     recall_accuracy,
     recall_learning,
@@ -34,6 +36,8 @@ __all__ = [
     "DEPENDENCY_WIDTH",
     "GRADIENT_CLAIMS",
     "KIND_LABELS",
+    "TRY_GAINS",
+    "TRY_PROBES",
     "DependencySettings",
     "GradientSettings",
     "GradientView",
@@ -43,6 +47,7 @@ __all__ = [
     "dependency_view",
     "gradient_view",
     "recall_view",
+    "try_gains",
 ]
 
 DEPENDENCY_WIDTH = 16
@@ -94,12 +99,34 @@ def gradient_view(settings: GradientSettings) -> GradientView:
     curves = gradient_curves(settings.T, settings.width, settings.init, settings.effective_gain, window,
                              settings.n_seeds)
     first, last = (1 if settings.T > 2 else 0), settings.T - 1
-    change = {}
-    for kind in KIND_LABELS:
-        mean, _, _ = curves.summary(kind)
-        change[kind] = None if mean[first] == float("-inf") else float(mean[first] - mean[last])
+    change = {kind: orders_between(curves.log10_norms[kind], first, last) for kind in KIND_LABELS}
     paths = {kind: path_lengths(settings.T, kind) for kind in KIND_LABELS}
     return GradientView(settings, curves, types.MappingProxyType(paths), first, types.MappingProxyType(change))
+
+
+TRY_GAINS = (1.6, 3.0, 6.0)  # the orthogonal gains the reading asks the reader to try
+# what the reading says about each: the tanh RNN at the two lower, the gated networks at the highest
+TRY_PROBES = ((TRY_GAINS[0], "rnn"), (TRY_GAINS[1], "rnn"), (TRY_GAINS[2], "lstm"), (TRY_GAINS[2], "gru"))
+
+
+def _reads(change: float | None) -> str:
+    """A number beside the chart and what it means for the line."""
+    if change is None:
+        return "gradient 0 (cut)"
+    word = "exploding" if change > 1 else "still fading" if change < -1 else "about flat"
+    return f"{change:+.1f} ({word})"
+
+
+def try_gains(settings: GradientSettings) -> str:
+    """The reading's sentence on what the gains of TRY_GAINS do at these settings, from `gain_probe`:
+    whether a line explodes, fades or stays flat depends on the width and the length too (at width 8
+    the tanh RNN's fades at every gain: its state saturates), so no gain is stated as a rule."""
+    probe = gain_probe(settings.T, settings.width, settings.n_seeds, TRY_PROBES)
+    low, mid, high = TRY_GAINS
+    return (f"At this length and width, with no truncation window, the tanh RNN's number beside the chart would "
+            f"read {_reads(probe[low, 'rnn'])} at gain {low:g} and {_reads(probe[mid, 'rnn'])} at gain {mid:g}; at "
+            f"gain {high:g} the LSTM's would read {_reads(probe[high, 'lstm'])} and the GRU's "
+            f"{_reads(probe[high, 'gru'])}")
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,9 @@ __all__ = [
     "accuracy_bands",
     "binned_accuracy",
     "dependency_views",
+    "gain_probe",
     "gradient_curves",
+    "orders_between",
     "path_lengths",
     "recall_accuracy",
     "summarize_log_norms",
@@ -123,6 +125,24 @@ def gradient_curves(
     }
     norms["transformer"] = _frozen(piece(_transformer_log_gradient_norms, width, T, seeds))
     return GradientCurves(T, width, init, gain, bptt_window, seeds, norms)
+
+
+def orders_between(log10_norms: np.ndarray, first: int, last: int) -> float | None:
+    """Orders of magnitude between the gradient at `first` and at `last`, from log10 norms (seeds, T):
+    the difference of the means over seeds; None where the gradient at `first` is exactly 0."""
+    mean = summarize_log_norms(log10_norms)[0]
+    return None if mean[first] == float("-inf") else float(mean[first] - mean[last])
+
+
+@bounded_cache(32, max_bytes=100_000)
+def gain_probe(T: int, width: int, n_seeds: int, probes: tuple[tuple[float, str], ...]) -> dict:
+    """{(gain, kind): orders between t = 1 (0 when T ≤ 2) and t = T − 1} with orthogonal weights and no
+    truncation, on gradient_curves' models and inputs: what moving the gain there would show.  Only the
+    networks asked for are run, one piece of work each."""
+    seeds, first = tuple(range(n_seeds)), (1 if T > 2 else 0)
+    return {(gain, kind): orders_between(piece(recurrent_log_gradient_norms, kind, width, T, init="orthogonal",
+                                               gain=gain, seeds=seeds, bptt_window=None), first, T - 1)
+            for gain, kind in probes}
 
 
 def path_lengths(T: int, kind: str, n_layers: int = 1) -> np.ndarray:

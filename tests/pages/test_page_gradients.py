@@ -203,3 +203,23 @@ def test_bad_url_values_fall_back_with_a_note(params, expected_in_note):
     at = run_page(PAGE, params)
     assert expected_in_note in info_text(at)
     assert np.isfinite(curve(at, "causal attention")[0]).any()
+
+
+def _try_sentence(at) -> str:
+    return next(m.value for m in at.markdown if "**Try.**" in m.value)
+
+
+def test_the_try_sentence_reads_the_models_at_the_readers_width():
+    """What the named gains do is read from the model at the page's own length and width: at width 8 the
+    tanh RNN's gradient still fades at gain 3 (the lesson once said it explodes there), at the default
+    width it explodes; the numbers are the metrics the reader would see after moving the gain."""
+    at = run_page(PAGE)
+    assert "would read -0.5 (about flat) at gain 1.6 and +6.9 (exploding) at gain 3" in _try_sentence(at)
+    at.radio(key="init").set_value("orthogonal").run()
+    at.slider(key="gain").set_value(3.0).run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["tanh RNN"] == "+6.9", "the sentence quotes what the metric shows at that gain"
+    narrow = run_page(PAGE, {"width": "8"})
+    assert_no_exception(narrow)
+    assert "(still fading) at gain 3" in _try_sentence(narrow)
+    assert "(exploding) at gain 3" not in _try_sentence(narrow)

@@ -1,0 +1,64 @@
+"""The gradient lesson's "Try" sentence: what the gains it names do at the reader's own length and width,
+read from the model, never stated as a rule (it once said "at 3 it explodes", false at width 8, where the
+tanh RNN's gradient fades at every gain, and "the LSTM and GRU need about 6", false at width 64)."""
+
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+
+from explorer.views.gradient_lesson import TRY_GAINS, TRY_PROBES, GradientSettings, gradient_view, try_gains
+from explorer.views.gradients import gain_probe
+from tests.unit.test_lib_bptt import reference_log10
+
+QUOTED = re.compile(r"([+-]\d+\.\d) \((exploding|about flat|still fading)\) at gain ([\d.]+)|"
+                    r"([+-]\d+\.\d) \((exploding|about flat|still fading)\)")
+
+
+@pytest.mark.parametrize(("T", "width", "seeds"), [(16, 8, 2), (12, 16, 1)])
+def test_the_probe_is_plain_autograd_at_each_gain(T, width, seeds):
+    """The independent reference: each network built and back-propagated by plain autograd, with
+    orthogonal weights at the gain, whatever the page's own weights and window."""
+    probes = tuple((gain, kind) for gain in TRY_GAINS for kind in ("rnn", "lstm", "gru"))
+    probe = gain_probe(T, width, seeds, probes)
+    assert set(probe) == set(probes)
+    for (gain, kind), change in probe.items():
+        logs = np.array([reference_log10(kind, width, T, init="orthogonal", gain=gain, seed=seed)
+                         for seed in range(seeds)])
+        assert change == pytest.approx(float(np.mean(logs[:, 1] - logs[:, T - 1])), abs=1e-6), (gain, kind)
+
+
+def test_the_sentence_quotes_what_the_page_would_show_at_each_gain():
+    """The probe is the key figure's own number at that gain (the page's view, window and weights changed)."""
+    settings = GradientSettings(T=32, width=16, n_seeds=2, init="default", window="4")
+    probe = gain_probe(32, 16, 2, TRY_PROBES)
+    for gain, kind in TRY_PROBES:
+        shown = gradient_view(dataclasses.replace(settings, init="orthogonal", gain=gain, window="full"))
+        assert probe[gain, kind] == shown.change[kind]
+
+
+def _word(change: float) -> str:
+    return "exploding" if change > 1 else "still fading" if change < -1 else "about flat"
+
+
+@pytest.mark.parametrize("T", [8, 64, 256])
+@pytest.mark.parametrize("width", [8, 16, 32, 64])
+def test_every_number_and_word_of_the_sentence_is_the_models(T, width):
+    settings = GradientSettings(T=T, width=width, n_seeds=2)
+    sentence = try_gains(settings)
+    low, mid, high = TRY_GAINS
+    quoted = [(float(m[1] or m[4]), m[2] or m[5]) for m in QUOTED.finditer(sentence)]
+    wanted = []
+    for gain, kind in ((low, "rnn"), (mid, "rnn"), (high, "lstm"), (high, "gru")):
+        change = gradient_view(dataclasses.replace(settings, init="orthogonal", gain=gain)).change[kind]
+        wanted.append((round(change, 1), _word(change)))
+    assert quoted == wanted, sentence
+
+
+def test_at_width_8_the_sentence_no_longer_says_the_tanh_rnn_explodes_at_gain_3():
+    """The old sentence's false case, at the lesson's default length."""
+    sentence = try_gains(GradientSettings(width=8))
+    assert "at gain 3;" in sentence
+    rnn_at_3 = sentence.split(" at gain 1.6 and ")[1].split(" at gain 3")[0]
+    assert rnn_at_3.endswith("(still fading)"), sentence
