@@ -36,7 +36,10 @@ header[data-testid="stHeader"] { height: 2.4rem !important; min-height: 2.4rem !
 h1 { font-size: 1.6rem !important; padding: 0 0 0.45rem 0 !important; }
 h2, h3 { font-size: 1.25rem !important; padding: 0.2rem 0 0.45rem 0 !important; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1rem; }
-/* A metric's value is a paragraph too: it keeps its metric's large size, not the body text's. */
+/* A metric's value is a paragraph too: it keeps its metric's large size, not the body text's; set
+   close, so a column of metrics beside a figure stays on the screen with it. */
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
+  line-height: 1.1; }
 [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: inherit; }
 [data-testid="stCaptionContainer"] { font-size: 0.85rem !important; color: #31333f !important; }
 [data-testid="stVerticalBlock"] { gap: 0.55rem !important; }

@@ -68,7 +68,10 @@ REVEALED_JS = """(start) => {
     + '[data-testid="stDataFrame"], [data-testid="stTable"]')]
     .find((f) => answer.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING);
   const box = (e) => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
-  return {answer: box(answer), figure: figure ? box(figure) : null,
+  const row = figure && figure.closest('[data-testid="stHorizontalBlock"]');
+  const beside = row ? [...row.querySelectorAll('[data-testid="stMetric"]')].map((m) => [
+    m.querySelector('[data-testid="stMetricLabel"]').innerText, m.getBoundingClientRect().bottom]) : [];
+  return {answer: box(answer), figure: figure ? box(figure) : null, beside,
           header: document.querySelector('header[data-testid="stHeader"]').getBoundingClientRect().bottom,
           scrolled: document.querySelector('[data-testid="stMain"]').scrollTop};
 }"""
@@ -228,6 +231,8 @@ def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen
         assert figure["bottom"] <= size["height"], (
             f"step {number}: the step's figure ends at {figure['bottom']:.0f} px, below the "
             f"{size['height']} px screen (it starts at {figure['top']:.0f} px, the answer at {said['top']:.0f} px)")
+        cut = [(label, round(bottom)) for label, bottom in shown["beside"] if bottom > size["height"]]
+        assert not cut, f"step {number}: metrics beside the figure end below the screen ([label, bottom px]): {cut}"
         assert not shown["scrolled"] or figure["bottom"] >= size["height"] - 12, \
             f"step {number}: scrolled {shown['scrolled']:.0f} px, further than the figure needed (ends at " \
             f"{figure['bottom']:.0f} px)"
