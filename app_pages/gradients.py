@@ -8,7 +8,14 @@ from explorer.serve import altair_chart, download_csv, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import GRADIENT_DEPENDENCY, GRADIENT_RECALL, GRADIENTS
 from explorer.serve.text import counted
-from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS, dependency_numbers, try_gains
+from explorer.views.gradient_lesson import (
+    DEPENDENCY_WIDTH,
+    KIND_LABELS,
+    dependency_numbers,
+    gates_compared,
+    loop_dependence,
+    try_gains,
+)
 from explorer.views.gradients import LEARNING_STEPS, RECALL_MODELS
 
 PERCENT = {"format": "percent"}
@@ -60,7 +67,8 @@ def reading(shown) -> None:
     are powers of ten). A line that
     falls straight means the same factor is lost at every step — the signature of a product of one
     Jacobian per time step. The LSTM's and GRU's gates let part of the state pass through unchanged,
-    so they usually lose less per step than the tanh RNN; attention's line has no such slope, because
+    which usually makes them lose less per step than the tanh RNN{gates_compared(view.change)}.
+    Attention's line has no such slope, because
     the loss reaches every position in a single step. At these settings, going back from t = {T - 1}
     to t = {first}, {factors}.
 
@@ -109,12 +117,14 @@ def dependency(shown) -> None:
                  key="dependency_csv")
     numbers = dependency_numbers(shown)
     if shown.settings.kind == "birnn":
-        loop = ("The **bidirectional loop** fills the whole square, bright along the diagonal and fading with the "
-                "distance |t − s| both ways: an output reads earlier inputs through the forward loop and later "
-                "ones through the backward loop, one step of state at a time (path length |t − s| + 1).")
+        along = loop_dependence(numbers, "|t − s|")
+        loop = (f"The **bidirectional loop** fills the whole square, {along} both ways: an output reads "
+                "earlier inputs through the forward loop and later ones through the backward loop, one step of "
+                "state at a time (path length |t − s| + 1).")
     else:
-        loop = ("The **loop** fills the lower triangle, bright along the diagonal and fading with the distance "
-                "t − s: an output depends on old inputs only through many steps of the state.")
+        along = loop_dependence(numbers, "t − s")
+        loop = (f"The **loop** fills the lower triangle, {along}: an output depends on old inputs only "
+                "through many steps of the state.")
     st.markdown(
         f"""
 Each cell is ‖∂yₜ/∂xₛ‖: how strongly output t (row) responds to input s (column), on one colour scale for

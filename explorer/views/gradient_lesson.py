@@ -45,7 +45,9 @@ __all__ = [
     "RecallView",
     "dependency_numbers",
     "dependency_view",
+    "gates_compared",
     "gradient_view",
+    "loop_dependence",
     "recall_view",
     "try_gains",
 ]
@@ -67,7 +69,8 @@ class GradientSettings:
                         "recurrent matrix (one per gate) is a random orthogonal matrix times the gain below.")
     gain: float = setting(1.0, "Orthogonal gain", url="gain", bounds=(0.1, 8.0, 0.1), enabled=_orthogonal,
                           help="Below 1 the recurrent matrix shrinks the state (and its gradient) at every step; "
-                          "above 1 it stretches it. Try 3 for the tanh RNN and 6 for the LSTM and GRU.")
+                          "above 1 it stretches it. Try 1.6, 3 and 6: the reading under the chart says what "
+                          "each does at this length and width.")
     window: str = setting("full", "Truncated BPTT window", url="bptt", widget="select_slider",
                           options=("full", "1", "2", "4", "8", "16", "32", "64", "128", "256"),
                           help="Back-propagate through only the last n steps, as recurrent networks are "
@@ -102,6 +105,31 @@ def gradient_view(settings: GradientSettings) -> GradientView:
     change = {kind: orders_between(curves.log10_norms[kind], first, last) for kind in KIND_LABELS}
     paths = {kind: path_lengths(settings.T, kind) for kind in KIND_LABELS}
     return GradientView(settings, curves, types.MappingProxyType(paths), first, types.MappingProxyType(change))
+
+
+def gates_compared(change) -> str:
+    """How the gated networks' loss compares with the tanh RNN's at these settings (`GradientView.change`):
+    gates usually make them lose less, but not always (orthogonal weights near gain 1 keep the tanh RNN's
+    state its size); nothing is said where the tanh RNN's gradient does not fade or a window cuts it."""
+    rnn = change["rnn"]
+    if rnn is None or rnn >= 0 or change["lstm"] is None or change["gru"] is None:
+        return ""
+    more = [KIND_LABELS[k] for k in ("lstm", "gru") if change[k] <= rnn]
+    if not more:
+        return "; here they lose less than the tanh RNN"
+    return f"; here, though, the {' and the '.join(more)} {'loses' if len(more) == 1 else 'lose'} as much or more"
+
+
+def loop_dependence(numbers: dict, distance: str) -> str:
+    """How the loop's dependence changes with the `distance` back ("t − s") along the last row, from
+    `dependency_numbers`: its straight-line fit on the log scale, across the whole row (the farthest
+    input to the diagonal); within one order of magnitude it is "about as bright"."""
+    orders = numbers["per_step"] * (numbers["T"] - 1)
+    if orders > 1:
+        return f"bright along the diagonal and fading with the distance {distance}"
+    if orders < -1:
+        return f"growing with the distance {distance}, brightest far from the diagonal"
+    return f"about as bright at every distance {distance}"
 
 
 TRY_GAINS = (1.6, 3.0, 6.0)  # the orthogonal gains the reading asks the reader to try

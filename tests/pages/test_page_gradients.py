@@ -223,3 +223,16 @@ def test_the_try_sentence_reads_the_models_at_the_readers_width():
     assert_no_exception(narrow)
     assert "(still fading) at gain 3" in _try_sentence(narrow)
     assert "(exploding) at gain 3" not in _try_sentence(narrow)
+
+
+def test_the_reading_and_section_3_follow_the_weights():
+    """With orthogonal weights at gain 1 the gated networks lose as much as the tanh RNN, and at gain 6 the
+    loop's dependence grows with the distance: the page says so, where it once said the opposite."""
+    at = run_page(PAGE, {"init": "orthogonal", "gain": "1.0"})
+    assert_no_exception(at)
+    reading = next(m.value for m in at.markdown if "**Reading it.**" in m.value)
+    assert "here, though, the LSTM and the GRU lose as much or more" in reading
+    at = run_page(PAGE, {"init": "orthogonal", "gain": "6.0", "dep_kind": "gru"})
+    assert_no_exception(at)
+    matrices = next(m.value for m in at.markdown if "The **loop** fills the lower triangle" in m.value)
+    assert "growing with the distance t − s" in matrices
