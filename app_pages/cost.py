@@ -79,8 +79,9 @@ def crossover(shown) -> None:
     The exact counts (solid lines) add what the big-O leaves out. This attention layer also projects
     the sequence four times (Q, K, V, output: 4·T·d²), so it always multiplies more than a tanh RNN of
     the same width (2·T·d²): at your sizes {attention_layer.multiplications:,} against
-    {rnn_layer.multiplications:,} per layer. Its T²·d part takes over above T = d — which is why
-    long contexts are expensive, and why short ones (T < d, as in many sentences) are cheap.
+    {rnn_layer.multiplications:,} per layer. In the exact count its quadratic part, 2·T²·d, outgrows the
+    projections' 4·T·d² above T = 2·d — which is why long contexts are expensive, and why short ones
+    (T < d, as in many sentences) are cheap.
     """
     )
 
@@ -138,7 +139,7 @@ def ask_to_time(settings):
 serve_lesson(
     COST,
     title="Cost: size, operations, steps",
-    lead="Attention is not free. Compared with a recurrent layer it has a few times more parameters and, "
+    lead="Attention is not free. Compared with a tanh RNN layer of the same width it has twice the parameters and, "
     "for long sequences, many more multiplications: every position is compared with every other. "
     "What it saves is *sequential* work — the loop must run its T steps one after another, attention "
     "runs in one — and the *path* the gradient travels. Here are the lecture's counts, exactly, for "
