@@ -14,6 +14,8 @@ numpy arrays: the caches are shared by all sessions.
 from __future__ import annotations
 
 import itertools
+import types
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,14 +137,15 @@ def orders_between(log10_norms: np.ndarray, first: int, last: int) -> float | No
 
 
 @bounded_cache(32, max_bytes=100_000)
-def gain_probe(T: int, width: int, n_seeds: int, probes: tuple[tuple[float, str], ...]) -> dict:
+def gain_probe(T: int, width: int, n_seeds: int, probes: tuple[tuple[float, str], ...]) -> Mapping:
     """{(gain, kind): orders between t = 1 (0 when T ≤ 2) and t = T − 1} with orthogonal weights and no
     truncation, on gradient_curves' models and inputs: what moving the gain there would show.  Only the
-    networks asked for are run, one piece of work each."""
+    networks asked for are run, one piece of work each; read-only (shared by every session)."""
     seeds, first = tuple(range(n_seeds)), (1 if T > 2 else 0)
-    return {(gain, kind): orders_between(piece(recurrent_log_gradient_norms, kind, width, T, init="orthogonal",
-                                               gain=gain, seeds=seeds, bptt_window=None), first, T - 1)
-            for gain, kind in probes}
+    return types.MappingProxyType({
+        (gain, kind): orders_between(piece(recurrent_log_gradient_norms, kind, width, T, init="orthogonal", gain=gain,
+                                           seeds=seeds, bptt_window=None), first, T - 1)
+        for gain, kind in probes})
 
 
 def path_lengths(T: int, kind: str, n_layers: int = 1) -> np.ndarray:
