@@ -106,6 +106,9 @@ def stopwatch(shown) -> None:
     slower = view.slower
     verdict = (f"From T = {slower} on, the attention layer is the slower one here: on one thread nothing runs in "
                "parallel, so attention pays its full T²·d, and that outgrows the loop." if slower else
+               f"The attention layer was the slower one at T = {', '.join(map(str, view.slower_at))} only, not from "
+               "one length on: here the two are close, and the machine's other work can tip either way."
+               if view.slower_at else
                "In this range the attention layer is never the slower one here: its T²·d has not outgrown the "
                "loop's cost per step.")
     text_col.markdown(

@@ -51,7 +51,8 @@ def lookup(shown) -> None:
 **Try next.** The *k* buttons copy a key into the query. When that key's score beats all the others by
 a wide margin, it takes nearly all the weight and the lookup returns (almost exactly) its value — the
 dictionary behaviour, recovered. Raise the temperature and the weights flatten towards an even split of
-{facts['even']:.2f} each; lower it and the single best key wins outright. Switching on √d scaling divides
+{facts['even']:.2f} each; lower it and the weight gathers on the best-scoring key (shared by keys that tie for
+the best). Switching on √d scaling divides
 these {facts['d']}-dimensional scores by √{facts['d']} = {facts['sqrt_d']:g}.
 """
     )

@@ -135,6 +135,13 @@ def measure_forward_times(
     return results
 
 
+def slower_at(timings: Sequence[Timing], layer: str, than: str) -> tuple[int, ...]:
+    """Every measured T at which `layer` was slower than `than`."""
+    times = {(t.layer, t.T): t.seconds for t in timings if t.seconds is not None}
+    return tuple(sorted(T for (name, T), s in times.items() if name == layer and (than, T) in times
+                        and s > times[(than, T)]))
+
+
 def slower_from(timings: Sequence[Timing], layer: str, than: str) -> int | None:
     """The shortest measured T from which `layer` stays slower than `than` (None if it never is,
     or if the two were not both measured at some T)."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..training.tasks import PAD
+from ..training.tasks import BOS, EOS, PAD
 
 __all__ = ["CHECKS", "Seen", "mask_claim", "notices"]
 
@@ -78,15 +78,42 @@ def _causal(seen: Seen) -> bool:
     return claim is not None and claim[0] == "mask: causal"
 
 
+def _letters(tokens) -> list[int]:
+    """The places of the input's letters (not padding nor a start or end marker)."""
+    return [i for i, t in enumerate(tokens) if t not in (PAD, BOS, EOS)]
+
+
 def _reads_the_letter_it_writes(seen: Seen) -> bool:
     """Cross-attention: in some head of the last layer, most decoder steps weigh most the input
-    letter they write next (reversal: the anti-diagonal; sorting: the sorting permutation)."""
-    writes = [t for t in seen.answer if t != "</s>"]
+    letter they write next (sorting: a repeated letter may be read at any of its places)."""
+    writes = [t for t in seen.answer if t != EOS]
     if not seen.trained or not writes:
         return False
     keys = np.array(seen.block.key_tokens)
     looked = keys[_brightest(seen.block.weights[-1])[:, :len(writes)]]  # (heads, steps)
     return bool(((looked == np.array(writes)).mean(axis=1) >= MOST).any())
+
+
+def _reads_from_the_end(seen: Seen) -> bool:
+    """Reversal's cross-attention runs along the anti-diagonal: in some head of the last layer, most
+    decoder steps k weigh most the k-th letter from the end, by place (compared by letter, a word of
+    repeated letters matched wherever the head looked)."""
+    letters = _letters(seen.block.key_tokens)[::-1]
+    steps = min(len([t for t in seen.answer if t != EOS]), len(letters))
+    if not seen.trained or not steps:
+        return False
+    looked = _brightest(seen.block.weights[-1])[:, :steps]  # (heads, steps)
+    return bool((looked == np.array(letters[:steps])).mean(axis=1).max() >= MOST)
+
+
+def _traces_the_sort(seen: Seen) -> bool:
+    """Sorting's cross-attention traces the sorting permutation "rather than a diagonal": the model
+    writes the input sorted, the input was not in order already, and its steps read the letters
+    they write."""
+    letters = [seen.block.key_tokens[i] for i in _letters(seen.block.key_tokens)]
+    written = tuple(t for t in seen.answer if t != EOS)
+    return (letters != sorted(letters) and seen.expected is not None
+            and written == tuple(t for t in seen.expected if t != EOS) and _reads_the_letter_it_writes(seen))
 
 
 def _it_reads_its_referent(seen: Seen) -> bool:
@@ -96,16 +123,20 @@ def _it_reads_its_referent(seen: Seen) -> bool:
     if not seen.trained or seen.referent is None or seen.expected is None or "it" not in tokens:
         return False
     it, (layer, head) = tokens.index("it"), seen.referent
-    if layer >= seen.block.weights.shape[0] or not np.isfinite(seen.block.masked_scores[layer, head, it, -1]):
+    last = _letters(seen.block.key_tokens)[-1]  # the last word (padding after it under a padding mask)
+    if layer >= seen.block.weights.shape[0] or not np.isfinite(seen.block.masked_scores[layer, head, it, last]):
         return False
     return seen.block.key_tokens[int(seen.block.weights[layer, head, it].argmax())] == seen.expected[0]
 
 
 def _induction(seen: Seen) -> bool:
-    """Some head of layer 2 sends most repeated tokens to the token after their first occurrence,
-    and some head of layer 1 sends most tokens to the one before them."""
+    """The second half of the input repeats the first; some head of layer 2 sends most repeated tokens
+    to the token after their first occurrence, and some head of layer 1 sends most tokens to the one
+    before them."""
     tokens, weights = seen.block.query_tokens, seen.block.weights
-    if not seen.trained or weights.shape[0] < 2:
+    words = [tokens[i] for i in _letters(tokens)]
+    half = len(words) // 2
+    if not seen.trained or weights.shape[0] < 2 or len(words) % 2 or not half or words[half:] != words[:half]:
         return False
     repeats = [(i, tokens.index(t) + 1) for i, t in enumerate(tokens) if tokens.index(t) < i]
     if not repeats:
@@ -117,8 +148,12 @@ def _induction(seen: Seen) -> bool:
 
 
 def _recall(seen: Seen) -> bool:
-    """In some head, the last row weighs the first token most."""
-    return seen.trained and bool((_brightest(seen.block.weights)[:, :, -1] == 0).any())
+    """In some head, the row of the (last) '?' weighs the first token most."""
+    tokens = list(seen.block.query_tokens)
+    if not seen.trained or "?" not in tokens:
+        return False
+    asks = len(tokens) - 1 - tokens[::-1].index("?")
+    return bool((_brightest(seen.block.weights)[:, :, asks] == 0).any())
 
 
 def _trained_and_unmasked(seen: Seen) -> bool:
@@ -126,10 +161,10 @@ def _trained_and_unmasked(seen: Seen) -> bool:
 
 
 CHECKS: dict[str, Callable[[Seen], bool]] = {
-    "notice: reverse cross": _reads_the_letter_it_writes,
+    "notice: reverse cross": _reads_from_the_end,
     "notice: reverse decoder": _causal,
     "notice: reverse encoder": _trained_and_unmasked,
-    "notice: sort cross": _reads_the_letter_it_writes,
+    "notice: sort cross": _traces_the_sort,
     "notice: sort decoder": _causal,
     "notice: sort encoder": _trained_and_unmasked,
     "notice: coreference encoder": _it_reads_its_referent,

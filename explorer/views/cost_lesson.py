@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..analysis.timing import Timing, slower_from
+from ..analysis.timing import Timing, slower_at, slower_from
 from ..caching import bounded_cache
 from .claims import Claim
 from .cost import ComplexityRow, complexity_rows, forward_times, operations_curves, operations_lengths
@@ -134,6 +134,7 @@ class StopwatchView:
     timings: tuple[Timing, ...]  # up to time_T; seconds None where the budget ran out
     threads: int  # torch's CPU threads when measured
     slower: int | None  # the shortest T from which attention stays slower than torch's RNN
+    slower_at: tuple[int, ...] = ()  # every T at which attention was slower
 
 
 _timed_widths: set[int] = set()  # widths measured on this server (at most len(WIDTHS))
@@ -157,4 +158,5 @@ def _measured(d: int, attempt: int) -> tuple[tuple[Timing, ...], int]:
 def stopwatch_view(settings: StopwatchSettings) -> StopwatchView:
     timings, threads = _measured(settings.d, settings.attempt)
     shown = tuple(t for t in timings if settings.time_T >= t.T)
-    return StopwatchView(settings, shown, threads, slower_from(shown, "attention", "rnn"))
+    return StopwatchView(settings, shown, threads, slower_from(shown, "attention", "rnn"),
+                         slower_at(shown, "attention", "rnn"))

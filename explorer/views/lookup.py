@@ -163,6 +163,8 @@ def lookup_facts(view: LookupView) -> dict[str, object]:
         "best": labels[best], "best_weight": float(result.weights[best]), "best_score": float(result.scores[best]),
         "best_value": f"v{best + 1}", "runner": labels[runner], "runner_weight": float(result.weights[runner]),
         "runner_score": float(result.scores[runner]), "lead": lead, "scaled_lead": lead * result.scale,
+        "asks_for_best": bool(np.array_equal(view.settings.query, view.keys[best])),
+        "scaled_by_sqrt_d": bool(view.settings.scale),
     }
     for j in range(len(labels)):
         facts.update({f"w{j + 1}": float(result.weights[j]), f"s{j + 1}": number(result.scores[j]),
@@ -187,7 +189,11 @@ LOOKUP_CLAIMS = types.MappingProxyType({
     "hot_flattens": _claim(lambda f: min(f["w3"], f["w5"]) >= NOTHING and max(f["w1"], f["w2"], f["w4"]) < 0.3),
     "cold_picks_max": _claim(lambda f: f["best"] == "k2" and f["runner"] == "k1" and f["w2"] > 0.95),
     "longer_sharpens": _claim(lambda f: f["best"] == "k2" and f["w2"] > f["w2_half"]),
-    "key_retrieves": _claim(lambda f: f["best_weight"] > 0.99 and f["runner"] != f["best"]),
-    "sqrt_d_softens": _claim(lambda f: f["runner"] != f["best"] and f["scale"] < 1 and f["best_weight"] < 0.99),
+    # "as a dictionary would return it for that key": the query is that key
+    "key_retrieves": _claim(lambda f: f["best_weight"] > 0.99 and f["runner"] != f["best"] and f["asks_for_best"]),
+    # "dividing by √d": the scale is exactly 1/√d (a temperature would change it)
+    "sqrt_d_softens": _claim(lambda f: f["runner"] != f["best"] and f["scaled_by_sqrt_d"]
+                             and math.isclose(f["scale"], 1 / f["sqrt_d"])
+                             and f["best_weight"] < 0.99),
     "zero_query_even": _claim(lambda f: all(f[f"s{j}"] == "0.0" for j in range(1, 6))),
 })

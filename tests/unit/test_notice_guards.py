@@ -1,0 +1,71 @@
+"""Guards that check what their sentence says (a review found several checking something weaker: letters
+where the sentence is about places, a padding row where it is about the '?', nothing at all about the input
+repeating).  Each case below showed its sentence falsely, or hid a true one, before."""
+
+import dataclasses
+
+import pytest
+
+from explorer.analysis.timing import Timing, slower_at, slower_from
+from explorer.serve import runtime
+from explorer.serve.lessons import LOOKUP
+from explorer.serve.steps import load_steps
+from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
+from explorer.views.lookup import LOOKUP_CLAIMS
+from tests.support.claims import step_settings
+
+
+def notices(**changes) -> list[str]:
+    view = attention_lesson_view(dataclasses.replace(AttentionSettings(), **changes))
+    return [name for name, _ in view.notices if name.startswith("notice")]
+
+
+def typed(task: str, text: str, **changes) -> list[str]:
+    return notices(task=task, **{f"input_{task}": text, f"text_{task}": text}, **changes)
+
+
+def test_reversal_runs_along_the_anti_diagonal_by_place_not_by_letter():
+    assert notices(block="cross") == ["notice: reverse cross"]  # the default model: it does
+    # one head, two layers: rows read keys [4, 4, 3, 1, 0]; by letter the double L made it 80 %
+    assert typed("reverse", "H E L L O", block="cross", heads=1) == []
+    assert typed("reverse", "A A A A A", block="cross", layers=1) == []  # every row on one key
+
+
+def test_sorting_traces_a_permutation_only_where_the_input_was_out_of_order():
+    assert notices(task="sort", block="cross") == ["notice: sort cross"]
+    assert typed("sort", "A B C D E", block="cross") == []  # sorted already: the permutation is the diagonal
+
+
+def test_induction_needs_an_input_whose_second_half_repeats_the_first():
+    assert notices(task="induction", heads=2) == ["notice: induction encoder"]  # the shipped model
+    assert typed("induction", "t1 t2 t3 t4 t5 t6 t7 t8 t1 t2", heads=2) == []
+
+
+def test_recall_follows_the_row_of_the_question_mark():
+    assert notices(task="recall") == ["notice: recall encoder"]
+    assert notices(task="recall", mask="padding") == ["notice: recall encoder"]  # the last row is <pad> there
+    assert typed("recall", "C A F B H D E G") == []  # no '?' to follow
+
+
+def test_coreference_under_the_padding_mask_reads_the_last_word_not_the_padding():
+    assert notices(task="coreference", mask="padding") == ["notice: coreference encoder"]
+
+
+@pytest.mark.parametrize(("claim", "changes"), [
+    ("key_retrieves", {"q1": 10.0, "q2": 10.0, "q3": 10.0, "q4": 10.0}),  # no key asked for: k3 still 0.993
+    ("sqrt_d_softens", {"temperature": 3.0, "scale": False}),  # divided by 3, not √4
+    ("sqrt_d_softens", {"temperature": 2.0, "scale": False}),  # divided by 2, by the temperature
+    ("sqrt_d_softens", {"temperature": 2.0, "scale": True}),  # divided by 4
+])
+def test_lookup_steps_claims_need_what_their_answers_name(claim, changes):
+    step = next(s for s in load_steps("lookup") if s.claim == claim)
+    settings = step_settings(LOOKUP, None, step.settings)
+    assert LOOKUP_CLAIMS[claim].holds(runtime.shown(LOOKUP, settings)), "at the step's own settings it holds"
+    assert not LOOKUP_CLAIMS[claim].holds(runtime.shown(LOOKUP, dataclasses.replace(settings, **changes)))
+
+
+def test_attention_slower_at_some_lengths_is_not_never_slower():
+    times = [Timing(layer, T, 64, seconds, 5) for layer, T, seconds in
+             (("attention", 8, 2.0), ("rnn", 8, 1.0), ("attention", 16, 1.0), ("rnn", 16, 3.0))]
+    assert slower_from(times, "attention", "rnn") is None  # not from one length on ...
+    assert slower_at(times, "attention", "rnn") == (8,)  # ... yet slower at T = 8: the page says so
