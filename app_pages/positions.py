@@ -16,6 +16,7 @@ from explorer.serve import altair_chart, escape_markdown, lesson_text, plotly_ch
 from explorer.serve.adapter import Button, Preset, Section, claimed, measured_box, serve_lesson
 from explorer.serve.lessons import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.views import position_facts as facts
+from explorer.views.claims import listed
 from explorer.views.position_lesson import CLASSIC, LECTURE
 from explorer.views.positions import LEARNED_MODEL, column_names
 
@@ -151,7 +152,10 @@ def attention(shown) -> None:
     """4 · The attention chosen above, of every model."""
     if shown.figures.attention is not None:
         plotly_chart(shown.figures.attention, width="stretch", key="attention_by_encoding")
-        st.caption(text("attention by encoding"))
+        along, off = facts.anti_diagonal(shown.view)
+        st.caption(" ".join([text("attention by encoding")]
+                            + [text(f"attention by encoding: {name}", models=listed(models))
+                               for name, models in (("along", along), ("off", off)) if models]))
 
 
 def relative(shown) -> None:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Claim", "fill", "power_of_ten", "say", "typed_numbers"]
+__all__ = ["Claim", "fill", "listed", "power_of_ten", "say", "typed_numbers"]
 
 FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
 _COUNTED = re.compile(FIELD.pattern + r"( [^{}()\n]{1,30}?)\(s\)")  # a field, then a noun in the plural with "(s)"
@@ -85,6 +85,12 @@ def say(claims: Mapping[str, Claim], name: str, text: str, shown) -> str | None:
 def typed_numbers(text: str) -> list[str]:
     """The numbers written into `text` by hand, outside its `{fields}` (see `_NUMBER`)."""
     return _NUMBER.findall(_NAMED.sub("", FIELD.sub("", text)))
+
+
+def listed(items) -> str:
+    """'a, b and c'."""
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

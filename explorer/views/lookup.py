@@ -20,7 +20,7 @@ from ..analysis.lookup import (
     parse_vectors,
     soft_lookup,
 )
-from .claims import Claim
+from .claims import Claim, listed
 from .measured import Measured, self_match
 from .settings import setting
 
@@ -139,12 +139,6 @@ def number(x: float) -> str:
     """A score as the lesson writes it: 2.0, −12.5, 20.25 (a true minus sign)."""
     text = f"{x:.2f}".rstrip("0")
     return (text + "0" if text.endswith(".") else text).replace("-", "−")
-
-
-def listed(items) -> str:
-    """'a, b and c'."""
-    items = list(items)
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def lookup_facts(view: LookupView) -> dict[str, object]:

@@ -13,9 +13,40 @@ from .claims import Claim
 from .position_lesson import slope_text
 from .positions import REVERSE_TASK
 
-__all__ = ["MODEL_CLAIMS", "POSITION_CLAIMS", "RELATIVE_CLAIMS", "alibi_text_facts", "lecture_divisor",
-           "matrix_step_facts", "model_step_facts", "neighbour_facts",
-           "number", "relative_step_facts", "table_facts", "wavelength_facts"]
+__all__ = [
+    "MODEL_CLAIMS",
+    "POSITION_CLAIMS",
+    "RELATIVE_CLAIMS",
+    "alibi_text_facts",
+    "anti_diagonal",
+    "lecture_divisor",
+    "matrix_step_facts",
+    "model_step_facts",
+    "neighbour_facts",
+    "number",
+    "relative_step_facts",
+    "table_facts",
+    "wavelength_facts",
+]
+
+
+ALONG = 0.75  # "runs along the anti-diagonal": at least this share of the rows weigh that key most
+
+
+def anti_diagonal(view) -> tuple[list[str], list[str]]:
+    """Of the models that reverse the input correctly, those whose cross-attention shown (the chosen layer
+    and head) runs along the anti-diagonal — step k weighs the k-th letter from the end most, in most
+    rows — and those whose does not.  Nothing for the other blocks."""
+    if view.settings.block != "cross":
+        return [], []
+    along, off = [], []
+    for (encoding, run), panel in zip(view.runs.items(), view.panels, strict=True):
+        if not run.correct:
+            continue
+        n = min(panel.shape[0], panel.shape[1])
+        reads = np.asarray(panel)[:n].argmax(axis=1) == np.arange(panel.shape[1] - 1, panel.shape[1] - 1 - n, -1)
+        (along if reads.mean() >= ALONG else off).append(encoding)
+    return along, off
 
 
 def number(x: float) -> str:

@@ -8,8 +8,9 @@ import pytest
 
 from explorer.analysis.timing import Timing, slower_at, slower_from
 from explorer.serve import runtime
-from explorer.serve.lessons import LOOKUP
+from explorer.serve.lessons import LOOKUP, POSITION_MODELS
 from explorer.serve.steps import load_steps
+from explorer.views import position_facts as facts
 from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
 from explorer.views.lookup import LOOKUP_CLAIMS
 from tests.support.claims import step_settings
@@ -69,3 +70,19 @@ def test_attention_slower_at_some_lengths_is_not_never_slower():
              (("attention", 8, 2.0), ("rnn", 8, 1.0), ("attention", 16, 1.0), ("rnn", 16, 3.0))]
     assert slower_from(times, "attention", "rnn") is None  # not from one length on ...
     assert slower_at(times, "attention", "rnn") == (8,)  # ... yet slower at T = 8: the page says so
+
+
+def test_positions_names_the_models_whose_shown_cross_attention_runs_along_the_anti_diagonal():
+    """The caption said every correct model's cross-attention runs along the anti-diagonal; at layer 1 the
+    sinusoidal and learned models' largest weights sit on one key (1 of 7 rows on the anti-diagonal)."""
+    settings = POSITION_MODELS.settings()
+    assert facts.anti_diagonal(runtime.shown(POSITION_MODELS, settings).view) == (
+        ["sinusoidal", "learned", "rope", "t5"], [])
+    along, off = facts.anti_diagonal(runtime.shown(POSITION_MODELS, dataclasses.replace(settings, layer=1)).view)
+    assert off == ["sinusoidal", "learned"] and along == ["rope", "t5"]
+    view = runtime.shown(POSITION_MODELS, dataclasses.replace(settings, layer=1)).view
+    panel = view.panels[list(view.runs).index("sinusoidal")]
+    n = panel.shape[1]
+    assert (panel[:n].argmax(axis=1) == range(n - 1, -1, -1)).mean() < 0.5  # what "off" rests on
+    assert facts.anti_diagonal(runtime.shown(POSITION_MODELS, dataclasses.replace(settings, block="encoder")).view) \
+        == ([], [])
