@@ -185,7 +185,8 @@ def relative_scheme(view, figures, settings) -> None:
         st.markdown(text("RoPE", first_query=view.rope_queries[0], second_query=view.rope_queries[1],
                          rope_dim=settings.rope_dim, rope_accuracy=accuracy))
     else:
-        st.markdown(text("T5"))
+        st.markdown(text("T5", farther="farther ones share buckets that widen logarithmically" if facts.t5_shares(view)
+                         else "here the maximum distance is so short that the farther ones get a bucket each too"))
 
 
 serve_lesson(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.positional import alibi_slopes
+from ..model.positional import alibi_slopes, t5_relative_buckets
 from ..training.tasks import get_task
 from .claims import Claim
 from .position_lesson import slope_text
@@ -25,6 +25,7 @@ __all__ = [
     "neighbour_facts",
     "number",
     "relative_step_facts",
+    "t5_shares",
     "table_facts",
     "wavelength_facts",
 ]
@@ -47,6 +48,15 @@ def anti_diagonal(view) -> tuple[list[str], list[str]]:
         reads = np.asarray(panel)[:n].argmax(axis=1) == np.arange(panel.shape[1] - 1, panel.shape[1] - 1 - n, -1)
         (along if reads.mean() >= ALONG else off).append(encoding)
     return along, off
+
+
+def t5_shares(view) -> bool:
+    """Do offsets short of the maximum distance share a bucket (the logarithmic ones widen) at the T5
+    settings shown?  With few of them before the maximum distance, each gets a bucket of its own."""
+    s, reach = view.settings, view.t5_max_distance
+    per_side = s.t5_buckets // 2 if s.t5_bidirectional else s.t5_buckets  # one direction's buckets
+    buckets = t5_relative_buckets(reach, 1, bidirectional=False, num_buckets=per_side, max_distance=reach)[:, 0]
+    return len(np.unique(buckets)) < reach  # offsets 0 … reach − 1, looking back
 
 
 def number(x: float) -> str:

@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from explorer.analysis.timing import Timing, slower_at, slower_from
+from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
-from explorer.serve.lessons import LOOKUP, POSITION_MODELS
+from explorer.serve.lessons import LOOKUP, POSITION_MODELS, POSITION_RELATIVE
 from explorer.serve.steps import load_steps
 from explorer.views import position_facts as facts
 from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
@@ -86,3 +87,20 @@ def test_positions_names_the_models_whose_shown_cross_attention_runs_along_the_a
     assert (panel[:n].argmax(axis=1) == range(n - 1, -1, -1)).mean() < 0.5  # what "off" rests on
     assert facts.anti_diagonal(runtime.shown(POSITION_MODELS, dataclasses.replace(settings, block="encoder")).view) \
         == ([], [])
+
+
+@pytest.mark.parametrize("buckets", [8, 16, 32, 64])
+@pytest.mark.parametrize("both", [True, False])
+@pytest.mark.parametrize("distance", [8, 16, 32, 128])
+def test_t5_says_buckets_widen_only_where_farther_offsets_share_one(buckets, both, distance):
+    """The T5 text said farther offsets share widening buckets at every setting; with 32 buckets both ways
+    and a maximum distance of 16, each offset below it has a bucket of its own.  Checked on the whole
+    bidirectional bucket matrix: the offsets looking back, below the maximum distance used."""
+    settings = dataclasses.replace(POSITION_RELATIVE.settings(), scheme="T5", t5_buckets=buckets, t5_bidirectional=both,
+                                   t5_max_distance=distance)
+    view = runtime.shown(POSITION_RELATIVE, settings).view
+    reach = view.t5_max_distance
+    matrix = t5_relative_buckets(reach, reach, bidirectional=both, num_buckets=buckets, max_distance=reach)
+    back = {int(matrix[q, q - d]) for q in range(reach) for d in range(q + 1)}  # bucket of offsets −d
+    offsets_back = reach  # distances 0 … reach − 1
+    assert facts.t5_shares(view) == (len(back) < offsets_back)
