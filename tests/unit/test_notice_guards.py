@@ -4,8 +4,10 @@ repeating).  Each case below showed its sentence falsely, or hid a true one, bef
 
 import dataclasses
 
+import numpy as np
 import pytest
 
+from explorer.analysis.kv_timing import CacheSweep
 from explorer.analysis.timing import Timing, slower_at, slower_from
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
@@ -13,6 +15,7 @@ from explorer.serve.lessons import LOOKUP, POSITION_MODELS, POSITION_RELATIVE
 from explorer.serve.steps import load_steps
 from explorer.views import position_facts as facts
 from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
+from explorer.views.decoder_lesson import timing_claim
 from explorer.views.lookup import LOOKUP_CLAIMS
 from tests.support.claims import step_settings
 
@@ -104,3 +107,21 @@ def test_t5_says_buckets_widen_only_where_farther_offsets_share_one(buckets, bot
     back = {int(matrix[q, q - d]) for q in range(reach) for d in range(q + 1)}  # bucket of offsets −d
     offsets_back = reach  # distances 0 … reach − 1
     assert facts.t5_shares(view) == (len(back) < offsets_back)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_decoder_mixed_timing_has_a_length_measured_the_other_way_before_the_crossover(seed):
+    """'timing: mixed' says the cache was faster at the step's length, yet some length between it and the
+    crossover measured the other way (it said 'close to where the cache starts to pay' and 'about the same
+    size', which one noisy length contradicts).  Random sweeps, every length."""
+    rng = np.random.default_rng(seed)
+    lengths = np.array([4, 8, 16, 32, 64, 128, 256])
+    sweep = CacheSweep(32, 2, 4, lengths, rng.uniform(1, 2, 7), rng.uniform(1, 2, 7), 3)
+    for length in range(2, 300, 7):
+        name, values = timing_claim(sweep, length)
+        if name != "timing: mixed":
+            continue
+        i = list(lengths).index(values["measured"])
+        assert sweep.cached[i] < sweep.uncached[i]
+        between = [j for j, n in enumerate(lengths) if values["measured"] <= n < values["crossover"]]
+        assert any(sweep.cached[j] >= sweep.uncached[j] for j in between), (length, values)
