@@ -135,22 +135,24 @@ def measure_forward_times(
     return results
 
 
+def _slower(timings: Sequence[Timing], layer: str, than: str) -> dict[int, bool]:
+    """{T: was `layer` slower than `than`} at every T where both were measured, T ascending."""
+    times = {(t.layer, t.T): t.seconds for t in timings if t.seconds is not None}
+    both = sorted(T for (name, T) in times if name == layer and (than, T) in times)
+    return {T: times[(layer, T)] > times[(than, T)] for T in both}
+
+
 def slower_at(timings: Sequence[Timing], layer: str, than: str) -> tuple[int, ...]:
     """Every measured T at which `layer` was slower than `than`."""
-    times = {(t.layer, t.T): t.seconds for t in timings if t.seconds is not None}
-    return tuple(sorted(T for (name, T), s in times.items() if name == layer and (than, T) in times
-                        and s > times[(than, T)]))
+    return tuple(T for T, slower in _slower(timings, layer, than).items() if slower)
 
 
 def slower_from(timings: Sequence[Timing], layer: str, than: str) -> int | None:
     """The shortest measured T from which `layer` stays slower than `than` (None if it never is,
     or if the two were not both measured at some T)."""
-    times = {(t.layer, t.T): t.seconds for t in timings if t.seconds is not None}
-    both = sorted(T for (name, T) in times if name == layer and (than, T) in times)
     answer = None
-    for T in reversed(both):
-        if times[(layer, T)] > times[(than, T)]:
-            answer = T
-        else:
+    for T, slower in reversed(_slower(timings, layer, than).items()):
+        if not slower:
             break
+        answer = T
     return answer

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..training.tasks import BOS, EOS, PAD
 
-__all__ = ["CHECKS", "Seen", "mask_claim", "notices"]
+__all__ = ["CHECKS", "Seen", "from_the_end", "mask_claim", "notices"]
 
 MOST = 0.75  # "a head does X": X holds for at least this share of the rows it is about
 
@@ -94,16 +94,20 @@ def _reads_the_letter_it_writes(seen: Seen) -> bool:
     return bool(((looked == np.array(writes)).mean(axis=1) >= MOST).any())
 
 
+def from_the_end(weights: np.ndarray, places: list[int], steps: int) -> bool:
+    """Does cross-attention run along the anti-diagonal: in `weights` (…, T_q, T_k: heads, or one map),
+    do most of the first `steps` rows weigh most the k-th of the input's `places` from the end (by place:
+    compared by letter, a word of repeated letters would match wherever a head looked)?  True if some
+    head does."""
+    wanted = np.array(places[::-1][:steps])
+    return bool(steps) and bool(((_brightest(weights)[..., :steps] == wanted).mean(axis=-1) >= MOST).any())
+
+
 def _reads_from_the_end(seen: Seen) -> bool:
-    """Reversal's cross-attention runs along the anti-diagonal: in some head of the last layer, most
-    decoder steps k weigh most the k-th letter from the end, by place (compared by letter, a word of
-    repeated letters matched wherever the head looked)."""
-    letters = _letters(seen.block.key_tokens)[::-1]
-    steps = min(len([t for t in seen.answer if t != EOS]), len(letters))
-    if not seen.trained or not steps:
-        return False
-    looked = _brightest(seen.block.weights[-1])[:, :steps]  # (heads, steps)
-    return bool((looked == np.array(letters[:steps])).mean(axis=1).max() >= MOST)
+    """Reversal's cross-attention runs along the anti-diagonal, in some head of the last layer."""
+    places = _letters(seen.block.key_tokens)
+    steps = min(len([t for t in seen.answer if t != EOS]), len(places))
+    return seen.trained and from_the_end(seen.block.weights[-1], places, steps)
 
 
 def _traces_the_sort(seen: Seen) -> bool:

@@ -134,7 +134,7 @@ class StopwatchView:
     timings: tuple[Timing, ...]  # up to time_T; seconds None where the budget ran out
     threads: int  # torch's CPU threads when measured
     slower: int | None  # the shortest T from which attention stays slower than torch's RNN
-    slower_at: tuple[int, ...] = ()  # every T at which attention was slower
+    slower_at: tuple[int, ...]  # every T at which attention was slower
 
 
 _timed_widths: set[int] = set()  # widths measured on this server (at most len(WIDTHS))

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..model.positional import alibi_slopes, t5_relative_buckets
 from ..training.tasks import get_task
+from .attention_claims import from_the_end
 from .claims import Claim
 from .position_lesson import slope_text
 from .positions import REVERSE_TASK
@@ -31,9 +32,6 @@ __all__ = [
 ]
 
 
-ALONG = 0.75  # "runs along the anti-diagonal": at least this share of the rows weigh that key most
-
-
 def anti_diagonal(view) -> tuple[list[str], list[str]]:
     """Of the models that reverse the input correctly, those whose cross-attention shown (the chosen layer
     and head) runs along the anti-diagonal — step k weighs the k-th letter from the end most, in most
@@ -44,9 +42,9 @@ def anti_diagonal(view) -> tuple[list[str], list[str]]:
     for (encoding, run), panel in zip(view.runs.items(), view.panels, strict=True):
         if not run.correct:
             continue
-        n = min(panel.shape[0], panel.shape[1])
-        reads = np.asarray(panel)[:n].argmax(axis=1) == np.arange(panel.shape[1] - 1, panel.shape[1] - 1 - n, -1)
-        (along if reads.mean() >= ALONG else off).append(encoding)
+        keys = panel.shape[1]
+        (along if from_the_end(np.asarray(panel), list(range(keys)), min(panel.shape[0], keys)) else off).append(
+            encoding)
     return along, off
 
 
