@@ -14,8 +14,9 @@ settings alone — a moment of a live run (explorer/serve/live.py): its figures 
 in a cache of their own, so that polling a run never pushes the lessons' views out of the first.
 
 `warm()` computes every lesson's default view, `view(Settings())`: the defaults are the settings
-dataclass's, not a copy of them; then the view of every lesson step (`at_step`: a step's values, as
-a link gives them), so that a lecturer's Reveal finds its view computed.
+dataclass's, not a copy of them; every page's key view first, then its sections'; then the view of
+every lesson step (`at_step`: a step's values, as a link gives them), so that a lecturer's Reveal
+finds its view computed.
 
 Every cache in the library is made by explorer/caching.py and listed there; the runtime owns them:
 `RESULT_BUDGET` is what a server process may keep of computed results, all caches together (the
@@ -115,12 +116,13 @@ def given_by(lesson: LessonSpec, page_settings) -> dict:
 def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSONS,
          steps: Mapping[str, Sequence[Mapping[str, object]]] | None = None) -> dict[str, float]:
     """Every lesson's default view and figures, computed now (through the work pool, as one more
-    session), then every step's (`steps`: each page's steps' values); the seconds each lesson's
-    defaults took, and "steps of <page>" for each page's steps.  A failure is left for the page to
-    report."""
+    session): first every page's own (its key figure's, which a page opened in a browser draws
+    first), then its sections' (`section`: further down the page), then every step's (`steps`: each
+    page's steps' values); the seconds each lesson's defaults took, and "steps of <page>" for each
+    page's steps.  A failure is left for the page to report."""
     seconds = {}
     with run_pieces_with(POOL.runner(Requester("server warm-up"))):
-        for lesson in lessons:
+        for lesson in sorted(lessons, key=lambda lesson: lesson.section is not None):  # stable: pages first
             started = time.perf_counter()
             try:
                 shown(lesson, lesson.settings(), prepare)

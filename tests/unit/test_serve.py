@@ -198,3 +198,13 @@ def test_a_run_that_sends_the_figures_already_drawn_does_not_pause(monkeypatch, 
     assert pauses == [later.HEAD_START_S] * 2
     at.toggle(key="_present_toggle").set_value(True).run()
     assert not at.exception and pauses == [later.HEAD_START_S] * 3, "presentation mode: the figures drawn anew"
+
+
+def test_the_warm_up_computes_every_page_s_key_view_before_any_section(monkeypatch):
+    """A page opened in a browser draws its key figure first: a fresh server has every page's ready
+    before it turns to the sections further down (gradients' recall section takes seconds)."""
+    order = []
+    monkeypatch.setattr(runtime, "shown", lambda lesson, settings, prepare=None: order.append(lesson.name))
+    runtime.warm(lessons=LESSONS)
+    assert order[:len(PAGES)] == [page.name for page in PAGES]
+    assert order[len(PAGES):] == [lesson.name for lesson in LESSONS if lesson.section is not None]
