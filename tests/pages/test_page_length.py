@@ -46,7 +46,7 @@ def test_default_view_accuracy_by_length_attention_and_the_learned_refusal():
     assert seen.shape == (11, 10) and unseen.shape == (16, 15)
     np.testing.assert_allclose(unseen.sum(axis=1), 1, atol=1e-5)
     text = markdown(at)
-    for claim in ("inputs of 2–10 letters", "each length from 2 to 30", "BERT (2018)", "GPT-3 (2020)",
+    for claim in ("inputs of 2–10 letters", "lengths tested, from 2 to 30", "BERT (2018)", "GPT-3 (2020)",
                   "Brown et al.", "Devlin et al.", "11 rows, positions\n0–10", "position 15 reads position 0 after"):
         assert claim in text, claim
     labels = [b.proto.label for b in at.get("download_button")]

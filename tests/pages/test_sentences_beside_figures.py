@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from explorer.serve.prose import lesson_sections
@@ -101,3 +102,18 @@ def test_a_link_value_for_a_control_that_does_not_apply_is_not_called_unknown(pa
     assert f"“{key}” does not apply with the other settings shown" in note, note
     assert "not a setting of this page" not in note
     assert "is not a setting of this page" in info_text(run_page(page, {"zzz": "1"}))
+
+
+@pytest.mark.parametrize("longest", ["16", "40"])
+def test_length_names_the_lengths_its_accuracy_chart_plots(longest):
+    # The lengths tested are a selection (every length up to a little past training, sparser beyond):
+    # the sentence lists them, and does not say every length between the first and the last.
+    at = run_page("app_pages/length.py", {"longest": longest})
+    said = re.search(r"at each of the lengths tested, from (\d+) to (\d+): ([\d, ]+)\.", markdown(at))
+    assert said is not None and "of each length from" not in markdown(at)
+    listed = [int(n) for n in said.group(3).split(", ")]
+    chart = at.get("vega_lite_chart")[0].proto  # the accuracy chart: its points' letters
+    plotted = sorted({int(n) for data in chart.datasets
+                      for n in pa.ipc.open_stream(data.data.data).read_all().column("letters").to_pylist()})
+    assert listed == plotted and (int(said.group(1)), int(said.group(2))) == (listed[0], listed[-1])
+    assert listed != list(range(listed[0], listed[-1] + 1))  # a selection, as the sentence now says
