@@ -78,7 +78,9 @@ def compare(shown) -> None:
     view, figures = shown.view, shown.figures
     if view.other is None:
         return
-    st.markdown(f"Right: {view.other_label}, mask {view.other_mask}. Answer: `{' '.join(view.other_answer)}`.")
+    where = "Middle" if figures.difference is not None else "Right"  # the difference map, if drawn, is right
+    st.markdown(f"Left: this view. {where}: {view.other_label}, mask {view.other_mask}. "
+                f"Answer: `{' '.join(view.other_answer)}`.")
     cols = st.columns(3 if figures.difference is not None else 2)
     plotly_chart(figures.this, where=cols[0], key="compare_a")
     plotly_chart(figures.other, where=cols[1], key="compare_b")

@@ -42,7 +42,7 @@ def stepping(shown) -> None:
                 f"`{run.queries[k]}` and {writes}")
     plotly_chart(shown.figures.step, key="step_figure")
     cross = text("step: cross" if seq2seq else "step: no cross")
-    st.caption(text("step: reading", orange=orange, cross_sentence=cross))
+    st.caption(text("step: reading", orange=orange, cross_sentence=cross, middle="Middle" if seq2seq else "Right"))
 
 
 def forcing(shown) -> None:

@@ -144,14 +144,20 @@ def tiled(shown) -> None:
     altair_chart(figures.bytes_chart, where=chart_col, key="tiled_bytes")
     largest = -1
     times = view.measured_plain[largest] / view.measured_tiled[largest]
+    if view.held < view.full:
+        held = (f"At most **{view.held:,} scores** are held at once here (one tile, {view.T} queries × "
+                f"{view.block} keys), against **{view.full:,}** in the whole {view.T} × {view.T} matrix, which "
+                "is never made.")
+        drawn = " The heatmap above is drawn for you; the method itself never has it."
+    else:  # one block of every key: the tile is the whole matrix
+        held = (f"Here one tile is the whole matrix: a block of {view.block} keys for {view.T} positions holds all "
+                f"**{view.full:,} scores** at once, so tiling saves nothing; choose a shorter block.")
+        drawn = ""
     text_col.markdown(
-        f"At most **{view.held:,} scores** are held at once here (one tile, {view.T} queries × {view.block} "
-        f"keys), against **{view.full:,}** in the whole {view.T} × {view.T} matrix, which is never made. "
-        f"Measured at T = {view.measured_T[largest]:,}: tiled attention's tensors peak at "
+        f"{held} Measured at T = {view.measured_T[largest]:,}: tiled attention's tensors peak at "
         f"**{human_bytes(view.measured_tiled[largest])}**, plain attention's at "
         f"**{human_bytes(view.measured_plain[largest])}**, {times:.0f} "
-        "times as much (the chart: one head, 64-bit values). The heatmap above is drawn for you; the "
-        "method itself never has it.")
+        f"times as much (the chart: one head, 64-bit values).{drawn}")
     download_csv(f"tiled_T{view.T}_block{view.block}.csv", "Download the weights so far (CSV)", frame_csv,
                  figures.frame, key="tiled_csv", where=text_col)
     download_csv(f"tiled_state_T{view.T}_block{view.block}.csv", "Download the running max and sum (CSV)",
@@ -162,7 +168,7 @@ def window(shown) -> None:
     """6 · Sliding-window masks beside causal, and the path length."""
     view, figures = shown.view, shown.figures
     plotly_chart(figures.masks, key="window_masks")
-    st.markdown(text("window", before=view.window - 1))
+    st.markdown(text("window" if view.window > 1 else "window: one", before=view.window - 1))
     chart_col, text_col = st.columns([3, 2], gap="large")
     altair_chart(figures.paths, where=chart_col, key="window_paths")
     if view.path is None:

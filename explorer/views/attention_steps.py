@@ -41,7 +41,8 @@ def _it_row(s) -> dict:
     it, keys = s.view.focus_row, s.view.attention.key_tokens
     row = _panel(s)[it]
     weight = float(row.max())
-    return {"word": keys[int(row.argmax())], "weight": weight, "share": "all" if weight >= ALL else "most",
+    share = "all" if weight >= ALL else "most" if weight > 0.5 else "the largest share"
+    return {"word": keys[int(row.argmax())], "weight": weight, "share": share,
             "answer": _guess(s), "layer": s.settings.layer, "head": s.settings.head}
 
 

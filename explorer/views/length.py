@@ -66,7 +66,8 @@ def _readonly(array) -> np.ndarray:
 @dataclass(frozen=True)
 class LengthSettings:
     longest: int = setting(30, "Longest input tested (letters)", url="longest", options=(16, 20, 30, 40),
-                           help="Lengths from 2 up to this, 100 inputs each, for every shipped model.")
+                           help="Selected lengths from 2 up to this, 100 inputs each, for every shipped model "
+                           "(the learned table's stops at its last row).")
     encoding: str = setting("sinusoidal", "Model whose attention is drawn", url="encoding",
                             options=tuple(REVERSAL_MODELS), format=lambda e: ENCODING_LABELS.get(e, e))
     unseen: int = setting(15, "Its input length (letters)", url="n", bounds=(11, 30, 1),

@@ -250,3 +250,12 @@ def test_the_sidebar_groups_its_controls_and_says_what_the_task_and_the_weights_
     captions = [c.value for c in at.sidebar.caption]
     assert any("it" in c and "refers to" in c for c in captions), "the task's description"
     assert any(c.startswith("Trained weights are shipped for: sinusoidal h4 l2") for c in captions)
+
+
+@pytest.mark.parametrize("compare", ["mask: causal", "mask: padding", "encoding: learned"])
+def test_the_comparison_names_where_the_other_setting_is_drawn(compare):
+    # Three panels (this view, the other, their difference) put the other in the middle; two, on the right.
+    at = run_page(PAGE, {"task": "coreference", "compare": compare})
+    two = any("different sequence lengths" in c.value for c in at.caption)
+    said = next(m.value for m in at.markdown if m.value.startswith("Left: this view."))
+    assert said.startswith("Left: this view. Right:" if two else "Left: this view. Middle:"), said

@@ -1,6 +1,7 @@
 """AppTest: the decoder page, every control driven, what it draws read back and checked against the
 library (decode_steps, the cost functions, count_parameters on models built here)."""
 
+import json
 import re
 
 import numpy as np
@@ -300,3 +301,15 @@ def test_step_texts_agree_with_the_view_they_reveal():
         if "t7 and then t1" in revealed:
             assert free_after[:2] == ["t7", "t1"] and forced_after[:2] == ["t9", "t4"] and rows[2][at_step] == "t1"
     assert checked == 2, "the steps that put a mistake in (4 and 5)"
+
+
+@pytest.mark.parametrize("task", ["reverse", "induction"])
+def test_the_reading_names_the_panel_where_self_attention_is_drawn(task):
+    # An encoder–decoder's step figure has three panels (self-attention in the middle); a decoder-only
+    # model's two (self-attention on the right).
+    at = run_page("app_pages/decoder.py", {"task": task})
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    panels = sum(1 for key in spec["layout"] if re.fullmatch(r"xaxis\d*", key))
+    reading = next(c.value for c in at.caption if c.value.startswith("**Reading it.**"))
+    where = {3: "Middle", 2: "Right"}[panels]
+    assert f"{where}: decoder self-attention" in reading, (panels, reading)

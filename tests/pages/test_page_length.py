@@ -196,3 +196,20 @@ def test_bad_url_values_fall_back_with_a_note(params, expected):
     at = run_page(PAGE, params)
     assert expected in info_text(at)
     assert len(vega_data(at, 0)) > 0
+
+
+@pytest.mark.parametrize("block", ["4", "12"])
+def test_tiled_says_the_matrix_is_never_made_only_when_a_tile_is_smaller(block):
+    at = run_page("app_pages/length.py", {"tile_T": "12", "block": block})
+    text = markdown(at)
+    whole = block == "12"  # one block of every key: the tile is the whole 12 × 12 matrix
+    assert ("which is never made" in text) is not whole and ("tiling saves nothing" in text) is whole
+    assert ("the method itself never has it" in text) is not whole
+
+
+@pytest.mark.parametrize("window", ["1", "2", "4"])
+def test_a_window_of_one_carries_nothing_between_positions(window):
+    text = markdown(run_page("app_pages/length.py", {"window": window, "win_layers": "8"}))
+    assert ("each layer carries it 0 positions" in text) is False
+    assert ("no position reads another" in text) is (window == "1")
+    assert ("stacking layers widens the reach" in text) is (window != "1")

@@ -3,17 +3,21 @@ where it used to fail and where it held: every one is now computed from the view
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
+from explorer.serve.lessons import ATTENTION
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
+from explorer.views.claims import say
 from explorer.views.lookup import NOTHING
 from tests.support.apptest import info_text, page_test, run_page
-from tests.support.claims import answer
+from tests.support.claims import answer, step_view
 
 
 def markdown(at) -> str:
@@ -117,3 +121,20 @@ def test_length_names_the_lengths_its_accuracy_chart_plots(longest):
                       for n in pa.ipc.open_stream(data.data.data).read_all().column("letters").to_pylist()})
     assert listed == plotted and (int(said.group(1)), int(said.group(2))) == (listed[0], listed[-1])
     assert listed != list(range(listed[0], listed[-1] + 1))  # a selection, as the sentence now says
+
+
+def test_attention_says_most_of_its_weight_only_for_more_than_half():
+    # Step 1's answer stays on screen while the reader picks another layer and head, wherever its claim
+    # holds: the weight on the referent is then sometimes far below half.
+    step = next(s for s in load_steps("attention") if s.claim == "it_reads_referent")
+    shares = {}
+    for layer, head in itertools.product((1, 2), (1, 2, 3, 4)):
+        moved = dataclasses.replace(step, settings={**step.settings, "layer": layer, "head": head})
+        text = say(ATTENTION.claims, step.claim, step.reveal, step_view(ATTENTION, None, moved))
+        if text is None:
+            continue
+        weight = float(re.search(r"of its weight \((\d\.\d\d)\)", text).group(1))
+        shares[layer, head] = weight
+        assert ("most of its weight" in text) == (0.5 < weight < 1.0), text
+        assert ("the largest share of its weight" in text) == (weight <= 0.5), text
+    assert min(shares.values()) < 0.5 < max(shares.values()), shares  # both cases met
