@@ -1,6 +1,8 @@
 """AppTest: the encoders page (sentence vectors, similarity, search, attention sinks, the BiRNN), read
 back from the rendered figures and tables and compared with the model computed directly."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -8,7 +10,7 @@ from explorer.analysis.dependency import dependency_path_lengths
 from explorer.analysis.encoders import attention_sinks, pooling_report
 from explorer.serve.steps import load_steps
 from explorer.training.minilm import load_minilm
-from explorer.training.sentences import load_corpus, word_overlap_search
+from explorer.training.sentences import load_corpus, word_overlap_search, words
 from explorer.views.encoders import DEFAULT_QUERY, DEFAULT_TEXT, PRESETS
 from explorer.views.gradients import dependency_views
 from tests.support.apptest import (
@@ -88,7 +90,7 @@ def test_similarity_matrix_follows_the_preset_and_the_edited_sentences():
     assert at.text_area(key="lines").value == "\n".join(PRESETS["word order"])
     overlap = heatmap_z(at, plotly_figures(at).index(figure(at, "Word overlap")))
     assert overlap[0, 1] == 1.0 and overlap[2, 3] == 1.0, "the same words: order-blind overlap is 1"
-    assert "Same words, other order: S1 and S2" in markdown(at)
+    assert "Same set of words: S1 and S2" in markdown(at)
     mine = ["A cat sleeps on the mat.", "The kitten naps on a rug.", "Stock prices fell sharply today."]
     at.text_area(key="lines").set_value("\n".join(mine)).run()
     assert_no_exception(at)
@@ -220,3 +222,15 @@ def test_the_numbers_in_the_step_reveals_are_the_views():
     gap = np.abs(np.subtract.outer(np.arange(24), np.arange(24)))
     assert f"{birnn[gap == 10].mean() / np.diag(birnn).mean():.1e}" == "1.5e-04"
     assert "1.5e-04" in steps["Both directions"]
+
+
+def test_search_says_what_share_of_the_two_sentences_words_are_in_both():
+    # The percentage is word overlap (shared words ÷ the words of the two together), not a share of the
+    # hit's own words: the sentence says so.
+    text = markdown(run_page(PAGE))
+    said = re.search(r"The best hit by meaning is “(.+?)” \(cosine [\d.]+\); of the words it and the query use "
+                     r"between\s+them, (\d+)% are in both\.", text)
+    assert said is not None, text
+    top, query = words(said.group(1)), words(DEFAULT_QUERY)
+    assert int(said.group(2)) == round(100 * len(top & query) / len(top | query))
+    assert round(100 * len(top & query) / len(top)) != int(said.group(2))  # not the hit's own words' share

@@ -1,6 +1,7 @@
 """AppTest: the length-and-memory page, its controls and every lesson step, read back from the charts."""
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -213,3 +214,11 @@ def test_a_window_of_one_carries_nothing_between_positions(window):
     assert ("each layer carries it 0 positions" in text) is False
     assert ("no position reads another" in text) is (window == "1")
     assert ("stacking layers widens the reach" in text) is (window != "1")
+
+
+def test_the_longest_control_says_the_lengths_are_a_selection():
+    at = run_page("app_pages/length.py", {"longest": "40"})
+    slider = next(w for w in at.get("select_slider") if w.label.startswith("Longest input tested"))
+    lengths = sorted({int(n) for n in re.findall(r"\b(\d+)\b", markdown(at).split("lengths tested, from")[1]
+                                                     .split(".")[0])})
+    assert lengths != list(range(2, 41)) and "Selected lengths from 2 up to this" in slider.help

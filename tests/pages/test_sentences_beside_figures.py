@@ -16,6 +16,7 @@ from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
 from explorer.views.claims import say
 from explorer.views.lookup import NOTHING
+from explorer.views.train import LIVE_TASKS, TrainSettings
 from tests.support.apptest import info_text, page_test, run_page
 from tests.support.claims import answer, step_view
 
@@ -138,3 +139,15 @@ def test_attention_says_most_of_its_weight_only_for_more_than_half():
         assert ("most of its weight" in text) == (0.5 < weight < 1.0), text
         assert ("the largest share of its weight" in text) == (weight <= 0.5), text
     assert min(shares.values()) < 0.5 < max(shares.values()), shares  # both cases met
+
+
+def test_train_lead_states_only_what_every_task_shares():
+    # The lead stands above every task: the width is every run's, the shape and the reversal are the
+    # first settings', and the sidebar changes the rest.
+    lead = lesson_sections("train")["lead"]
+    widths = {TrainSettings(task=task).job.runners[0].d_model for task in LIVE_TASKS}
+    assert widths == {32} and "a small transformer, 32-dimensional" in lead
+    first = TrainSettings()
+    assert (first.task, first.n_heads, first.n_layers) == ("reverse", 1, 2)
+    assert "at first, an encoder–decoder with one head per layer and two layers that learns to reverse" in lead
+    assert "learns the task chosen in the sidebar" in lead
