@@ -159,6 +159,9 @@ def lookup_facts(view: LookupView) -> dict[str, object]:
         "runner_score": float(result.scores[runner]), "lead": lead, "scaled_lead": lead * result.scale,
         "asks_for_best": bool(np.array_equal(view.settings.query, view.keys[best])),
         "scaled_by_sqrt_d": bool(view.settings.scale),
+        # the keys that score highest, three of them where a fourth scores strictly less ("the three leaders")
+        "leaders": frozenset(labels[int(j)] for j in order[:3])
+        if len(order) > 3 and result.scores[order[2]] > result.scores[order[3]] else frozenset(),
     }
     for j in range(len(labels)):
         facts.update({f"w{j + 1}": float(result.weights[j]), f"s{j + 1}": number(result.scores[j]),
@@ -180,7 +183,9 @@ def _claim(holds) -> Claim:
 LOOKUP_CLAIMS = types.MappingProxyType({
     "lecture_blend": _claim(lambda f: f["best"] == "k2" and f["w2"] < 0.5 and max(f["w3"], f["w5"]) < NOTHING
                             and f["mix"].count("·v") == 3),
-    "hot_flattens": _claim(lambda f: min(f["w3"], f["w5"]) >= NOTHING and max(f["w1"], f["w2"], f["w4"]) < 0.3),
+    # "the three leaders" are k1, k2 and k4: they score highest
+    "hot_flattens": _claim(lambda f: min(f["w3"], f["w5"]) >= NOTHING and max(f["w1"], f["w2"], f["w4"]) < 0.3
+                           and f["leaders"] == {"k1", "k2", "k4"}),
     "cold_picks_max": _claim(lambda f: f["best"] == "k2" and f["runner"] == "k1" and f["w2"] > 0.95),
     "longer_sharpens": _claim(lambda f: f["best"] == "k2" and f["w2"] > f["w2_half"]),
     # "as a dictionary would return it for that key": the query is that key

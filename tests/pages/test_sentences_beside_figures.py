@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from explorer.serve.lessons import ATTENTION
+from explorer.serve.lessons import ATTENTION, DECODER, DECODER_ARCHITECTURES
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
 from explorer.views.claims import say
@@ -151,3 +151,15 @@ def test_train_lead_states_only_what_every_task_shares():
     assert (first.task, first.n_heads, first.n_layers) == ("reverse", 1, 2)
     assert "at first, an encoder–decoder with one head per layer and two layers that learns to reverse" in lead
     assert "learns the task chosen in the sidebar" in lead
+
+
+@pytest.mark.parametrize("size", [{}, {"arch_d": 64, "arch_layers": 1}, {"arch_d": 1024, "arch_vocab": 50000}])
+def test_decoder_counts_one_shared_table_as_this_model_not_the_original(size):
+    # The step's answer stays while the reader changes the size (wherever its claim holds): the count
+    # with one shared table is this model's, and the paper's 65 million its base model's, at every size.
+    step = next(s for s in load_steps("decoder") if s.claim == "decoder_over_half")
+    moved = dataclasses.replace(step, settings={**step.settings, **size})
+    text = say(DECODER_ARCHITECTURES.claims, step.claim, step.reveal, step_view(DECODER, DECODER_ARCHITECTURES, moved))
+    assert text is not None, size  # the claim holds there
+    assert "this count would be" in text and "gives 65 million for its base model" in text, text
+    assert "which gives" not in text

@@ -61,6 +61,10 @@ def test_coreference_under_the_padding_mask_reads_the_last_word_not_the_padding(
     ("sqrt_d_softens", {"temperature": 3.0, "scale": False}),  # divided by 3, not √4
     ("sqrt_d_softens", {"temperature": 2.0, "scale": False}),  # divided by 2, by the temperature
     ("sqrt_d_softens", {"temperature": 2.0, "scale": True}),  # divided by 4
+    # "the three leaders drop to …" (k1, k2, k4): asking for k3 makes k3 the leader (0.52), yet the
+    # leaders' weights stayed under 0.3; the zero query ties every key
+    ("hot_flattens", {"q1": 3.0, "q2": 1.0, "q3": 2.5, "q4": 2.0}),
+    ("hot_flattens", {"q1": 0.0, "q2": 0.0, "q3": 0.0, "q4": 0.0}),
 ])
 def test_lookup_steps_claims_need_what_their_answers_name(claim, changes):
     step = next(s for s in load_steps("lookup") if s.claim == claim)
