@@ -110,8 +110,9 @@ def matrix_step_facts(shown) -> dict:
 
 
 def model_step_facts(shown) -> dict:
-    """Steps about sections 3 and 4: the largest change under the shuffle, the model without positions' answer."""
-    view, values = shown.view, {}
+    """Steps about sections 3 and 4: the input, the largest change under the shuffle, the model without
+    positions' answer."""
+    view, values = shown.view, {"input": " ".join(shown.view.tokens)}
     if view.shuffle is not None:
         values["largest"] = view.shuffle.max_abs_difference
     if "none" in view.runs:
@@ -168,9 +169,10 @@ MODEL_CLAIMS = {
     "t5_learns": Claim(lambda s: "t5" in s.view.runs and (s.view.runs["t5"].heldout_accuracy or 0) >= 0.9
                        and s.view.differences.get("t5", 0) > 1e-3,
                        lambda s: {"t5_accuracy": s.view.runs["t5"].heldout_accuracy}),
-    # With positions the outputs change, and the sinusoidal model reverses while "none" does not.
+    # With positions the outputs change, and the model shuffled ("this model") reverses while "none" does not.
     "order_visible": Claim(lambda s: s.view.shuffle is not None and s.view.shuffle.max_abs_difference > 1e-3
-                           and _reverses(s, "sinusoidal") and "none" in s.view.runs and not _reverses(s, "none"),
+                           and s.settings.encoding != "none" and _reverses(s, s.settings.encoding)
+                           and "none" in s.view.runs and not _reverses(s, "none"),
                            model_step_facts),
 }
 

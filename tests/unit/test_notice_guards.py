@@ -11,10 +11,11 @@ from explorer.analysis.kv_timing import CacheSweep
 from explorer.analysis.timing import Timing, slower_at, slower_from
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
-from explorer.serve.lessons import LOOKUP, POSITION_MODELS, POSITION_RELATIVE
+from explorer.serve.lessons import LOOKUP, POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.serve.steps import load_steps
 from explorer.views import position_facts as facts
 from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
+from explorer.views.claims import say
 from explorer.views.decoder_lesson import timing_claim
 from explorer.views.lookup import LOOKUP_CLAIMS
 from tests.support.claims import step_settings
@@ -129,3 +130,20 @@ def test_decoder_mixed_timing_has_a_length_measured_the_other_way_before_the_cro
         assert sweep.cached[i] < sweep.uncached[i]
         between = [j for j, n in enumerate(lengths) if values["measured"] <= n < values["crossover"]]
         assert any(sweep.cached[j] >= sweep.uncached[j] for j in between), (length, values)
+
+
+def test_positions_order_visible_is_about_the_model_shuffled_and_the_letters_given():
+    """"In the table of section 4 this model reverses A B C D E F G correctly": the claim checked the
+    sinusoidal model whichever was shuffled (ALiBi's answers G F D E F C B A), and the letters were typed."""
+    step = next(s for s in load_steps("positions") if s.claim == "order_visible")
+    claim = POSITION_MODELS.claims["order_visible"]
+
+    def at(**link):
+        return runtime.shown(POSITION_MODELS, step_settings(POSITIONS, POSITION_MODELS, {**step.settings, **link}))
+
+    assert claim.holds(at())
+    alibi = at(shuffle_encoding="alibi")
+    assert not alibi.view.runs["alibi"].correct and not claim.holds(alibi)
+    hello = at(shuffle_input="H E L L O")
+    assert claim.holds(hello)
+    assert "this model reverses H E L L O correctly" in say(POSITION_MODELS.claims, "order_visible", step.reveal, hello)
