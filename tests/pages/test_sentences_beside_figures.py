@@ -163,3 +163,17 @@ def test_decoder_counts_one_shared_table_as_this_model_not_the_original(size):
     assert text is not None, size  # the claim holds there
     assert "this count would be" in text and "gives 65 million for its base model" in text, text
     assert "which gives" not in text
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "padding"])
+def test_attention_random_flat_counts_the_words_it_may_see(mask):
+    # An even split is over the keys the row of "it" may see: under the causal mask the words up to
+    # "it", under the padding mask the words without <pad>.
+    step = next(s for s in load_steps("attention") if s.claim == "random_flat")
+    moved = dataclasses.replace(step, settings={**step.settings, "mask": mask})
+    shown = step_view(ATTENTION, None, moved)
+    text = say(ATTENTION.claims, step.claim, step.reveal, shown)
+    assert text is not None, "the answer is shown under each mask"
+    keys = list(shown.view.attention.key_tokens)
+    visible = {"none": len(keys), "causal": keys.index("it") + 1, "padding": sum(k != "<pad>" for k in keys)}[mask]
+    assert f"an even split over the {visible} words it may see would be {1 / visible:.2f}" in text, text
