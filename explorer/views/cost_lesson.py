@@ -110,7 +110,8 @@ COST_CLAIMS = types.MappingProxyType({
     "terms_cross": _claim(lambda f: f["Td2"] == f["T2d"] and f["att_mult"] > f["rnn_mult"]),
     "projections_dominate": _claim(lambda f: f["term_ratio"] > 1 and f["projection_share"] > 0.9),
     "long_context": _claim(lambda f: f["T2d"] > 10 * f["Td2"]),
-    "parameters_fixed": _claim(lambda f: f["att_params"] > f["rnn_params"]),
+    # "it has … (the Q, K, V and output projections, d² + d each)": one layer's count
+    "parameters_fixed": _claim(lambda f: f["n"] == 1 and f["att_params"] > f["rnn_params"]),
     "steps_wait": _claim(lambda f: f["n"] == 1),
     "stack_wavefront": _claim(lambda f: f["n"] > 1),
 })

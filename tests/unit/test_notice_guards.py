@@ -11,7 +11,7 @@ from explorer.analysis.kv_timing import CacheSweep
 from explorer.analysis.timing import Timing, slower_at, slower_from
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
-from explorer.serve.lessons import LOOKUP, POSITION_MODELS, POSITION_RELATIVE, POSITIONS
+from explorer.serve.lessons import COST, LOOKUP, POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.serve.steps import load_steps
 from explorer.views import position_facts as facts
 from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
@@ -147,3 +147,15 @@ def test_positions_order_visible_is_about_the_model_shuffled_and_the_letters_giv
     hello = at(shuffle_input="H E L L O")
     assert claim.holds(hello)
     assert "this model reverses H E L L O correctly" in say(POSITION_MODELS.claims, "order_visible", step.reveal, hello)
+
+
+@pytest.mark.parametrize("layers", [1, 2, 6])
+def test_cost_parameters_step_counts_one_layer_as_its_sentence_says(layers):
+    """"it has N (the Q, K, V and output projections, d² + d each)": shown only where N is that."""
+    step = next(s for s in load_steps("cost") if s.claim == "parameters_fixed")
+    shown = runtime.shown(COST, step_settings(COST, None, {**step.settings, "layers": layers}))
+    d = shown.settings.d
+    holds = COST.claims["parameters_fixed"].holds(shown)
+    assert holds is (layers == 1)
+    if holds:
+        assert f"it has {4 * (d * d + d):,} (" in say(COST.claims, "parameters_fixed", step.reveal, shown)
