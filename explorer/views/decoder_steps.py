@@ -162,8 +162,11 @@ DECODER_CLAIMS = types.MappingProxyType({
 
 
 def _cache_saves(s) -> bool:
+    """…and past the first step: "the encoder again on all … letters, … on all … positions" (at step 1
+    the encoder runs for the first time, on one position)."""
     counts = s.view.counts
-    return counts is not None and s.view.n_source > 0 and counts.cached[s.view.step] < counts.uncached[s.view.step]
+    return (counts is not None and s.view.n_source > 0 and s.view.position >= 1
+            and counts.cached[s.view.step] < counts.uncached[s.view.step])
 
 
 def _saves(s) -> dict:

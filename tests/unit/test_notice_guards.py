@@ -11,7 +11,7 @@ from explorer.analysis.kv_timing import CacheSweep
 from explorer.analysis.timing import Timing, slower_at, slower_from
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
-from explorer.serve.lessons import COST, LOOKUP, POSITION_MODELS, POSITION_RELATIVE, POSITIONS
+from explorer.serve.lessons import COST, DECODER, DECODER_CACHE, LOOKUP, POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.serve.steps import load_steps
 from explorer.views import position_facts as facts
 from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
@@ -159,3 +159,14 @@ def test_cost_parameters_step_counts_one_layer_as_its_sentence_says(layers):
     assert holds is (layers == 1)
     if holds:
         assert f"it has {4 * (d * d + d):,} (" in say(COST.claims, "parameters_fixed", step.reveal, shown)
+
+
+@pytest.mark.parametrize("t", [1, 2, 11])
+def test_decoder_cache_answer_says_again_only_past_the_first_step(t):
+    """"without (the encoder again on all ten letters, both decoder layers on all one positions)" at step 1."""
+    step = next(s for s in load_steps("decoder") if s.claim == "cache_saves")
+    shown = runtime.shown(DECODER_CACHE, step_settings(DECODER, DECODER_CACHE, {**step.settings, "t": t}))
+    holds = DECODER_CACHE.claims["cache_saves"].holds(shown)
+    assert holds is (t > 1)
+    if holds:
+        assert "all one positions" not in say(DECODER_CACHE.claims, "cache_saves", step.reveal, shown)
