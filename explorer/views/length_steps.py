@@ -115,13 +115,16 @@ def _shape(s, prefix: str) -> int | None:
 
 
 def _cache_formula(s) -> bool:
-    """Llama-2-7B and Mistral-7B are both listed, and Mistral's cache is Llama's times its share of K/V heads."""
+    """Llama-2-7B and Mistral-7B are both listed, and Mistral's cache is Llama's times its share of K/V heads;
+    at a T both models can read (past a model's context, its cache is one it never holds; within Llama-2-7B's
+    4,096 positions Mistral's sliding window keeps every key too)."""
     llama, mistral = _shape(s, "Llama-2-7B"), _shape(s, "Mistral-7B")
     if llama is None or mistral is None:
         return False
     a, b = s.view.shapes[llama], s.view.shapes[mistral]
     ratio = a.n_kv_heads // b.n_kv_heads
-    return ratio in FRACTIONS and math.isclose(s.view.kv_at[mistral] * ratio, s.view.kv_at[llama])
+    readable = all(shape.max_positions is not None and shape.max_positions >= s.settings.T for shape in (a, b))
+    return readable and ratio in FRACTIONS and math.isclose(s.view.kv_at[mistral] * ratio, s.view.kv_at[llama])
 
 
 def _cache(s) -> dict:

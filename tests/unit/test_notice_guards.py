@@ -11,7 +11,17 @@ from explorer.analysis.kv_timing import CacheSweep
 from explorer.analysis.timing import Timing, slower_at, slower_from
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
-from explorer.serve.lessons import COST, DECODER, DECODER_CACHE, LOOKUP, POSITION_MODELS, POSITION_RELATIVE, POSITIONS
+from explorer.serve.lessons import (
+    COST,
+    DECODER,
+    DECODER_CACHE,
+    LENGTH,
+    LENGTH_MEMORY,
+    LOOKUP,
+    POSITION_MODELS,
+    POSITION_RELATIVE,
+    POSITIONS,
+)
 from explorer.serve.steps import load_steps
 from explorer.views import position_facts as facts
 from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
@@ -170,3 +180,11 @@ def test_decoder_cache_answer_says_again_only_past_the_first_step(t):
     assert holds is (t > 1)
     if holds:
         assert "all one positions" not in say(DECODER_CACHE.claims, "cache_saves", step.reveal, shown)
+
+
+@pytest.mark.parametrize("T", [512, 4096, 8192, 131072])
+def test_length_kv_cache_answer_only_at_a_length_both_models_read(T):
+    """The 7B step's cache sizes are caches the two models hold: Llama-2-7B reads 4,096 positions."""
+    step = next(s for s in load_steps("length") if s.claim == "cache_formula")
+    shown = runtime.shown(LENGTH_MEMORY, step_settings(LENGTH, LENGTH_MEMORY, {**step.settings, "mem_T": T}))
+    assert LENGTH_MEMORY.claims["cache_formula"].holds(shown) is (T <= 4096)
