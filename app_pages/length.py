@@ -168,7 +168,7 @@ def window(shown) -> None:
     """6 · Sliding-window masks beside causal, and the path length."""
     view, figures = shown.view, shown.figures
     plotly_chart(figures.masks, key="window_masks")
-    st.markdown(text("window" if view.window > 1 else "window: one", before=view.window - 1))
+    st.markdown(text("window" if view.window > 1 else "window: one", before=view.window - 1, window=view.window))
     chart_col, text_col = st.columns([3, 2], gap="large")
     altair_chart(figures.paths, where=chart_col, key="window_paths")
     if view.path is None:
