@@ -90,7 +90,7 @@ def _flat(s) -> dict:
     it = s.view.focus_row
     rows = s.view.attention.weights[s.settings.layer - 1, :, it]
     guess, tokens = _guess(s), s.view.attention.query_tokens
-    seen = int(np.isfinite(s.view.attention.masked_scores[s.settings.layer - 1, 0, it]).sum())  # keys it may see
+    seen = int((~_grey(s)[it]).sum())  # the keys the row of "it" may see (the mask is every head's)
     return {"top": float(rows.max()), "n": seen, "even": 1 / seen, "layer": s.settings.layer,
             "guess": guess, "where": "is not even in the sentence" if guess not in tokens else "is wrong"}
 
