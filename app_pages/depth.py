@@ -4,9 +4,10 @@ import streamlit as st
 
 from explorer.figures.common import frame_csv
 from explorer.serve import altair_chart, download_csv, lesson_text, plotly_chart
-from explorer.serve.adapter import Section, claimed, serve_lesson
+from explorer.serve.adapter import Section, claimed, measured_box, serve_lesson
 from explorer.serve.lessons import DEPTH
 from explorer.serve.text import counted
+from explorer.views.depth import addnorm_boxes
 
 
 def gradient_by_layer(shown) -> None:
@@ -41,10 +42,12 @@ def details(shown) -> None:
     | pre-norm (most recent models) | h ← h + F(LN(h)) | h ← F(LN(h)) |
     | no LayerNorm | h ← h + F(h) | h ← F(h) |
 
-    **Why the short cut works.** The Jacobian of h + F(h) is I + ∂F/∂h. The identity part carries the
-    gradient from the top of the stack to the bottom unchanged, however small ∂F/∂h is; without it the
-    gradient is multiplied by ∂F/∂h alone at every sublayer — the same product of Jacobians that makes
-    an RNN forget, with layers in place of time steps.
+    **Why the short cut helps.** The Jacobian of h + F(h) is I + ∂F/∂h. Multiplied over the layers, the
+    product holds a term that passes through no sublayer at all: part of the gradient from the top
+    reaches the bottom directly, however small ∂F/∂h is (He et al., 2016, "Identity Mappings in Deep
+    Residual Networks", §3). Without the short cut only the product of the ∂F/∂h is left — the same
+    kind of product of Jacobians that makes an RNN forget, with layers in place of time steps. In
+    post-norm, the LayerNorm after each add multiplies that direct path by its own Jacobian.
     """
         )
 
@@ -53,6 +56,10 @@ def details(shown) -> None:
         if text:
             st.markdown(text)
     st.markdown(lesson_text("depth", "wiring"))
+    st.markdown(lesson_text("depth", "addnorm"))
+    for box in addnorm_boxes(shown.settings.width, shown.settings.T):
+        measured_box(box)
+    st.markdown(lesson_text("depth", "degradation"))
 
 
 serve_lesson(
@@ -61,7 +68,7 @@ serve_lesson(
     lead="A deep stack has the same weakness as a long loop: the gradient that reaches the first layer is "
     "a product of one Jacobian per layer above it. Transformers stack many layers anyway, because every "
     "sublayer (attention, feed-forward) is wrapped in **Add & Norm**: its input is *added* back to its "
-    "output — a short cut the gradient can take — and a LayerNorm keeps the scale in check. Here a "
+    "output — a short cut the gradient can take — and a LayerNorm rescales each token's vector. Here a "
     "stack of encoder layers is built with and without those pieces, and we measure the gradient that "
     "arrives at each layer.",
     sidebar="Stack",

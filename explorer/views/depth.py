@@ -10,12 +10,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.addnorm import norm_batch_dependence, notes_residual_block
 from ..analysis.depth import depth_gradient_norms
+from ..caching import bounded_cache
 from ..pieces import piece
 from .claims import Claim
+from .measured import Measured
 from .settings import setting
 
-__all__ = ["DEPTH_CLAIMS", "DepthSettings", "depth_curves", "depth_view", "orders_lost"]
+__all__ = ["DEPTH_CLAIMS", "DepthSettings", "addnorm_boxes", "depth_curves", "depth_view", "orders_lost"]
 
 
 @dataclass(frozen=True)
@@ -96,3 +99,69 @@ DEPTH_CLAIMS = types.MappingProxyType({
                                  and max(v["post_bare"], v["pre_bare"]) < v["bare"]),
     "notice_shallow": _numbers_with(lambda v: v["bare"] <= 2),
 })
+
+
+# ---- "Claims, measured": what the notes say about Add & Norm (explorer/views/measured.py's boxes) ----
+
+UNMOVED = 1e-6  # a change below this is rounding: "does not move"
+
+NORM_CASES = {"other sentences": "the batch's other sentences replaced",
+              "padding": "every sentence padded with zeros",
+              "inference": "inference, the sentence alone (eval mode)"}
+
+
+def _norm_box(width: int, T: int) -> Measured:
+    changes = norm_batch_dependence(width, T)
+    layer, batch = changes["LayerNorm"], changes["BatchNorm"]
+    rows = tuple((label, f"{layer[case]:.2g}", f"{batch[case]:.2f}") for case, label in NORM_CASES.items())
+    if max(layer.values()) < UNMOVED and min(batch.values()) > 100 * UNMOVED:
+        finding = (f"Nothing about the first sentence changed, yet BatchNorm's output for it moved by up to "
+                   f"{max(batch.values()):.2f}: it normalises each feature with statistics of the whole batch "
+                   "(padding included, unless it is masked out) and at inference swaps them for running averages "
+                   "kept in training. LayerNorm's output did not move: it normalises each token over its own "
+                   "d features, the same in training and at inference, for any batch size or length. That is the "
+                   "case Ba, Kiros & Hinton (2016) made for layer normalisation; the Transformer uses it "
+                   "(Vaswani et al., 2017, §3.1), and BatchNorm trains transformers on text worse (Shen et al., "
+                   "2020, “PowerNorm”).")
+    else:
+        finding = (f"LayerNorm's output moved by up to {max(layer.values()):.2g} and BatchNorm's by up to "
+                   f"{max(batch.values()):.2g}.")
+    return Measured(
+        title="Batch or layer normalisation?",
+        notes_say="the Norm of Add & Norm is “Batch (or other) Normalization”.",
+        columns=(f"4 sentences of {T} tokens × {width} features; the first unchanged, but",
+                 "LayerNorm: its output moves by", "BatchNorm: its output moves by"),
+        rows=rows, finding=finding)
+
+
+def _residual_box(width: int) -> Measured:
+    cases = ((width, width), (width, 4 * width))
+    runs = {hidden: notes_residual_block(width, hidden) for _, hidden in cases}
+    rows = tuple((f"input {width}, hidden {hidden}",
+                  "runs" if r["runs"] else "fails: " + r["error"],
+                  "—" if r["passed"] is None else f"{r['passed']:.0%}", f"{r['add_passed']:.0%}")
+                 for hidden, r in runs.items())
+    same, wider = runs[width], runs[4 * width]
+    if same["runs"] and not wider["runs"] and same["passed"] < 1 and same["add_passed"] == 1:
+        finding = (f"The block runs only when the hidden width equals the input's: its second residual adds the "
+                   f"{4 * width}-wide hidden layer to a {width}-wide tensor. And its ReLU after the add sits on "
+                   f"the short cut: with the sublayers switched off it passes on {same['passed']:.0%} of the "
+                   "input's values (the negative ones become 0), where x + F(x) passes all of them. Residual "
+                   "networks later took the ReLU off that path for this reason (He et al., 2016, “Identity "
+                   "Mappings in Deep Residual Networks”); a transformer's Add has no activation on it.")
+    else:
+        finding = f"At these widths the block {'runs' if wider['runs'] else 'fails'} with a wider hidden layer."
+    return Measured(
+        title="The notes' residual block",
+        notes_say="a ResidualBlock whose forward adds the input and the first layer's output after ReLU "
+                  "(`out += residual1 + residual2`), then applies a ReLU.",
+        columns=("widths", "the notes' block", "input passed on unchanged (sublayers off)",
+                 "x + F(x): passed on unchanged"),
+        rows=rows, finding=finding)
+
+
+@bounded_cache(8, max_bytes=1_000_000)
+def addnorm_boxes(width: int, T: int) -> tuple[Measured, ...]:
+    """The depth lesson's "Claims, measured" boxes at a width and length of the page (frozen: the cache
+    shares them between sessions)."""
+    return _norm_box(width, T), _residual_box(width)
