@@ -138,7 +138,7 @@ def _residual_box(width: int) -> Measured:
     cases = ((width, width), (width, 4 * width))
     runs = {hidden: notes_residual_block(width, hidden) for _, hidden in cases}
     rows = tuple((f"input {width}, hidden {hidden}",
-                  "runs" if r["runs"] else "fails: " + r["error"],
+                  "runs" if r["runs"] else f"fails: size mismatch ({width} ≠ {hidden})",
                   "—" if r["passed"] is None else f"{r['passed']:.0%}", f"{r['add_passed']:.0%}")
                  for hidden, r in runs.items())
     same, wider = runs[width], runs[4 * width]
