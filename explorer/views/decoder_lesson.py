@@ -209,7 +209,7 @@ class CacheView:
     n_source: int  # 0 for decoder-only
     position: int  # the newest decoder position (0-based)
     new: int  # positions the cached step feeds
-    length: int  # positions this step's uncached pass runs over (source and decoder input)
+    length: int  # positions this step reads (source and decoder input; the encoder runs once)
     counts: StepCounts | None  # None when the model could not be loaded (`error` says why)
     sweeps: tuple[CacheSweep, ...]  # this model's shape, then the wider one
     error: str | None = None
@@ -239,9 +239,11 @@ def count_claim(view: CacheView) -> tuple[str, dict]:
     counts, k = view.counts, view.step
     name = "cache: numbers" if view.n_source else "cache: numbers, decoder-only"
     return name, {"step": k + 1, "uncached": counts.uncached[k], "cached": counts.cached[k],
-                  "ratio": counts.uncached[k] / counts.cached[k], "uncached_total": sum(counts.uncached),
-                  "cached_total": sum(counts.cached) + counts.setup, "setup": counts.setup,
-                  "training": counts.uncached[-1]}  # a teacher-forced pass over the whole output: the last step
+                  "ratio": counts.uncached[k] / counts.cached[k], "uncached_total": counts.uncached_total,
+                  "cached_total": counts.cached_total, "setup": counts.setup, "encoder": counts.encoder,
+                  "kept": counts.setup - counts.encoder,
+                  # a teacher-forced pass over the whole output: the last step's decoder, and the encoder
+                  "training": counts.uncached[-1] + counts.encoder}
 
 
 def timing_claim(sweep: CacheSweep, length: int) -> tuple[str, dict]:

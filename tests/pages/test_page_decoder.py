@@ -155,6 +155,10 @@ def test_cache_counts_are_the_cost_functions_for_this_example():
     assert any(f"{uncached[2]:,} multiplications without the cache and\n{cached[2]:,} with it" in m.value
                for m in at.markdown)
     assert any(f"{sum(cached) + setup:,} with" in m.value for m in at.markdown)
+    encoder = cache_setup_cost(64, 2, 5).encoder  # once, without the cache too
+    assert any(f"{sum(uncached) + encoder:,} without" in m.value for m in at.markdown)
+    intro = next(m.value for m in at.markdown if m.value.startswith("**What the loop recomputes.**"))
+    assert "once, before the first step, with a cache or\nwithout" in intro and "unchanged source" not in intro
     grid = plotly_array(plotly_figures(at)[3]["data"][1]["z"])  # with the cache: enc 1, enc 2, dec 1, dec 2, logits
     assert grid.shape == (5, 5)
     np.testing.assert_array_equal(grid[2, :3], [0.5, 0.5, 1.0])  # kept, kept, computed now
@@ -202,8 +206,9 @@ def test_the_lesson_reveals_state_true_numbers():
     assert (f"{row[2]:.2f}", f"{row[3]:.2f}") == ("0.77", "0.23")
     counts = [(generation_step_cost(11, 64, 2, 19, T_src=10).total,
                generation_step_cost(11, 64, 2, 19, T_src=10, cache=True).total)]
-    assert counts == [(2_506_560, 121_280)] and round(counts[0][0] / counts[0][1]) == 21
-    assert "2,506,560" in steps[5] and "121,280" in steps[5]
+    # the encoder (1,008,640) runs once before step 1, with the cache or without: it is in neither count
+    assert counts == [(1_497_920, 121_280)] and round(counts[0][0] / counts[0][1]) == 12
+    assert "About 12 times" in steps[5] and "1,497,920" in steps[5] and "121,280" in steps[5]
     at = run_page(PAGE, {"arch_d": "512", "arch_layers": "6", "arch_vocab": "32000"})
     table = at.table[0].value.set_index("architecture")
     share = table.loc["decoder-only", "parameters"] / table.loc["encoder–decoder", "parameters"]
