@@ -9,11 +9,13 @@ Big-O per layer for sequence length T, width d, kernel k:
     layer           parameters   operations       sequential steps   path length
     CNN             O(k·d²)      O(T·k·d²)        O(1)*              O(T/k)
     RNN             O(d²)        O(T·d²)          O(T)               O(T)
-    self-attention  O(d²)        O(T²·d)          O(1)               O(1)
+    self-attention  O(d²)        O(T·d² + T²·d)** O(1)               O(1)
 
 (*) the lecture notes list O(T), as if overlapping kernels had to wait for each other; they do not:
 every position of one convolution is computed at once (Vaswani et al., 2017, table 1, counts O(1)), but
 a stack of them still needs O(T/k) layers to connect distant positions.
+(**) the notes, and Vaswani et al. (2017, table 1), give O(T²·d): the scores and the weighted sum alone.
+`attention_cost` also counts the Q, K, V and output projections, 4·T·d², most of the work while T < 2·d.
 """
 
 from __future__ import annotations

@@ -44,3 +44,40 @@ def test_uncached_step_runs_the_decoder_again_not_the_encoder():
     # whole output: the encoder once both ways, the cache's cross-attention keys and values once
     assert counts.uncached_total == encoder + sum(counts.uncached)
     assert counts.cached_total == encoder + n * 2 * T_src * d * d + sum(counts.cached)
+
+
+# --- cost: the self-attention row's label -------------------------------------------------------------
+
+TERMS = {"O(T²·d)": lambda T, d: T * T * d, "O(T·d² + T²·d)": lambda T, d: T * d * d + T * T * d,
+         "O(T·d²)": lambda T, d: T * d * d}
+
+
+def test_attention_row_label_bounds_its_count_at_every_size():
+    """The row's big-O must bound the multiplications its count has (4·T·d² + 2·T²·d) above and below by
+    constants at every size the page reaches; O(T²·d) does not (at T = 16, d = 512 the count is 65 times
+    T²·d, 98 % of it in the Q, K, V and output projections)."""
+    from explorer.analysis.cost import attention_cost
+    from explorer.views.cost import BIG_O, complexity_rows
+    from explorer.views.cost_lesson import WIDTHS
+
+    label = BIG_O["attention"][1]
+    assert label == "O(T·d² + T²·d)"
+    ratios = [attention_cost(T, d).multiplications / TERMS[label](T, d) for T in (2, 16, 64, 512, 4096) for d in WIDTHS]
+    assert min(ratios) >= 2 and max(ratios) <= 4
+    row = next(r for r in complexity_rows(16, 512) if r.layer == "attention")
+    assert row.big_o[1] == label and row.cost.multiplications == 4 * 16 * 512**2 + 2 * 16**2 * 512
+    assert round(4 * 16 * 512**2 / row.cost.multiplications, 2) == 0.98
+
+
+def test_the_measured_box_states_the_work_with_its_projections():
+    from explorer.views.measured import attention_parameters
+
+    finding = attention_parameters(64).finding
+    assert "the work, O(T·d² + T²·d)" in finding and "O(T²·d), not" not in finding
+
+
+def test_the_chart_names_the_term_it_draws():
+    from explorer.views.cost import operations_curves
+
+    curves = operations_curves(8, [4])
+    assert curves["T²·d (attention's scores and mix)"] == [4 * 4 * 8] and "T²·d (attention's term)" not in curves
