@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..analysis.cost import cache_setup_cost, generation_step_cost
-from ..analysis.decoding import decode_steps
+from ..analysis.decoding import decode_steps, teacher_forced_pass
 from ..caching import bounded_cache
 from ..model.building import shapes_only
 from ..model.parameters import count_parameters
@@ -38,6 +38,7 @@ __all__ = [
     "example",
     "induction_answer",
     "model_shape",
+    "parallel_losses",
     "step_counts",
 ]
 
@@ -179,6 +180,21 @@ def decoding_run(task_name: str, tokens: tuple[str, ...], teacher: bool = False,
     return DecodingRun(tuple(queries), tuple(keys), tuple(written), tuple(task.vocab[s.token] for s in steps),
                        _read_only(probs), _read_only(self_weights), None if cross is None else _read_only(cross),
                        None if losses is None else _read_only(losses), tuple(task.vocab))
+
+
+@bounded_cache(96, max_bytes=1_000_000)
+def parallel_losses(task_name: str, tokens: tuple[str, ...]) -> np.ndarray | None:
+    """The loss −ln p(right token) of every step, from one parallel forward pass over the shifted target,
+    as training computes it (None when the input defines no right answer).  Raises PretrainedModelError
+    if the model's files are broken."""
+    loaded = load_model(DECODER_MODELS[task_name])
+    task, ex = loaded.task, example(task_name, tokens)
+    if ex.expected is None:
+        return None
+    right = task.encode(list(ex.expected))
+    with torch.inference_mode():
+        probs = teacher_forced_pass(loaded.model, ex.ids, ex.start, right)
+    return _read_only(-np.log(np.maximum(probs[np.arange(len(right)), right], 1e-300)))
 
 
 # --- the KV cache: exact counts per step ---------------------------------------------------------------

@@ -139,6 +139,10 @@ def test_a_mistake_propagates_under_free_running_only():
     np.testing.assert_allclose(plotly_array_1d(loss[0]["y"]), expected, rtol=1e-5, atol=1e-5)
     assert max(plotly_array_1d(loss[1]["y"])) < 0.01
     assert any("writes **4 of 4** later tokens wrong" in m.value for m in at.markdown)
+    # Why teacher forcing is used (one parallel pass, shown here) and not the notes' reason
+    text = [" ".join(m.value.split()) for m in at.markdown]
+    assert any(t.startswith("Here one forward pass over `<s> A C E H P` gives all 6 losses") for t in text)
+    assert any(t.startswith("**Not to stop errors spreading.**") and "**exposure bias**" in t for t in text)
     at.select_slider(key="mistake").set_value("none").run()
     assert plotly_figures(at)[1]["data"][0]["text"][1] == ["A", "C", "E", "H", "P", "&lt;/s&gt;"]  # escaped
 

@@ -81,3 +81,72 @@ def test_the_chart_names_the_term_it_draws():
 
     curves = operations_curves(8, [4])
     assert curves["T²·d (attention's scores and mix)"] == [4 * 4 * 8] and "T²·d (attention's term)" not in curves
+
+
+# --- decoder: why teacher forcing is used (one parallel pass), and what it does not do ---------------
+
+def _parallel_losses_by_hand(task_name, letters, teacher_tokens):
+    """Training's pass, built here: the real model called once on the source and the shifted target."""
+    from explorer.training.tasks import BOS
+
+    loaded = load_model(DECODER_MODELS[task_name])
+    task, model = loaded.task, loaded.model
+    source, right = task.encode(letters), task.encode(teacher_tokens)
+    with torch.no_grad():
+        logits, _ = model(torch.tensor([source]), torch.tensor([[task.index[BOS], *right[:-1]]]))
+    log_p = torch.log_softmax(logits[0].double(), -1)
+    return -log_p[torch.arange(len(right)), torch.tensor(right)].numpy()
+
+
+def test_one_parallel_pass_gives_every_teacher_forced_loss():
+    """The forcing section's sentence: one forward pass over the shifted target gives every position's
+    loss, equal to the step-by-step teacher-forced losses (each step run alone with the KV cache)."""
+    import numpy as np
+
+    from explorer.views.decoder_lesson import DecoderSettings, decoder_view, parallel_claim
+
+    view = decoder_view(DecoderSettings(task="sort", input_sort="P E A C H", mistake="2"))
+    by_hand = _parallel_losses_by_hand("sort", list("PEACH"), [*"ACEHP", "</s>"])
+    np.testing.assert_allclose(view.parallel, by_hand, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(view.forced.losses, by_hand, rtol=1e-3, atol=1e-6)  # computed one step at a time
+    claim = parallel_claim(view)
+    assert claim["n"] == 6 and claim["read"] == "<s> A C E H P"
+    diff = float(np.max(np.abs(view.parallel - view.forced.losses)))
+    mantissa, exponent = f"{diff:.0e}".split("e")
+    superscript = "".join(dict(zip("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹", strict=True))[c] for c in str(int(exponent)))
+    assert diff < 1e-4 and claim["diff"] == f"{mantissa} × 10{superscript}"
+    # induction: the prompt, then the answer without its last token
+    view = decoder_view(DecoderSettings(task="induction", input_induction="t3 t7 t1 t9 t4 t3"))
+    assert parallel_claim(view)["read"] == "t3 t7 t1 t9 t4 t3 t7 t1 t9"
+
+
+def test_the_forcing_section_gives_the_real_reason_and_names_exposure_bias():
+    from explorer.serve import lesson_text
+    from explorer.serve.steps import load_steps
+
+    intro = " ".join(lesson_text("decoder", "forcing: intro").split())
+    assert "one parallel pass that gives every position's loss at once" in intro and "Williams & Zipser" in intro
+    notes = " ".join(lesson_text("decoder", "forcing: not the notes' reason").split())
+    assert "The lecture notes say teacher forcing is used so that an error" in notes
+    assert "At inference there is none" in notes and "**exposure bias** (Ranzato et al., 2016" in notes
+    step = next(s for s in load_steps("decoder") if s.title == "One mistake, two ways of reading")
+    assert "only training has a teacher" in step.reveal and "(exposure bias)" in step.reveal
+
+
+def test_reversing_can_go_by_position_and_sorting_cannot():
+    """Step 3's reason, as a fact about the tasks: the k-th letter a reversal writes is the k-th from
+    the end of every input, whatever its letters; no position map does that for sorting."""
+    from explorer.serve.steps import load_steps
+    from explorer.training.tasks import get_task
+    from explorer.views.decoder import PRESETS
+
+    for text in PRESETS["reverse"]:
+        tokens = text.split()
+        assert get_task("reverse").expected_output(tokens)[:-1] == tokens[::-1]  # position n − 1 − k, always
+    first = set()
+    for text in PRESETS["sort"]:
+        tokens = text.split()
+        first.add(tokens.index(get_task("sort").expected_output(tokens)[0]))  # where the first letter out sits
+    assert len(first) > 1, "sorting's first letter comes from different positions"
+    step = next(s for s in load_steps("decoder") if s.title == "Sorting reads by content")
+    assert "Reversing can go by position alone" in step.reveal and "Reversing looks at a position" not in step.reveal
