@@ -116,9 +116,10 @@ def architectures(shown) -> None:
                      both_embed=both.in_embeddings, deep_share=deep.parameters / both.parameters,
                      per_decoder=decoder.in_layers / (settings.n_layers * settings.d_model ** 2),
                      per_both=both.in_layers / (settings.n_layers * settings.d_model ** 2)))
-    st.caption(f"d_model = {settings.d_model}, feed-forward 4·d_model, vocabulary {settings.vocab:,}, pre-norm (as "
-               "the shipped models), sinusoidal positions (no parameters), separate input and output embeddings; "
-               "counted with explorer.count_parameters on models built without memory (PyTorch's meta device).")
+    st.caption(f"d_model = {settings.d_model}, feed-forward 4·d_model, vocabulary {settings.vocab:,}, pre-norm (a "
+               "LayerNorm, per token over its d features, before each block, as in the shipped models), sinusoidal "
+               "positions (no parameters), separate input and output embeddings; counted with "
+               "explorer.count_parameters on models built without memory (PyTorch's meta device).")
 
 
 serve_lesson(

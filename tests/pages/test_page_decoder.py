@@ -197,6 +197,12 @@ def test_architecture_parameters_are_counted_on_built_models():
     assert sum(s.get("fillcolor") == "#0072B2" for s in shapes) == 3, "a cross-attention block per decoder layer"
     arrows = [a for a in plotly_figures(at)[6]["layout"]["annotations"] if a.get("showarrow")]
     assert len(arrows) == 3 and len({(a["ax"], a["ay"]) for a in arrows}) == 1, "all from the encoder's output"
+    # "pre-norm (a LayerNorm, per token over its d features, before each block, as in the shipped models)"
+    assert any("pre-norm (a LayerNorm, per token over its d features, before each block" in c.value for c in at.caption)
+    for name in ("reverse-sinusoidal-h4-l2", "induction-sinusoidal-h2-l2"):
+        model = load_model(name).model
+        norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+        assert model.config.norm == "pre" and norms and all(m.normalized_shape == (64,) for m in norms)
 
 
 def test_the_lesson_reveals_state_true_numbers():

@@ -150,3 +150,22 @@ def test_reversing_can_go_by_position_and_sorting_cannot():
     assert len(first) > 1, "sorting's first letter comes from different positions"
     step = next(s for s in load_steps("decoder") if s.title == "Sorting reads by content")
     assert "Reversing can go by position alone" in step.reveal and "Reversing looks at a position" not in step.reveal
+
+
+def test_the_decoder_prose_says_what_training_and_the_architectures_do():
+    """'Training sums the teacher-forced line': the shipped models were trained on the mean
+    (F.cross_entropy's default reduction, explorer/training/train.py). 'A decoder can do what an
+    encoder–decoder does': it can be trained on the same pairs; at equal parameters T5's shared
+    encoder–decoder did better than its decoder-only prefix LM (Raffel et al., 2020, table 2)."""
+    import inspect
+
+    from explorer.serve import lesson_text
+    from explorer.training import train
+
+    assert "reduction" not in inspect.getsource(train._optimise)  # cross_entropy's default: the mean
+    loss = " ".join(lesson_text("decoder", "forcing: loss").split())
+    assert "Training sums" not in loss and "mean of these losses over every position of a batch" in loss
+    half = " ".join(lesson_text("decoder", "architectures: half", n_layers=2, decoder=1, both=2, share=0.5,
+                                layer_share=0.4, per_decoder=12, per_both=28, decoder_embed=1, both_embed=2,
+                                deep_share=0.9).split())
+    assert "can do what an encoder–decoder does" not in half and "Raffel et al., 2020" in half
