@@ -78,7 +78,8 @@ def crossover(shown) -> None:
     bigger = "T²·d" if d < T else ("T·d²" if d > T else "neither")
     text_col.markdown(
         f"""
-    A recurrent layer does d² work per position (the state times W_hh): **T·d²**. Attention's own
+    A recurrent layer multiplies each position by two d × d matrices (W_ih on the input, W_hh on the
+    state): **T·d²**, up to the factor 2. Attention's own
     step compares every pair of positions with a d-long dot product: **T²·d**. The two are equal at
     **T = d**; at your T = {T} and d = {d}, T·d² = {T * d * d:,} and T²·d = {T * T * d:,}, so {bigger} is
     larger.
@@ -86,7 +87,9 @@ def crossover(shown) -> None:
     The exact counts (solid lines) add what these two terms leave out. The attention layer also projects
     the sequence four times (Q, K, V, output: 4·T·d², the T·d² in its row's O(T·d² + T²·d)), so it always
     multiplies more than a tanh RNN of the same width (2·T·d²): at your sizes
-    {attention_layer.multiplications:,} against {rnn_layer.multiplications:,} per layer. In the exact count
+    {attention_layer.multiplications:,} against {rnn_layer.multiplications:,} per layer,
+    {attention_layer.multiplications / rnn_layer.multiplications:.3g} times as many (2 + T/d). The notes
+    say attention does fewer operations when T < d; that compares the two terms, not the two layers. In the exact count
     its quadratic part, 2·T²·d, outgrows the projections' 4·T·d² above T = 2·d — which is why long
     contexts are expensive; in short ones (T < 2·d, as in many sentences) the projections are most of
     the work.

@@ -59,8 +59,9 @@ def attention_parameters(d_model: int) -> Measured:
     else:
         finding = f"The counts differ: {sorted(counts)}."
     return Measured("Self-attention's parameters against T and heads",
-                    "Parameters of self-attention are sometimes written O(T·d²), as if every position had its own "
-                    "weights.", ("what changes", "value", "parameters (counted on the built module)"), rows, finding)
+                    "One version of the notes gives a transformer layer T times an RNN's parameters, O(T·d²), as if "
+                    "every position had its own weights.",
+                    ("what changes", "value", "parameters (counted on the built module)"), rows, finding)
 
 
 def convolution_parallel(T: int, kernel: int) -> Measured:

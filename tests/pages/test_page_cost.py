@@ -151,3 +151,16 @@ def test_the_attention_row_is_labelled_with_its_projections():
     text = " ".join(" ".join(m.value.split()) for m in at.markdown)
     assert f"{share:.0%}" == "98%" and "so its row reads **O(T·d² + T²·d)**" in text
     assert f"at your T = 16 and d = 512, {share:.0%} of its multiplications are in the projections" in text
+
+
+def test_the_crossover_text_corrects_the_notes_fewer_operations_below_t_equals_d():
+    """The notes: attention does fewer operations when T < d. Counted, the layer does 2 + T/d times
+    the tanh RNN's multiplications at every T: the terms cross at T = d, the layers never do."""
+    at = run_page(PAGE, {**UP_TO_256, "T": "16", "d": "512"})
+    text = " ".join(" ".join(m.value.split()) for m in at.markdown)
+    ratio = 2 + 16 / 512
+    assert attention_cost(16, 512).multiplications == ratio * recurrent_cost("rnn", 16, 512).multiplications
+    assert f"{ratio:.3g} times as many (2 + T/d)" in text
+    assert "The notes say attention does fewer operations when T < d" in text
+    assert "two d × d matrices (W_ih on the input, W_hh on the state)" in text
+    assert "(the state times W_hh)" not in text

@@ -169,3 +169,18 @@ def test_the_decoder_prose_says_what_training_and_the_architectures_do():
                                 layer_share=0.4, per_decoder=12, per_both=28, decoder_embed=1, both_embed=2,
                                 deep_share=0.9).split())
     assert "can do what an encoder–decoder does" not in half and "Raffel et al., 2020" in half
+
+
+def test_cost_steps_and_the_parameters_box_say_what_is_counted():
+    """Step 7: N stacked loops take T + N − 1 steps because each layer *can* start after the one
+    below's first output (the dependency depth; torch's nn.RNN runs layer after layer). The box's
+    notes line is what one version of the notes says (seed 001: T times an RNN's parameters)."""
+    from explorer.serve.steps import load_steps
+    from explorer.views.cost import stack_cost
+    from explorer.views.measured import attention_parameters
+
+    step = next(s for s in load_steps("cost") if s.title == "A stack of six")
+    assert "can start as soon as" in step.reveal and "each layer starts as soon" not in step.reveal
+    assert stack_cost("rnn", 512, 64, 3, 6).sequential_steps == 512 + 6 - 1
+    notes = attention_parameters(64).notes_say
+    assert "T times an RNN's parameters, O(T·d²)" in notes and "sometimes written" not in notes
