@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis.cost import cache_setup_cost, generation_step_cost
+from explorer.analysis.cost import cache_setup_cost, generation_step_cost, teacher_forced_cost
 from explorer.analysis.decoding import decode_steps
 from explorer.analysis.kv_timing import CacheSweep, cache_sweep
 from explorer.model.parameters import count_parameters
@@ -161,6 +161,9 @@ def test_cache_counts_are_the_cost_functions_for_this_example():
     assert any(f"{sum(cached) + setup:,} with" in m.value for m in at.markdown)
     encoder = cache_setup_cost(64, 2, 5).encoder  # once, without the cache too
     assert any(f"{sum(uncached) + encoder:,} without" in m.value for m in at.markdown)
+    forward = teacher_forced_cost(6, 64, 2, config.vocab_size, T_src=5).total  # the encoder included
+    assert any(f"teacher-forced forward pass over the same output costs {forward:,} (its backward" in " ".join(
+        m.value.split()) for m in at.markdown)
     intro = next(m.value for m in at.markdown if m.value.startswith("**What the loop recomputes.**"))
     assert "once, before the first step, with a cache or\nwithout" in intro and "unchanged source" not in intro
     grid = plotly_array(plotly_figures(at)[3]["data"][1]["z"])  # with the cache: enc 1, enc 2, dec 1, dec 2, logits
