@@ -267,6 +267,9 @@ def test_the_stopwatch_sentence_follows_the_measurement_both_ways(measured):
     at = run_page(PAGE)
     assert "the cache does not pay yet" in page_text(at) and "from T = 12 on" in page_text(at)
     assert "here the cache pays" not in page_text(at)
+    # the cost's parts are not measured: the sentence says so rather than stating them as the reason
+    assert "fixed cost per cached step, not broken down here" in page_text(at)
+    assert "fixed cost per cached step — Python" not in page_text(at)
     stars = [line["name"] for line in plotly_figures(at)[5]["data"] if line["mode"] == "markers"]
     assert stars == ["d=64, 2 layers: the cache wins from T = 12", "d=256, 2 layers: the cache wins from T = 12"]
     assert "this step: T = 6" in plotly_figures(at)[5]["layout"]["annotations"][0]["text"]
