@@ -44,7 +44,7 @@ def table(shown) -> None:
         f"""
     **Reading it.** Each big-O column is followed by the exact count. *Multiplications* are those of
     the matrix products (the lecture's "operations"; softmax, activations and normalisation are left
-    out); *parameters* include biases and LayerNorm scales, and *PyTorch count* counts them again
+    out); *parameters* include biases and the LayerNorms' scales and shifts, and *PyTorch count* counts them again
     with `count_parameters` on the real modules built at this size (on PyTorch's "meta" device, which
     allocates no memory). *Sequential steps* are the steps
     that must run one after another; *path length* is the number of steps between the last output

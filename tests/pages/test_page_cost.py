@@ -164,3 +164,6 @@ def test_the_crossover_text_corrects_the_notes_fewer_operations_below_t_equals_d
     assert "The notes say attention does fewer operations when T < d" in text
     assert "two d × d matrices (W_ih on the input, W_hh on the state)" in text
     assert "(the state times W_hh)" not in text
+    # the encoder layer's two LayerNorms count 2·d each: a scale and a shift per feature
+    assert "biases and the LayerNorms' scales and shifts" in text
+    assert sum(p.numel() for p in nn.LayerNorm(512).parameters()) == 2 * 512
