@@ -34,6 +34,7 @@ def table(shown) -> None:
     st.caption(" · ".join(f"**{row.label}**: {COST_LAYER_DETAILS[row.layer]}" for row in rows))
     download_csv(f"complexity_T{s.T}_d{s.d}_k{s.k}_N{s.n_layers}.csv", "Download the table (CSV)", frame_csv, frame,
                  key="complexity_csv")
+    projections = 4 * s.T * s.d * s.d / attention_cost(s.T, s.d).multiplications  # the rest: 2·T²·d
     seen, stack_note = 1 + s.n_layers * (s.k - 1), ""
     if seen < s.T:
         what = "One convolution" if s.n_layers == 1 else f"A stack of {s.n_layers} convolutions"
@@ -43,7 +44,7 @@ def table(shown) -> None:
         f"""
     **Reading it.** Each big-O column is followed by the exact count. *Multiplications* are those of
     the matrix products (the lecture's "operations"; softmax, activations and normalisation are left
-    out); *parameters* include biases and LayerNorm scales, and *PyTorch count* counts them again
+    out); *parameters* include biases and the LayerNorms' scales and shifts, and *PyTorch count* counts them again
     with `count_parameters` on the real modules built at this size (on PyTorch's "meta" device, which
     allocates no memory). *Sequential steps* are the steps
     that must run one after another; *path length* is the number of steps between the last output
@@ -53,6 +54,11 @@ def table(shown) -> None:
     The lecture's table gives a convolution O(T) sequential steps. Here it has O(1), as in the original
     paper (Vaswani et al., 2017, Table 1): every position of one convolution is computed at once (the
     box below measures it). What keeps the CNN's row long is its path, O(T/k).
+
+    The lecture's table (and that paper's Table 1) gives self-attention O(T²·d) operations: the scores
+    and the weighted sum alone. The layer counted here also has its Q, K, V and output projections,
+    4·T·d², so its row reads **O(T·d² + T²·d)**: at your T = {s.T} and d = {s.d}, {projections:.0%} of
+    its multiplications are in the projections.
     """
     )
     for box in shown.view.boxes:
@@ -72,16 +78,21 @@ def crossover(shown) -> None:
     bigger = "T²·d" if d < T else ("T·d²" if d > T else "neither")
     text_col.markdown(
         f"""
-    A recurrent layer does d² work per position (the state times W_hh): **T·d²**. Attention compares
-    every pair of positions with a d-long dot product: **T²·d**. The two are equal at **T = d**; at
-    your T = {T} and d = {d}, T·d² = {T * d * d:,} and T²·d = {T * T * d:,}, so {bigger} is larger.
+    A recurrent layer multiplies each position by two d × d matrices (W_ih on the input, W_hh on the
+    state): **T·d²**, up to the factor 2. Attention's own
+    step compares every pair of positions with a d-long dot product: **T²·d**. The two are equal at
+    **T = d**; at your T = {T} and d = {d}, T·d² = {T * d * d:,} and T²·d = {T * T * d:,}, so {bigger} is
+    larger.
 
-    The exact counts (solid lines) add what the big-O leaves out. This attention layer also projects
-    the sequence four times (Q, K, V, output: 4·T·d²), so it always multiplies more than a tanh RNN of
-    the same width (2·T·d²): at your sizes {attention_layer.multiplications:,} against
-    {rnn_layer.multiplications:,} per layer. In the exact count its quadratic part, 2·T²·d, outgrows the
-    projections' 4·T·d² above T = 2·d — which is why long contexts are expensive, and why short ones
-    (T < d, as in many sentences) are cheap.
+    The exact counts (solid lines) add what these two terms leave out. The attention layer also projects
+    the sequence four times (Q, K, V, output: 4·T·d², the T·d² in its row's O(T·d² + T²·d)), so it always
+    multiplies more than a tanh RNN of the same width (2·T·d²): at your sizes
+    {attention_layer.multiplications:,} against {rnn_layer.multiplications:,} per layer,
+    {attention_layer.multiplications / rnn_layer.multiplications:.3g} times as many (2 + T/d). The notes
+    say attention does fewer operations when T < d; that compares the two terms, not the two layers. In the exact count
+    its quadratic part, 2·T²·d, outgrows the projections' 4·T·d² above T = 2·d — which is why long
+    contexts are expensive; in short ones (T < 2·d, as in many sentences) the projections are most of
+    the work.
     """
     )
 
@@ -104,21 +115,24 @@ def stopwatch(shown) -> None:
                                    "long, overhead per step. " if longest in loop else ". ")
                 if longest else "")
     slower = view.slower
-    verdict = (f"From T = {slower} on, the attention layer is the slower one here: on one thread nothing runs in "
-               "parallel, so attention pays its full T²·d, and that outgrows the loop." if slower else
+    threads = counted(view.threads, "CPU thread")
+    verdict = (f"From T = {slower} on, the attention layer is the slower one here: on {threads} "
+               "the time follows the multiplications more than the sequential steps, and attention's T·d² + T²·d "
+               "grows faster than the loop's T·d²." if slower else
                f"The attention layer was the slower one at T = {', '.join(map(str, view.slower_at))} only, not from "
                "one length on: here the two are close, and the machine's other work can tip either way."
                if view.slower_at else
-               "In this range the attention layer is never the slower one here: its T²·d has not outgrown the "
-               "loop's cost per step.")
+               "In this range the attention layer is never the slower one here: its T·d² + T²·d multiplications "
+               "have not outgrown the loop's cost per step.")
     text_col.markdown(
         f"""
     One forward pass of one layer at width d = {view.settings.d} on a batch of one sequence, in float32, the best
     of up to five runs after a warm-up, on {counted(view.threads, 'CPU thread')}. {per_step}{verdict}
 
-    This is the lesson's fine print. On a GPU the T² comparisons of one layer run at the same time and
-    the wall time follows the *sequential steps* instead — 1 for attention, T for the loop — which is
-    what made transformers fast to train.
+    This is the lesson's fine print. On a GPU, as long as it has the cores for them, the T² comparisons
+    of one layer run at the same time and the wall time follows the *sequential steps* instead — 1 for
+    attention, T for the loop — which is what made transformers fast to train (Vaswani et al., 2017,
+    section 4 and table 2: a fraction of the training cost of recurrent and convolutional models).
     """
     )
     if skipped:

@@ -10,7 +10,14 @@ from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import DECODER, DECODER_ARCHITECTURES, DECODER_CACHE
 from explorer.training.tasks import get_task
 from explorer.views.decoder import DECODER_MODELS
-from explorer.views.decoder_lesson import count_claim, mistake_claim, mistake_effect, timing_claim, wider_claim
+from explorer.views.decoder_lesson import (
+    count_claim,
+    mistake_claim,
+    mistake_effect,
+    parallel_claim,
+    timing_claim,
+    wider_claim,
+)
 
 text = functools.partial(lesson_text, "decoder")
 ARCHITECTURES = {"encoder-decoder": "an encoder–decoder", "decoder": "decoder-only"}
@@ -54,6 +61,10 @@ def forcing(shown) -> None:
         st.info(text("forcing: no teacher"), icon=":material/info:")
     plotly_chart(figures.forcing, key="forcing")  # the figure first: a step about it shows it on the first screen
     st.markdown(text("forcing: intro"))
+    parallel = parallel_claim(view)
+    if parallel is not None:  # one pass gives every step's loss: computed here, shown only where it holds
+        st.markdown(text("forcing: parallel", **parallel))
+    st.markdown(text("forcing: not the notes' reason"))
     effect = mistake_effect(view)
     if view.settings.put_in is None:
         st.caption(text("forcing: no mistake"))
@@ -105,9 +116,10 @@ def architectures(shown) -> None:
                      both_embed=both.in_embeddings, deep_share=deep.parameters / both.parameters,
                      per_decoder=decoder.in_layers / (settings.n_layers * settings.d_model ** 2),
                      per_both=both.in_layers / (settings.n_layers * settings.d_model ** 2)))
-    st.caption(f"d_model = {settings.d_model}, feed-forward 4·d_model, vocabulary {settings.vocab:,}, pre-norm (as "
-               "the shipped models), sinusoidal positions (no parameters), separate input and output embeddings; "
-               "counted with explorer.count_parameters on models built without memory (PyTorch's meta device).")
+    st.caption(f"d_model = {settings.d_model}, feed-forward 4·d_model, vocabulary {settings.vocab:,}, pre-norm (a "
+               "LayerNorm, per token over its d features, before each block, as in the shipped models), sinusoidal "
+               "positions (no parameters), separate input and output embeddings; counted with "
+               "explorer.count_parameters on models built without memory (PyTorch's meta device).")
 
 
 serve_lesson(

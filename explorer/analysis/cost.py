@@ -9,11 +9,13 @@ Big-O per layer for sequence length T, width d, kernel k:
     layer           parameters   operations       sequential steps   path length
     CNN             O(k·d²)      O(T·k·d²)        O(1)*              O(T/k)
     RNN             O(d²)        O(T·d²)          O(T)               O(T)
-    self-attention  O(d²)        O(T²·d)          O(1)               O(1)
+    self-attention  O(d²)        O(T·d² + T²·d)** O(1)               O(1)
 
 (*) the lecture notes list O(T), as if overlapping kernels had to wait for each other; they do not:
 every position of one convolution is computed at once (Vaswani et al., 2017, table 1, counts O(1)), but
 a stack of them still needs O(T/k) layers to connect distant positions.
+(**) the notes, and Vaswani et al. (2017, table 1), give O(T²·d): the scores and the weighted sum alone.
+`attention_cost` also counts the Q, K, V and output projections, 4·T·d², most of the work while T < 2·d.
 """
 
 from __future__ import annotations
@@ -156,17 +158,23 @@ def generation_step_cost(T: int, d: int, n_layers: int, vocab: int, *, T_src: in
                          d_ff: int | None = None, cache: bool = False, new: int = 1) -> PassCost:
     """The step of greedy generation whose decoder input has T positions (the newest included).
 
-    Without the cache the whole model runs again on everything so far: exactly a teacher-forced pass
-    over the T positions (the encoder included), of which only the last row's logits are used.
+    The encoder is not part of any step: its output depends on the source alone, not on what the
+    decoder writes, so it runs once before the first step with or without the cache (`cache_setup_cost(…).encoder`;
+    Hugging Face transformers' generate runs it once whether or not it caches; explorer.model's uncached
+    `generate` calls the whole model each step only to stay short).  What the cache saves is the
+    decoder's re-computation.  Without the cache every decoder layer runs again on all T positions, its
+    cross-attention projecting the encoder output's keys and values again: the decoder and output of a
+    teacher-forced pass over the T positions, of which only the last row's logits are used.
     With the cache only the `new` positions (1, or a decoder-only model's prompt at its first step)
     are computed, per layer: their Q, K, V and output projections (4·new·d²), their scores against
     and mix of the T keys so far (2·new·T·d), cross-attention's Q and output projections (2·new·d²)
     and its scores and mix over the T_src cached encoder keys (2·new·T_src·d), and the feed-forward;
-    then the logits of the new positions.  The encoder and the cross-attention keys and values are
-    not recomputed (`cache_setup_cost` counts them, once).
+    then the logits of the new positions.  The cross-attention keys and values are computed once
+    (`cache_setup_cost` counts them with the encoder).
     """
     if not cache:
-        return teacher_forced_cost(T, d, n_layers, vocab, T_src=T_src, d_ff=d_ff)
+        full = teacher_forced_cost(T, d, n_layers, vocab, T_src=T_src, d_ff=d_ff)
+        return PassCost(0, full.decoder, full.output)
     if not 1 <= new <= T:
         raise ValueError("new positions must be between 1 and T")
     per_layer = 4 * new * d * d + 2 * new * T * d + ffn_cost(new, d, d_ff).multiplications
@@ -176,7 +184,8 @@ def generation_step_cost(T: int, d: int, n_layers: int, vocab: int, *, T_src: in
 
 
 def cache_setup_cost(d: int, n_layers: int, T_src: int, d_ff: int | None = None) -> PassCost:
-    """What an encoder–decoder computes once before cached decoding: the encoder, and every decoder
-    layer's cross-attention keys and values of the encoder output (2·T_src·d² per layer)."""
+    """What an encoder–decoder computes once before cached decoding: the encoder (`.encoder`, run once
+    without the cache too), and every decoder layer's cross-attention keys and values of the encoder
+    output (`.decoder`: 2·T_src·d² per layer)."""
     return PassCost(n_layers * encoder_layer_cost(T_src, d, d_ff).multiplications,
                     n_layers * 2 * T_src * d * d, 0)

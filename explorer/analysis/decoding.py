@@ -25,7 +25,7 @@ import torch
 from ..model.generation import IncrementalDecoder
 from ..model.transformer import Transformer
 
-__all__ = ["DecodeStep", "decode_steps"]
+__all__ = ["DecodeStep", "decode_steps", "teacher_forced_pass"]
 
 
 @dataclass(frozen=True)
@@ -106,3 +106,24 @@ def decode_steps(
                                 _rows(layers, "cross_attention") if arch == "encoder-decoder" else None))
         fed, fed_valid = [written if forced is None else forced[k]], None
     return steps
+
+
+@torch.no_grad()
+def teacher_forced_pass(model: Transformer, tokens: Sequence[int] | torch.Tensor, start_token: int | None,
+                        teacher: Sequence[int] | torch.Tensor) -> np.ndarray:
+    """What training computes: one forward pass over the shifted target, the causal mask hiding each
+    position's future.  Returns the next-token distributions of the teacher's n positions, (n, vocab).
+
+    tokens: the source (encoder–decoder, the decoder input is the start token + teacher[:-1]) or the
+    prompt (decoder-only, start_token None: the input is the prompt + teacher[:-1], and the rows read
+    are the last n).  The same rows `decode_steps(…, teacher=teacher)` computes one step at a time.
+    """
+    arch = model.config.architecture
+    if (arch == "encoder-decoder") == (start_token is None):
+        raise ValueError("an encoder–decoder needs a start token; a decoder-only model takes none")
+    source, right = _ids(tokens, "tokens"), _ids(teacher, "teacher").tolist()
+    if arch == "encoder-decoder":
+        logits, _ = model(source[None], torch.tensor([[int(start_token), *right[:-1]]]))
+    else:
+        logits, _ = model(torch.tensor([[*source.tolist(), *right[:-1]]]))
+    return torch.softmax(logits[0, -len(right):].double(), dim=-1).numpy()

@@ -3,7 +3,7 @@ step), measured on this machine within a time budget.  Pure torch; no Streamlit.
 
 The lesson's claim is about *sequential steps*: the loop cannot start step t before step t − 1 is
 done, while attention computes every position at once.  On a single CPU thread the attention
-layer's T²·d work is not spread over anything, so what the numbers show depends on T and d — which
+layer's T·d² + T²·d work is not spread over anything, so what the numbers show depends on T and d — which
 is exactly why it is worth measuring rather than asserting.
 """
 

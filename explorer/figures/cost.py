@@ -147,7 +147,7 @@ def operations_frame(curves: dict[str, list[int]], T_values) -> pd.DataFrame:
 
 
 OPERATION_COLOURS = {
-    "T·d² (the RNN's term)": OKABE_ITO["vermillion"], "T²·d (attention's term)": OKABE_ITO["blue"],
+    "T·d² (the RNN's term)": OKABE_ITO["vermillion"], "T²·d (attention's scores and mix)": OKABE_ITO["blue"],
     "tanh RNN layer, exact": OKABE_ITO["vermillion"], "self-attention layer, exact": OKABE_ITO["blue"],
 }
 

@@ -225,7 +225,7 @@ def _cache_states(n_layers: int, n_source: int, position: int, new: int, cached:
     rows, labels = [], []
     for layer in range(n_layers) if n_source else ():
         row = np.full(width, np.nan)
-        row[:n_source] = KEPT if cached else COMPUTED
+        row[:n_source] = KEPT  # run once before step 1, with the cache or without
         rows.append(row)
         labels.append(f"encoder {layer + 1}")
     for layer in range(n_layers):
@@ -250,8 +250,9 @@ def cache_figure(n_layers: int, n_source: int, position: int, new: int = 1, *, h
     position: the newest decoder position (0-based); new: how many positions the cached step feeds
     (a decoder-only model's first step: its whole prompt); n_source: source length (0 for decoder-only).
     Rows are the model's stacks (the output on top), columns positions; a blue encoder cell is its
-    output's keys and values, projected once for cross-attention; a blue decoder cell is that
-    position's keys and values in that layer, computed at an earlier step."""
+    output at that position, computed once before step 1 with or without the cache (the cache also
+    keeps its keys and values for cross-attention); a blue decoder cell is that position's keys and
+    values in that layer, computed at an earlier step."""
     traces, layout, titles = [], {}, []
     for i, cached in enumerate((False, True)):
         z, labels = _cache_states(n_layers, n_source, position, new, cached)
@@ -267,7 +268,8 @@ def cache_figure(n_layers: int, n_source: int, position: int, new: int = 1, *, h
         y_axis = token_axis(labels, domain=(0.0, 0.8), anchor=f"x{suffix}", size=FONT_SIZE, show=i == 0)
         layout[f"yaxis{suffix}"] = {**y_axis, "tickangle": 0}
         titles.append(panel_title("with the KV cache" if cached else "without a cache", domain, 0.82, FONT_SIZE + 1))
-    key = [("computed at this step", OKABE_ITO["orange"]), ("kept from before (keys, values)", OKABE_ITO["sky blue"])]
+    kept = "kept from before (" + ("encoder output; " if n_source else "") + "keys, values)"
+    key = [("computed at this step", OKABE_ITO["orange"]), (kept, OKABE_ITO["sky blue"])]
     for j, (text, colour) in enumerate(key):  # a legend in words, under the titles
         titles.append({"text": f"<span style='color:{colour}'>■</span> {text}", "x": 0.25 + 0.5 * j, "y": 0.97,
                        "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom",

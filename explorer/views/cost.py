@@ -60,11 +60,14 @@ COST_LAYER_DETAILS = {
     "attention": "multi-head self-attention with Q, K, V and output projections (4 heads)",
     "encoder": "self-attention + feed-forward (d → 4d → d) + two LayerNorms",
 }
-# The lecture's per-layer table (the encoder layer row is this app's addition).
+# The lecture's per-layer table (the encoder layer row is this app's addition), where it describes the
+# layer counted: a convolution's steps are O(1), not the notes' O(T) (Vaswani et al., 2017, table 1);
+# self-attention's operations include the Q, K, V and output projections counted in its row, 4·T·d²,
+# where the notes (and Vaswani et al.'s table 1) give O(T²·d), the scores and the weighted sum alone.
 BIG_O = {
     "cnn": ("O(k·d²)", "O(T·k·d²)", "O(1)", "O(T/k)"),
     "rnn": ("O(d²)", "O(T·d²)", "O(T)", "O(T)"),
-    "attention": ("O(d²)", "O(T²·d)", "O(1)", "O(1)"),
+    "attention": ("O(d²)", "O(T·d² + T²·d)", "O(1)", "O(1)"),
     "encoder": ("O(d²)", "O(T·d² + T²·d)", "O(1)", "O(1)"),
 }
 N_HEADS = 4
@@ -164,7 +167,7 @@ def operations_curves(d: int, T_values) -> dict[str, list[int]]:
     T_values = [int(t) for t in T_values]
     return {
         "T·d² (the RNN's term)": [t * d * d for t in T_values],
-        "T²·d (attention's term)": [t * t * d for t in T_values],
+        "T²·d (attention's scores and mix)": [t * t * d for t in T_values],
         "tanh RNN layer, exact": [recurrent_cost("rnn", t, d).multiplications for t in T_values],
         "self-attention layer, exact": [attention_cost(t, d).multiplications for t in T_values],
     }

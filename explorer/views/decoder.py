@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..analysis.cost import cache_setup_cost, generation_step_cost
-from ..analysis.decoding import decode_steps
+from ..analysis.decoding import decode_steps, teacher_forced_pass
 from ..caching import bounded_cache
 from ..model.building import shapes_only
 from ..model.parameters import count_parameters
@@ -38,6 +38,7 @@ __all__ = [
     "example",
     "induction_answer",
     "model_shape",
+    "parallel_losses",
     "step_counts",
 ]
 
@@ -181,22 +182,48 @@ def decoding_run(task_name: str, tokens: tuple[str, ...], teacher: bool = False,
                        None if losses is None else _read_only(losses), tuple(task.vocab))
 
 
+@bounded_cache(96, max_bytes=1_000_000)
+def parallel_losses(task_name: str, tokens: tuple[str, ...]) -> np.ndarray | None:
+    """The loss −ln p(right token) of every step, from one parallel forward pass over the shifted target,
+    as training computes it (None when the input defines no right answer).  Raises PretrainedModelError
+    if the model's files are broken."""
+    loaded = load_model(DECODER_MODELS[task_name])
+    task, ex = loaded.task, example(task_name, tokens)
+    if ex.expected is None:
+        return None
+    right = task.encode(list(ex.expected))
+    with torch.inference_mode():
+        probs = teacher_forced_pass(loaded.model, ex.ids, ex.start, right)
+    return _read_only(-np.log(np.maximum(probs[np.arange(len(right)), right], 1e-300)))
+
+
 # --- the KV cache: exact counts per step ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class StepCounts:
-    """Multiplications of every step (1 … n), without and with the cache, and the cache's one-off
-    setup (the encoder and the cross-attention keys and values)."""
+    """Multiplications of every step (1 … n), without and with the cache, and what runs once before
+    the first step: `encoder`, both ways (its output does not depend on what the decoder writes), and
+    `setup`, the cache's: the encoder and the cross-attention keys and values."""
 
     uncached: tuple[int, ...]
     cached: tuple[int, ...]
     setup: int
+    encoder: int = 0
+
+    @property
+    def uncached_total(self) -> int:
+        return self.encoder + sum(self.uncached)
+
+    @property
+    def cached_total(self) -> int:
+        return self.setup + sum(self.cached)
 
 
 def step_counts(task_name: str, n_source: int, n_steps: int) -> StepCounts:
     """Exact counts for the shipped model of the task: an encoder–decoder decoding `n_steps` tokens
-    of a source of `n_source`, or a decoder-only model continuing a prompt of `n_source` tokens."""
+    of a source of `n_source`, or a decoder-only model continuing a prompt of `n_source` tokens.
+    The encoder runs once either way; the cache saves the decoder's re-computation."""
     config = load_model(DECODER_MODELS[task_name]).model.config
     d, n, vocab = config.d_model, config.n_layers, config.output_vocab_size
     if config.architecture == "encoder-decoder":
@@ -204,7 +231,8 @@ def step_counts(task_name: str, n_source: int, n_steps: int) -> StepCounts:
         uncached = [generation_step_cost(T, d, n, vocab, T_src=n_source, d_ff=config.d_ff).total for T in positions]
         cached = [generation_step_cost(T, d, n, vocab, T_src=n_source, d_ff=config.d_ff, cache=True).total
                   for T in positions]
-        return StepCounts(tuple(uncached), tuple(cached), cache_setup_cost(d, n, n_source, config.d_ff).total)
+        setup = cache_setup_cost(d, n, n_source, config.d_ff)
+        return StepCounts(tuple(uncached), tuple(cached), setup.total, setup.encoder)
     positions = [n_source + k for k in range(n_steps)]
     uncached = [generation_step_cost(T, d, n, vocab, d_ff=config.d_ff).total for T in positions]
     cached = [generation_step_cost(T, d, n, vocab, d_ff=config.d_ff, cache=True, new=n_source if k == 0 else 1).total

@@ -26,13 +26,15 @@ from .decoder import (
     decoding_run,
     example,
     model_shape,
+    parallel_losses,
     step_counts,
 )
 from .settings import own_text, picked_text, picker, setting
 
 __all__ = ["OWN_TEXT", "SWEEP_LENGTHS", "WIDER", "ArchitectureSettings", "ArchitectureView", "CacheSettings",
            "CacheView", "DecoderSettings", "DecoderView", "architecture_view", "cache_view", "count_claim",
-           "decoder_view", "mistake_claim", "mistake_effect", "timing_claim", "tokens_of", "wider_claim"]
+           "decoder_view", "mistake_claim", "mistake_effect", "parallel_claim", "timing_claim", "tokens_of",
+           "wider_claim"]
 
 TOP_K = 5
 SWEEP_LENGTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128)  # the stopwatch's lengths (up to ~6× the longest example)
@@ -127,6 +129,7 @@ class DecoderView:
     top: np.ndarray | None  # the step's likeliest tokens (vocabulary indices), best first
     self_shown: np.ndarray | None  # (steps, keys): the chosen layer and head, NaN for steps not taken yet
     cross_shown: np.ndarray | None  # (steps, source), or None for decoder-only
+    parallel: np.ndarray | None = None  # every step's loss from one teacher-forced parallel pass (training's)
 
     @property
     def step(self) -> int:
@@ -148,12 +151,42 @@ def decoder_view(settings: DecoderSettings) -> DecoderView:
     try:
         run = decoding_run(settings.task, tokens, False, settings.put_in)
         forced = None if ex.expected is None else decoding_run(settings.task, tokens, True, settings.put_in)
+        parallel = parallel_losses(settings.task, tokens)
     except PretrainedModelError as problem:
         return DecoderView(settings, ex, problems, str(problem), None, None, None, None, None)
     top = np.argsort(-run.probs[settings.t - 1], kind="stable")[:TOP_K]
     top.setflags(write=False)
     cross = None if run.cross_weights is None else _shown(run.cross_weights, settings)
-    return DecoderView(settings, ex, problems, None, run, forced, top, _shown(run.self_weights, settings), cross)
+    return DecoderView(settings, ex, problems, None, run, forced, top, _shown(run.self_weights, settings), cross,
+                       parallel)
+
+
+PARALLEL_TOLERANCE = 1e-4  # the one pass's losses equal the step-by-step ones within this (float32 sums)
+
+
+def parallel_claim(view: DecoderView) -> dict | None:
+    """The forcing section's sentence that one parallel pass gives every step's teacher-forced loss:
+    its numbers (how many positions, what the pass reads, the largest difference from the step-by-step
+    losses), or None where there is no teacher or the two differ by more than PARALLEL_TOLERANCE."""
+    if view.forced is None or view.parallel is None:
+        return None
+    diff = float(np.max(np.abs(view.parallel - view.forced.losses)))
+    if not diff <= PARALLEL_TOLERANCE:
+        return None
+    ex = view.example
+    read = ("<s>", *ex.expected[:-1]) if ex.start is not None else (*ex.tokens, *ex.expected[:-1])
+    return {"n": len(view.parallel), "read": " ".join(read), "diff": _power(diff)}
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _power(x: float) -> str:
+    """A small positive number as "7 × 10⁻¹¹" (one digit), 0 as "0"."""
+    if x == 0:
+        return "0"
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def mistake_claim(view: DecoderView) -> dict | None:
@@ -209,7 +242,7 @@ class CacheView:
     n_source: int  # 0 for decoder-only
     position: int  # the newest decoder position (0-based)
     new: int  # positions the cached step feeds
-    length: int  # positions this step's uncached pass runs over (source and decoder input)
+    length: int  # positions this step reads (source and decoder input; the encoder runs once)
     counts: StepCounts | None  # None when the model could not be loaded (`error` says why)
     sweeps: tuple[CacheSweep, ...]  # this model's shape, then the wider one
     error: str | None = None
@@ -239,9 +272,11 @@ def count_claim(view: CacheView) -> tuple[str, dict]:
     counts, k = view.counts, view.step
     name = "cache: numbers" if view.n_source else "cache: numbers, decoder-only"
     return name, {"step": k + 1, "uncached": counts.uncached[k], "cached": counts.cached[k],
-                  "ratio": counts.uncached[k] / counts.cached[k], "uncached_total": sum(counts.uncached),
-                  "cached_total": sum(counts.cached) + counts.setup, "setup": counts.setup,
-                  "training": counts.uncached[-1]}  # a teacher-forced pass over the whole output: the last step
+                  "ratio": counts.uncached[k] / counts.cached[k], "uncached_total": counts.uncached_total,
+                  "cached_total": counts.cached_total, "setup": counts.setup, "encoder": counts.encoder,
+                  "kept": counts.setup - counts.encoder,
+                  # a teacher-forced pass over the whole output: the last step's decoder, and the encoder
+                  "training": counts.uncached[-1] + counts.encoder}
 
 
 def timing_claim(sweep: CacheSweep, length: int) -> tuple[str, dict]:

@@ -162,8 +162,8 @@ DECODER_CLAIMS = types.MappingProxyType({
 
 
 def _cache_saves(s) -> bool:
-    """…and past the first step: "the encoder again on all … letters, … on all … positions" (at step 1
-    the encoder runs for the first time, on one position)."""
+    """An encoder–decoder (its encoder ran once before step 1, the answer says) past the first step
+    ("… decoder layers on all … positions"), where the cache computes fewer multiplications."""
     counts = s.view.counts
     return (counts is not None and s.view.n_source > 0 and s.view.position >= 1
             and counts.cached[s.view.step] < counts.uncached[s.view.step])
@@ -172,7 +172,7 @@ def _cache_saves(s) -> bool:
 def _saves(s) -> dict:
     _, values = count_claim(s.view)
     layers = s.view.n_layers
-    return {**values, "letters": spelled(s.view.n_source), "positions": spelled(s.view.position + 1),
+    return {**values, "positions": spelled(s.view.position + 1),
             "layers": "both" if layers == 2 else f"all {spelled(layers)}",
             "uncached_m": values["uncached_total"] / 1e6, "cached_m": values["cached_total"] / 1e6}
 

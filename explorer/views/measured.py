@@ -55,12 +55,13 @@ def attention_parameters(d_model: int) -> Measured:
         (count,) = counts
         finding = (f"The same module takes every length: {count:,} parameters at T = {LENGTHS[0]} and at T = "
                    f"{LENGTHS[-1]}, and at every number of heads, 4·(d² + d) for d = {d_model}. Self-attention's "
-                   "parameters are O(d²); what grows with T is the work, O(T²·d), not the weights.")
+                   "parameters are O(d²); what grows with T is the work, O(T·d² + T²·d), not the weights.")
     else:
         finding = f"The counts differ: {sorted(counts)}."
     return Measured("Self-attention's parameters against T and heads",
-                    "Parameters of self-attention are sometimes written O(T·d²), as if every position had its own "
-                    "weights.", ("what changes", "value", "parameters (counted on the built module)"), rows, finding)
+                    "One version of the notes gives a transformer layer T times an RNN's parameters, O(T·d²), as if "
+                    "every position had its own weights.",
+                    ("what changes", "value", "parameters (counted on the built module)"), rows, finding)
 
 
 def convolution_parallel(T: int, kernel: int) -> Measured:

@@ -60,7 +60,7 @@ def test_exact_counts_equal_the_library_and_the_built_torch_modules(params):
     for bar, layer in zip(bars, per_layer, strict=True):
         row = table.loc[layer]
         assert list(plotly_array([bar["y"]])[0]) == [row["exact"], row["multiplications"], row["steps"], row["path"]]
-    assert table.loc["self-attention", "operations"] == "O(T²·d)"
+    assert table.loc["self-attention", "operations"] == "O(T·d² + T²·d)"  # the projections too, not the notes' O(T²·d)
     assert table.loc["RNN (tanh)", "operations"] == "O(T·d²)"
 
 
@@ -77,7 +77,7 @@ def test_crossover_at_t_equals_d():
     at = run_page(PAGE, {**UP_TO_256, "d": "32", "T": "100"})
     data = vega_data(at, 0)
     rnn_term = data[data["series"] == "T·d² (the RNN's term)"].set_index("T")["multiplications"]
-    attention_term = data[data["series"] == "T²·d (attention's term)"].set_index("T")["multiplications"]
+    attention_term = data[data["series"] == "T²·d (attention's scores and mix)"].set_index("T")["multiplications"]
     assert rnn_term[32] == attention_term[32] == 32**3
     smaller = [T for T in rnn_term.index if T < 32]
     larger = [T for T in rnn_term.index if T > 32]
@@ -140,3 +140,30 @@ def test_other_widths_are_timed_on_request_then_for_everyone():
     other_session = run_page(PAGE, {"d": "512"})
     assert len(other_session.get("vega_lite_chart")) == 2
     assert "time_width" not in [button.key for button in other_session.button]
+
+
+def test_the_attention_row_is_labelled_with_its_projections():
+    """The notes' O(T²·d) counts the scores and the weighted sum alone; the row counts the projections
+    too (98 % of its multiplications at T = 16, d = 512), and the page says so beside the table."""
+    at = run_page(PAGE, {**UP_TO_256, "T": "16", "d": "512"})
+    assert table_of(at).loc["self-attention", "operations"] == "O(T·d² + T²·d)"
+    share = 4 * 16 * 512**2 / attention_cost(16, 512).multiplications
+    text = " ".join(" ".join(m.value.split()) for m in at.markdown)
+    assert f"{share:.0%}" == "98%" and "so its row reads **O(T·d² + T²·d)**" in text
+    assert f"at your T = 16 and d = 512, {share:.0%} of its multiplications are in the projections" in text
+
+
+def test_the_crossover_text_corrects_the_notes_fewer_operations_below_t_equals_d():
+    """The notes: attention does fewer operations when T < d. Counted, the layer does 2 + T/d times
+    the tanh RNN's multiplications at every T: the terms cross at T = d, the layers never do."""
+    at = run_page(PAGE, {**UP_TO_256, "T": "16", "d": "512"})
+    text = " ".join(" ".join(m.value.split()) for m in at.markdown)
+    ratio = 2 + 16 / 512
+    assert attention_cost(16, 512).multiplications == ratio * recurrent_cost("rnn", 16, 512).multiplications
+    assert f"{ratio:.3g} times as many (2 + T/d)" in text
+    assert "The notes say attention does fewer operations when T < d" in text
+    assert "two d × d matrices (W_ih on the input, W_hh on the state)" in text
+    assert "(the state times W_hh)" not in text
+    # the encoder layer's two LayerNorms count 2·d each: a scale and a shift per feature
+    assert "biases and the LayerNorms' scales and shifts" in text
+    assert sum(p.numel() for p in nn.LayerNorm(512).parameters()) == 2 * 512

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis.cost import cache_setup_cost, generation_step_cost
+from explorer.analysis.cost import cache_setup_cost, generation_step_cost, teacher_forced_cost
 from explorer.analysis.decoding import decode_steps
 from explorer.analysis.kv_timing import CacheSweep, cache_sweep
 from explorer.model.parameters import count_parameters
@@ -139,6 +139,10 @@ def test_a_mistake_propagates_under_free_running_only():
     np.testing.assert_allclose(plotly_array_1d(loss[0]["y"]), expected, rtol=1e-5, atol=1e-5)
     assert max(plotly_array_1d(loss[1]["y"])) < 0.01
     assert any("writes **4 of 4** later tokens wrong" in m.value for m in at.markdown)
+    # Why teacher forcing is used (one parallel pass, shown here) and not the notes' reason
+    text = [" ".join(m.value.split()) for m in at.markdown]
+    assert any(t.startswith("Here one forward pass over `<s> A C E H P` gives all 6 losses") for t in text)
+    assert any(t.startswith("**Not to stop errors spreading.**") and "**exposure bias**" in t for t in text)
     at.select_slider(key="mistake").set_value("none").run()
     assert plotly_figures(at)[1]["data"][0]["text"][1] == ["A", "C", "E", "H", "P", "&lt;/s&gt;"]  # escaped
 
@@ -155,6 +159,13 @@ def test_cache_counts_are_the_cost_functions_for_this_example():
     assert any(f"{uncached[2]:,} multiplications without the cache and\n{cached[2]:,} with it" in m.value
                for m in at.markdown)
     assert any(f"{sum(cached) + setup:,} with" in m.value for m in at.markdown)
+    encoder = cache_setup_cost(64, 2, 5).encoder  # once, without the cache too
+    assert any(f"{sum(uncached) + encoder:,} without" in m.value for m in at.markdown)
+    forward = teacher_forced_cost(6, 64, 2, config.vocab_size, T_src=5).total  # the encoder included
+    assert any(f"teacher-forced forward pass over the same output costs {forward:,} (its backward" in " ".join(
+        m.value.split()) for m in at.markdown)
+    intro = next(m.value for m in at.markdown if m.value.startswith("**What the loop recomputes.**"))
+    assert "once, before the first step, with a cache or\nwithout" in intro and "unchanged source" not in intro
     grid = plotly_array(plotly_figures(at)[3]["data"][1]["z"])  # with the cache: enc 1, enc 2, dec 1, dec 2, logits
     assert grid.shape == (5, 5)
     np.testing.assert_array_equal(grid[2, :3], [0.5, 0.5, 1.0])  # kept, kept, computed now
@@ -189,6 +200,12 @@ def test_architecture_parameters_are_counted_on_built_models():
     assert sum(s.get("fillcolor") == "#0072B2" for s in shapes) == 3, "a cross-attention block per decoder layer"
     arrows = [a for a in plotly_figures(at)[6]["layout"]["annotations"] if a.get("showarrow")]
     assert len(arrows) == 3 and len({(a["ax"], a["ay"]) for a in arrows}) == 1, "all from the encoder's output"
+    # "pre-norm (a LayerNorm, per token over its d features, before each block, as in the shipped models)"
+    assert any("pre-norm (a LayerNorm, per token over its d features, before each block" in c.value for c in at.caption)
+    for name in ("reverse-sinusoidal-h4-l2", "induction-sinusoidal-h2-l2"):
+        model = load_model(name).model
+        norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+        assert model.config.norm == "pre" and norms and all(m.normalized_shape == (64,) for m in norms)
 
 
 def test_the_lesson_reveals_state_true_numbers():
@@ -202,8 +219,9 @@ def test_the_lesson_reveals_state_true_numbers():
     assert (f"{row[2]:.2f}", f"{row[3]:.2f}") == ("0.77", "0.23")
     counts = [(generation_step_cost(11, 64, 2, 19, T_src=10).total,
                generation_step_cost(11, 64, 2, 19, T_src=10, cache=True).total)]
-    assert counts == [(2_506_560, 121_280)] and round(counts[0][0] / counts[0][1]) == 21
-    assert "2,506,560" in steps[5] and "121,280" in steps[5]
+    # the encoder (1,008,640) runs once before step 1, with the cache or without: it is in neither count
+    assert counts == [(1_497_920, 121_280)] and round(counts[0][0] / counts[0][1]) == 12
+    assert "About 12 times" in steps[5] and "1,497,920" in steps[5] and "121,280" in steps[5]
     at = run_page(PAGE, {"arch_d": "512", "arch_layers": "6", "arch_vocab": "32000"})
     table = at.table[0].value.set_index("architecture")
     share = table.loc["decoder-only", "parameters"] / table.loc["encoder–decoder", "parameters"]
@@ -249,6 +267,9 @@ def test_the_stopwatch_sentence_follows_the_measurement_both_ways(measured):
     at = run_page(PAGE)
     assert "the cache does not pay yet" in page_text(at) and "from T = 12 on" in page_text(at)
     assert "here the cache pays" not in page_text(at)
+    # the cost's parts are not measured: the sentence says so rather than stating them as the reason
+    assert "fixed cost per cached step, not broken down here" in page_text(at)
+    assert "fixed cost per cached step — Python" not in page_text(at)
     stars = [line["name"] for line in plotly_figures(at)[5]["data"] if line["mode"] == "markers"]
     assert stars == ["d=64, 2 layers: the cache wins from T = 12", "d=256, 2 layers: the cache wins from T = 12"]
     assert "this step: T = 6" in plotly_figures(at)[5]["layout"]["annotations"][0]["text"]

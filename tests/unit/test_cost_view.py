@@ -54,7 +54,7 @@ def test_complexity_rows_and_operation_curves():
         assert row.counted_parameters == row.cost.parameters
     curves = operations_curves(8, [4, 8, 16])
     assert curves["T·d² (the RNN's term)"] == [256, 512, 1024]
-    assert curves["T²·d (attention's term)"] == [128, 512, 2048]  # equal at T = d
+    assert curves["T²·d (attention's scores and mix)"] == [128, 512, 2048]  # equal at T = d
     assert curves["self-attention layer, exact"][1] == attention_cost(8, 8).multiplications
     lengths = operations_lengths(100, 48)
     assert 100 in lengths and 48 in lengths and lengths[0] == 1 and lengths[-1] == 400

@@ -100,9 +100,12 @@ def test_step_counts_are_the_cost_functions():
     assert counts.cached == tuple(generation_step_cost(T, 64, 2, config.vocab_size, T_src=4, cache=True).total
                                   for T in range(1, 6))
     assert counts.setup == cache_setup_cost(64, 2, 4).total
+    assert counts.encoder == cache_setup_cost(64, 2, 4).encoder > 0  # run once, with the cache or without
+    assert counts.uncached_total == counts.encoder + sum(counts.uncached)
+    assert counts.cached_total == counts.setup + sum(counts.cached)
     counts = step_counts("induction", 6, 3)  # the first cached step reads the whole prompt
     assert counts.cached[0] == counts.uncached[0] and counts.cached[1] < counts.uncached[1] / 4
-    assert counts.setup == 0
+    assert counts.setup == counts.encoder == 0
 
 
 @pytest.mark.parametrize("d, layers, vocab", [(16, 1, 7), (32, 3, 50)])

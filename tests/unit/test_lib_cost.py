@@ -201,9 +201,13 @@ def test_teacher_forced_pass_and_cached_steps_of_an_encoder_decoder(encoding, d_
         new, prefix = target[:, t:t + 1], target[:, :t + 1]
         counted = _multiplications(lambda: made["decoder"].step(new))  # noqa: B023 (called at once)
         assert counted == generation_step_cost(t + 1, d, layers, vocab, T_src=T_src, d_ff=d_ff, cache=True).total
-        # Without the cache the step is a whole teacher-forced pass over the prefix, the encoder included.
-        uncached = _multiplications(lambda: model(source, prefix))  # noqa: B023
-        assert uncached == generation_step_cost(t + 1, d, layers, vocab, T_src=T_src, d_ff=d_ff).total
+        # Without the cache the step runs the decoder again on the whole prefix, over the encoder output
+        # computed once before the first step (the encoder is in no step's count, cached or not).
+        memory = model.encoder(source, causal=False)[0]
+        uncached = _multiplications(lambda: model.lm_head(model.decoder(prefix, causal=True, memory=memory)[0]))  # noqa: B023
+        step = generation_step_cost(t + 1, d, layers, vocab, T_src=T_src, d_ff=d_ff)
+        assert uncached == step.total and step.encoder == 0
+        assert _multiplications(lambda: model(source, prefix)) == step.total + expected.encoder  # noqa: B023
 
 
 def test_decoder_only_prompt_then_cached_steps():

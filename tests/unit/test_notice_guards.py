@@ -173,7 +173,7 @@ def test_cost_parameters_step_counts_one_layer_as_its_sentence_says(layers):
 
 @pytest.mark.parametrize("t", [1, 2, 11])
 def test_decoder_cache_answer_says_again_only_past_the_first_step(t):
-    """"without (the encoder again on all ten letters, both decoder layers on all one positions)" at step 1."""
+    """"without (both decoder layers on all one positions)" at step 1."""
     step = next(s for s in load_steps("decoder") if s.claim == "cache_saves")
     shown = runtime.shown(DECODER_CACHE, step_settings(DECODER, DECODER_CACHE, {**step.settings, "t": t}))
     holds = DECODER_CACHE.claims["cache_saves"].holds(shown)

@@ -25,15 +25,18 @@ LESSONS = sorted(path.stem for path in Path("app_pages/lessons").glob("*.toml"))
 DEFINITION = ("a definition: softmax rows sum to 1, a masked weight is 0, −ln p is 0 at p = 1, the overlap of "
               "equal word sets is 1")
 SECTIONS = "names sections of the page"
+CITATION = "a citation: the year or section of the paper cited"
 # (lesson, where) -> {typed number: why it may be typed}; where is "step <n>" (an answer) or a prose section
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("attention", "reading"): {"1": DEFINITION},
     ("attention", "pipeline"): {"1": DEFINITION, "0": DEFINITION},
-    ("decoder", "forcing: intro"): {"10": "10⁻⁵: the tolerance of tests/unit/test_lib_decoding.py (read below)"},
+    ("decoder", "forcing: intro"): {"1989": CITATION, "2017": CITATION, "3.1": CITATION},
+    ("decoder", "forcing: not the notes' reason"): {"2015": CITATION, "2016": CITATION},
     ("decoder", "forcing: loss"): {"0": DEFINITION},
     ("decoder", "architectures: half"): {
         "3": "3/7 = 12/28: the layers' share the leading terms give (12·d² a decoder-only layer, 12·d² + 16·d² an "
-             "encoder and a decoder layer)", "2": "2/3: one embedding table against two"},
+             "encoder and a decoder layer)", "2": "2/3: one embedding table against two; table 2 of the paper cited",
+        "2020": CITATION, "3.2": CITATION},
     ("depth", "step 1"): {"10": "an option the question offered (about 10×); the claim two_layers decides it"},
     ("depth", "wiring"): {"24": "the layer slider's maximum (read below)"},
     ("encoders", "vectors"): {"1": "unit length, a definition", "3": SECTIONS, "4": SECTIONS},
@@ -122,7 +125,7 @@ def test_every_allowance_is_still_used():
 
 
 def test_the_settings_the_prose_names_are_the_code_s():
-    assert TOLERANCE == 10.0 ** -5  # decoder, "forcing: intro": to within 10⁻⁵
+    assert TOLERANCE == 10.0 ** -5  # test_lib_decoding's; the decoder's "forcing: parallel" reads its own
     assert dict(controls_of(DepthSettings))["n_layers"].bounds[1] == 24  # depth, "wiring": raise the layers to 24
     assert load_minilm().config.n_layers == 6  # encoders, "sinks": layers 2 to 6
     settings = LiveSettings()
