@@ -69,6 +69,9 @@ def referent(shown) -> None:
     map_col, text_col = st.columns([3, 2], gap="large")
     plotly_chart(shown.figures.map, where=map_col, key="referent_map")
     text_col.markdown(text("referent", **shown.view.facts))
+    steered = claimed(REAL_REFERENT, "toy_steered", shown)  # the toy's best head was steered by an extra loss
+    if steered is not None:
+        text_col.markdown(steered)
 
 
 def position_tables(shown) -> None:

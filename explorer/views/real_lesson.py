@@ -195,20 +195,39 @@ def referent_view(settings: ReferentSettings) -> ReferentView:
     listed = "; ".join(f"layer {b['layer']} head {b['head']}: {b['right_above_other']:.0%} "
                        f"({b['when_subject']:.0%} when “it” means the subject, {b['when_object']:.0%} when it "
                        "means the object)" for b in best[:3])
-    toy = load_model(TOY_MODEL).card["referent_head"]["right_noun_above_other"]
+    card = load_model(TOY_MODEL).card
+    toy = card["referent_head"]["right_noun_above_other"]
     facts = {"sentences": scores.sentences, "seed": scores.seed, "best": best[0]["right_above_other"],
              "best_subject": best[0]["when_subject"], "best_object": best[0]["when_object"],
              "layer": best[0]["layer"], "head": best[0]["head"], "listed": listed, "regenerate": scores.regenerate,
              "both": int(np.sum(np.minimum(scores.when_subject, scores.when_object) > 0.5)),
-             "n_heads": scores.overall.size, "toy": float(toy)}
+             "n_heads": scores.overall.size, "toy": float(toy), **_steered(card)}
     return ReferentView(settings, getattr(scores, SPLITS[settings.split]),
                         tuple((b["layer"] - 1, b["head"] - 1) for b in best[:3]), types.MappingProxyType(facts))
+
+
+def _steered(card: dict) -> dict:
+    """How the toy model's referent head came to be, from its card: the extra loss that steered one of its
+    heads towards the referent (`attention_hint`: how many steps of how many), whether that is the head the
+    card names, and the best score of the heads it did not steer."""
+    hint, named = card.get("attention_hint"), card["referent_head"]
+    if not hint:
+        return {}
+    steered = f"layer {hint['layer'] + 1} head {hint['head'] + 1}"
+    others = {name: score for name, score in named.get("every_head", {}).items() if name != steered}
+    best = max(others, key=others.get) if others else None
+    return {"hint_steps": hint["steps"], "toy_steps": card["steps"], "steered": steered,
+            "steered_is_best": (hint["layer"], hint["head"]) == (named["layer"], named["head"]),
+            "unsteered": best, "unsteered_score": others.get(best, float("nan"))}
 
 
 REFERENT_CLAIMS = {
     # No head resolves "it": the best is right well short of always, and prefers the subject.
     "best_head": Claim(lambda s: s.view.facts["best"] < 0.75
                        and s.view.facts["best_subject"] > s.view.facts["best_object"], lambda s: s.view.facts),
+    # The toy model's best head is the one an extra loss steered towards the referent (its card).
+    "toy_steered": Claim(lambda s: bool(s.view.facts.get("steered_is_best")) and s.view.facts["unsteered"] is not None,
+                         lambda s: s.view.facts),
 }
 
 

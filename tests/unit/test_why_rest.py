@@ -66,3 +66,38 @@ def test_length_says_why_the_raw_index_fails_and_shows_it_on_the_spot():
     # Were the index seen (a model whose outputs differ), the sentence would not be said.
     seen = types.SimpleNamespace(settings=shown.settings, view=dataclasses.replace(shown.view, index_unseen=0.5))
     assert say(LENGTH_CLAIMS, "fail_inside", text, seen) is None
+
+
+def test_real_says_the_toy_models_referent_head_was_steered_by_an_extra_loss():
+    """The real page set MiniLM beside 'the toy model ..., trained on nothing but this task, has a head that gets
+    100 %', and step 4 asked with 'the toy model's head manages 100 %'. That head is the one its card's
+    attention_hint steered towards the referent with an extra loss term. Every sentence naming the toy model
+    now says so, with the numbers read from the card."""
+    from explorer.serve import runtime
+    from explorer.serve.lessons import REAL_REFERENT
+    from explorer.serve.prose import lesson_sections
+    from explorer.serve.steps import load_steps
+    from explorer.training.pretrained import load_model
+    from explorer.views.claims import say
+    from explorer.views.real_lesson import REFERENT_CLAIMS, TOY_MODEL
+
+    card = load_model(TOY_MODEL).card
+    hint, named = card["attention_hint"], card["referent_head"]
+    assert (hint["layer"], hint["head"]) == (named["layer"], named["head"]), "the head named is the one steered"
+    sections = lesson_sections("real")
+    steps = load_steps("real")
+    about_toy = [s for text in [*sections.values(), *(step.predict for step in steps), *(step.reveal for step in steps)]
+                 for s in _sentences(text) if "toy model" in s]
+    assert about_toy
+    for sentence in about_toy:
+        assert "steered" in sentence, sentence
+    shown = runtime.shown(REAL_REFERENT, REAL_REFERENT.settings())
+    said = say(REFERENT_CLAIMS, "toy_steered", sections["claim: toy_steered"], shown)
+    assert said is not None
+    steered = f"layer {hint['layer'] + 1} head {hint['head'] + 1}"
+    assert f"its\n{steered} gets" in said or f"its {steered} gets" in " ".join(said.split())
+    flat = " ".join(said.split())
+    assert f"first {hint['steps']} of its {card['steps']} training steps" in flat
+    others = {k: v for k, v in named["every_head"].items() if k != steered}
+    best = max(others, key=others.get)
+    assert f"{best}, gets {others[best]:.1%}" in flat
