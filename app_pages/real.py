@@ -17,7 +17,7 @@ from explorer.views.real import PAGE_MAX_TOKENS
 from explorer.views.real_lesson import sentence_facts, sentence_problem
 
 text = functools.partial(lesson_text, "real")
-GRID_CLAIMS = ("previous_token", "next_token", "cls_share")  # shown where each holds for the sentence
+GRID_CLAIMS = ("head_kinds", "previous_token", "next_token", "cls_share")  # shown where each holds for the sentence
 
 
 def sentence(shown) -> None:
@@ -69,6 +69,9 @@ def referent(shown) -> None:
     map_col, text_col = st.columns([3, 2], gap="large")
     plotly_chart(shown.figures.map, where=map_col, key="referent_map")
     text_col.markdown(text("referent", **shown.view.facts))
+    steered = claimed(REAL_REFERENT, "toy_steered", shown)  # the toy's best head was steered by an extra loss
+    if steered is not None:
+        text_col.markdown(steered)
 
 
 def position_tables(shown) -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "SEED",
     "BucketsMet",
     "accuracy_by_length",
+    "difference_without_positions",
     "longest_length",
     "sequences_right",
     "stretched_model",
@@ -152,6 +153,30 @@ def accuracy_by_length(model_name: str, lengths, samples: int = SAMPLES) -> dict
     and the table's size)."""
     lengths = _check(model_name, lengths, samples)
     return {n: _accuracy(model_name, n, samples) for n in lengths}
+
+
+@bounded_cache(8, max_bytes=100_000)  # a float each
+def difference_without_positions(name: str, samples: int = 20) -> float:
+    """The largest |difference| between the logits of the shipped model `name` and those of the same
+    weights built with no positional encoding, teacher-forced on `samples` inputs of every trained
+    length.  For the raw index it is float rounding only: the index adds the same number p to every
+    dimension, and each pre-norm layer's LayerNorm (and the final one) subtracts a vector's mean, so
+    p never reaches attention (Ba et al. 2016, LayerNorm: the mean over the features is removed)."""
+    loaded = load_model(name)
+    task = _task(name)
+    config = loaded.model.config.to_dict()
+    bare = with_weights(lambda: build_model("transformer", task, {**config, "encoding": "none"}),
+                        loaded.model.state_dict()).eval()
+    largest = 0.0
+    low, high = trained_lengths(name)
+    with torch.no_grad():
+        for n in range(low, high + 1):
+            source = _inputs(task, n, samples)
+            target = torch.cat([torch.full((samples, 1), task.index["<s>"]), source.flip(1)], dim=1)
+            shipped, _ = loaded.model(source, target)
+            without, _ = bare(source, target)
+            largest = max(largest, float((shipped - without).abs().max()))
+    return largest
 
 
 # --- T5: the buckets an input of n letters needs, and which of them training reached -----------------

@@ -25,6 +25,7 @@ from ..analysis.length import (
     REVERSAL_MODELS,
     BucketsMet,
     accuracy_by_length,
+    difference_without_positions,
     longest_length,
     sequences_right,
     stretched_model,
@@ -101,6 +102,8 @@ class LengthView:
     unseen: AttentionAt
     damaged: types.MappingProxyType  # encoding -> why its model could not load (the page names it)
     t5_buckets: types.MappingProxyType | None = None  # stack -> BucketsMet at the longest length tested
+    # the raw-index model's largest logit difference from its own weights run with no encoding (None: not shipped)
+    index_unseen: float | None = None
 
 
 def _attention_at(name: str, n: int) -> AttentionAt:
@@ -157,10 +160,12 @@ def length_view(settings: LengthSettings) -> LengthView:
     buckets: dict[str, BucketsMet] | None = None
     if t5 and "t5" not in damaged:
         buckets = t5_buckets_met(t5, int(lengths[-1]))
+    index = REVERSAL_MODELS.get("index")
+    index_unseen = difference_without_positions(index) if index and "index" not in damaged else None
     return LengthView(_readonly(lengths), trained, types.MappingProxyType(dict(REVERSAL_MODELS)),
                       types.MappingProxyType(accuracy), types.MappingProxyType(refused), types.MappingProxyType(card),
                       rows, seen, unseen, types.MappingProxyType(damaged),
-                      None if buckets is None else types.MappingProxyType(buckets))
+                      None if buckets is None else types.MappingProxyType(buckets), index_unseen)
 
 
 # --- what the prose under the key figure says about it (explorer/views/claims.py) -------------------
@@ -197,9 +202,15 @@ def _fall_values(s) -> dict:
     return {"runners": ", ".join(ENCODING_LABELS[e] for e in runners(view)), "fall": "; ".join(falls)}
 
 
+INDEX_UNSEEN = 1e-3  # logits this close: the raw index changes nothing the model computes
+
+
 def _fail_inside(s) -> bool:
+    """Both fail inside the band, and the raw-index model computes what its weights compute with no
+    encoding: its index never reaches attention (the sentence says why)."""
     view = s.view
-    return all(e in view.accuracy and e not in view.damaged and _inside(view, e) < 0.5 for e in ("index", "none"))
+    return (all(e in view.accuracy and e not in view.damaged and _inside(view, e) < 0.5 for e in ("index", "none"))
+            and view.index_unseen is not None and view.index_unseen < INDEX_UNSEEN)
 
 
 def _t5_values(s) -> dict:
@@ -213,8 +224,9 @@ LENGTH_CLAIMS = {
     # Every model that reverses well inside the band and takes longer inputs is (nearly) never right at
     # the longest length tested.
     "falls_past_band": Claim(_falls, _fall_values),
-    # The raw index and no encoding reverse fewer than half of the inputs inside the band.
-    "fail_inside": Claim(_fail_inside),
+    # The raw index and no encoding reverse fewer than half of the inputs inside the band, and the raw-index
+    # model's logits are its own weights' with no encoding (to float rounding).
+    "fail_inside": Claim(_fail_inside, lambda s: {"difference": s.view.index_unseen}),
     # T5's model, at the longest length tested, looks up buckets no input of the trained lengths reached.
     "t5_buckets": Claim(lambda s: s.view.t5_buckets is not None
                         and any(m.untrained for m in s.view.t5_buckets.values()), _t5_values),

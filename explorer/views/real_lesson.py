@@ -28,6 +28,7 @@ from .real import (
     position_tables,
     real_view,
     referent_heads,
+    token_lengths,
 )
 from .settings import setting
 
@@ -117,7 +118,7 @@ def sentence_facts(shown) -> dict:
         values["prev_weight"] = math.floor(100 * float(min(weights[0, 2, i, i - 1] for i in range(1, n)))) / 100
         values["next_weight"] = float(np.mean([weights[1, 8, i, i + 1] for i in range(n - 1)]))
         cls = weights[1:5, :, :, 0].mean(axis=(1, 2))
-        values.update(cls_low=float(cls.min()), cls_high=float(cls.max()))
+        values.update(cls_low=float(cls.min()), cls_high=float(cls.max()), **_head_kinds(view.text))
     here = _it_row(view.text, settings.layer, settings.head)
     if here:
         values.update(it_animal=here["animal"], it_street=here["street"])
@@ -126,6 +127,20 @@ def sentence_facts(shown) -> dict:
             row = _it_row(pair_view, layer, head)
             values.update({f"{at}{name}_{noun}": weight for noun, weight in row.items()})
     return values
+
+
+def _head_kinds(text: RealView) -> dict:
+    """How many heads put most of their weight (over half, averaged over the rows) on the markers [CLS] and
+    [SEP], and how many of the others on the token one before or one after: heads that read a place in the
+    text, not a word."""
+    weights, n = text.weights, len(text.tokens)
+    marks = [i for i, token in enumerate(text.tokens) if token in ("[CLS]", "[SEP]")]
+    on_marks = weights[:, :, :, marks].sum(-1).mean(-1)  # (layers, heads)
+    before = np.mean([weights[:, :, i, i - 1] for i in range(1, n)], axis=0)
+    after = np.mean([weights[:, :, i, i + 1] for i in range(n - 1)], axis=0)
+    markers = on_marks > 0.5
+    offset = ~markers & (np.maximum(before, after) > 0.5)
+    return {"markers": int(markers.sum()), "offset": int(offset.sum()), "elsewhere": int(markers.sum() + offset.sum())}
 
 
 def _pieces(tokens: tuple[str, ...]) -> dict:
@@ -148,8 +163,11 @@ def _facts(name: str):
 
 REAL_CLAIMS = {
     # Layer 1 head 3 reads the previous token, and [CLS] takes a large share in layers 2 to 5.
-    "not_meaning": Claim(lambda s: sentence_facts(s).get("prev_weight", 0) >= 0.9 and _facts("cls_low")(s),
-                         sentence_facts),
+    # and at least half of the heads put most of their weight on [CLS] / [SEP] or one token over.
+    "not_meaning": Claim(lambda s: sentence_facts(s).get("prev_weight", 0) >= 0.9 and _facts("cls_low")(s)
+                         and 2 * sentence_facts(s)["elsewhere"] >= sentence_facts(s)["n_heads"], sentence_facts),
+    # The heads counted: most of their weight on the markers, or one token over.
+    "head_kinds": Claim(_facts("elsewhere"), sentence_facts),
     "previous_token": Claim(lambda s: sentence_facts(s).get("prev_weight", 0) >= 0.9, sentence_facts),
     "next_token": Claim(lambda s: sentence_facts(s).get("next_weight", 0) >= 0.5, sentence_facts),
     "cls_share": Claim(lambda s: sentence_facts(s).get("cls_low", 0) >= 0.25, sentence_facts),
@@ -195,20 +213,39 @@ def referent_view(settings: ReferentSettings) -> ReferentView:
     listed = "; ".join(f"layer {b['layer']} head {b['head']}: {b['right_above_other']:.0%} "
                        f"({b['when_subject']:.0%} when “it” means the subject, {b['when_object']:.0%} when it "
                        "means the object)" for b in best[:3])
-    toy = load_model(TOY_MODEL).card["referent_head"]["right_noun_above_other"]
+    card = load_model(TOY_MODEL).card
+    toy = card["referent_head"]["right_noun_above_other"]
     facts = {"sentences": scores.sentences, "seed": scores.seed, "best": best[0]["right_above_other"],
              "best_subject": best[0]["when_subject"], "best_object": best[0]["when_object"],
              "layer": best[0]["layer"], "head": best[0]["head"], "listed": listed, "regenerate": scores.regenerate,
              "both": int(np.sum(np.minimum(scores.when_subject, scores.when_object) > 0.5)),
-             "n_heads": scores.overall.size, "toy": float(toy)}
+             "n_heads": scores.overall.size, "toy": float(toy), **_steered(card)}
     return ReferentView(settings, getattr(scores, SPLITS[settings.split]),
                         tuple((b["layer"] - 1, b["head"] - 1) for b in best[:3]), types.MappingProxyType(facts))
+
+
+def _steered(card: dict) -> dict:
+    """How the toy model's referent head came to be, from its card: the extra loss that steered one of its
+    heads towards the referent (`attention_hint`: how many steps of how many), whether that is the head the
+    card names, and the best score of the heads it did not steer."""
+    hint, named = card.get("attention_hint"), card["referent_head"]
+    if not hint:
+        return {}
+    steered = f"layer {hint['layer'] + 1} head {hint['head'] + 1}"
+    others = {name: score for name, score in named.get("every_head", {}).items() if name != steered}
+    best = max(others, key=others.get) if others else None
+    return {"hint_steps": hint["steps"], "toy_steps": card["steps"], "steered": steered,
+            "steered_is_best": (hint["layer"], hint["head"]) == (named["layer"], named["head"]),
+            "unsteered": best, "unsteered_score": others.get(best, float("nan"))}
 
 
 REFERENT_CLAIMS = {
     # No head resolves "it": the best is right well short of always, and prefers the subject.
     "best_head": Claim(lambda s: s.view.facts["best"] < 0.75
                        and s.view.facts["best_subject"] > s.view.facts["best_object"], lambda s: s.view.facts),
+    # The toy model's best head is the one an extra loss steered towards the referent (its card).
+    "toy_steered": Claim(lambda s: bool(s.view.facts.get("steered_is_best")) and s.view.facts["unsteered"] is not None,
+                         lambda s: s.view.facts),
 }
 
 
@@ -244,6 +281,7 @@ def table_view(settings: TableSettings) -> PositionTables:
     facts = {"learned_1": _mean_cosine(learned, 1), "sinusoidal_1": _mean_cosine(sinusoidal, 1),
              "learned_10": _mean_cosine(learned, 10), "sinusoidal_10": _mean_cosine(sinusoidal, 10),
              "shortest": float(norms.min()), "longest": float(norms.max()), "d": d,
+             "position_median": float(np.median(norms)), "token_median": float(np.median(token_lengths())),
              "sinusoidal_length": float(np.linalg.norm(sinusoidal, axis=1).max()),
              "largest": float(np.abs(learned).max()), "clip": clip,
              "rows": learned.shape[0], "row_step": plan.row_step, "col_step": plan.col_step}
