@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+import numpy as np
 import pytest
 import torch
 
@@ -177,3 +178,44 @@ def test_the_coreference_notice_names_the_head_and_its_nudge_and_needs_the_card_
 def test_head_silencing_refuses_a_head_the_layer_does_not_have():
     with pytest.raises(ValueError):
         silenced(load_model(IT_MODEL).model, 0, 4)
+
+
+# --- attention's other sentences ------------------------------------------------------------------------
+
+
+def _notice(task: str, section: str, **settings) -> str:
+    view = attention_lesson_view(AttentionSettings(task=task, **settings))
+    fields = dict(view.notices)
+    assert section in fields, [n for n, _ in view.notices]
+    return lesson_text("attention", section, **fields[section]).replace("\n", " ")
+
+
+def test_the_sort_encoder_notice_no_longer_claims_a_rank_it_never_measured():
+    text = _notice("sort", "notice: sort encoder", block="encoder")
+    assert "work out each letter's rank" not in text
+    assert "where a letter goes in the answer depends on all the other letters" in text
+
+
+def test_the_induction_notice_says_most_rows_of_the_previous_token_head_look_back_not_each():
+    text = _notice("induction", "notice: induction encoder", heads=2)
+    assert "prepares this" not in text and "most rows look one step back" in text
+    view = attention_lesson_view(AttentionSettings(task="induction", heads=2))
+    first = view.attention.weights[0]  # layer 1, (heads, T, T)
+    back = first[:, 1:].argmax(-1) == np.arange(first.shape[1] - 1)  # (heads, rows after the first)
+    assert back.mean(axis=1).max() >= 0.75 and not back.all(axis=1).any()  # most rows, in no head every row
+
+
+def test_the_recall_notice_claims_what_its_check_reads():
+    text = _notice("recall", "notice: recall encoder")
+    assert "it puts its weight on the very first token" not in text
+    assert "some head weighs the very first token most" in text
+    view = attention_lesson_view(AttentionSettings(task="recall"))
+    asks = len(view.attention.query_tokens) - 1
+    brightest = view.attention.weights[:, :, asks].argmax(-1)  # (layers, heads)
+    assert (brightest == 0).any() and not (brightest == 0).all()  # some heads, not "it" (every head)
+
+
+def test_the_pipeline_gives_vaswanis_reason_for_the_square_root_not_no_saturation():
+    text = lesson_text("attention", "pipeline", head_dim=16).replace("\n", " ")
+    assert "so the softmax does not saturate" not in text
+    assert "so that wider heads do not push the softmax towards all-or-nothing (as Vaswani et al. argue)" in text
