@@ -219,3 +219,38 @@ def test_the_pipeline_gives_vaswanis_reason_for_the_square_root_not_no_saturatio
     text = lesson_text("attention", "pipeline", head_dim=16).replace("\n", " ")
     assert "so the softmax does not saturate" not in text
     assert "so that wider heads do not push the softmax towards all-or-nothing (as Vaswani et al. argue)" in text
+
+
+# --- lookup ----------------------------------------------------------------------------------------------
+
+
+def test_sqrt_d_holds_for_independent_components_of_zero_mean_and_unit_variance_and_the_text_says_so():
+    from explorer.views.lookup import LookupSettings
+    from explorer.views.settings import controls_of
+
+    generator = np.random.default_rng(0)
+    for d in (4, 64):
+        q, k = generator.standard_normal((2, 20_000, d))
+        assert np.std((q * k).sum(-1)) == pytest.approx(np.sqrt(d), rel=0.03)
+        shifted = (q + 1) * (k + 1)  # mean 1: the spread is √(3d), not √d
+        assert np.std(shifted.sum(-1)) == pytest.approx(np.sqrt(3 * d), rel=0.03)
+    said = step_lookup("longer_sharpens").reveal
+    assert "with independent query and key components of zero mean and unit variance" in said
+    assert "with query and key components of unit variance" not in said
+    help_text = dict(controls_of(LookupSettings))["scale"].help
+    assert "independent query and key components of zero mean and unit variance" in help_text
+
+
+def step_lookup(claim: str):
+    return next(s for s in load_steps("lookup") if s.claim == claim)
+
+
+def test_the_lookup_box_no_longer_says_equal_lengths_are_needed():
+    from explorer.analysis.lookup import EXAMPLE_KEYS
+    from explorer.views.measured import self_match
+
+    # The lecture's keys differ in length and every one still finds itself: equal length is not needed.
+    lengths = np.linalg.norm(EXAMPLE_KEYS, axis=1)
+    assert not np.allclose(lengths, lengths[0]) and "every key wins" in self_match(EXAMPLE_KEYS).finding
+    loses = self_match(np.array([[1.0, 0.0], [3.0, 0.5]])).finding
+    assert "only when the keys have equal length" not in loses and "would guarantee" in loses
