@@ -22,7 +22,7 @@ import numpy as np
 
 from ..training.tasks import BOS, EOS, PAD
 
-__all__ = ["CHECKS", "Seen", "from_the_end", "mask_claim", "notices"]
+__all__ = ["CHECKS", "Seen", "from_the_end", "mask_claim", "notices", "referent_rows"]
 
 MOST = 0.75  # "a head does X": X holds for at least this share of the rows it is about
 
@@ -135,6 +135,22 @@ def _it_reads_its_referent(seen: Seen) -> bool:
     return seen.block.key_tokens[int(seen.block.weights[layer, head, it].argmax())] == seen.expected[0]
 
 
+def referent_rows(seen: Seen) -> str:
+    """How many rows besides "it" weigh the referent most in the card's head, said as a clause: the
+    hint trained the row of "it" alone, but the head may point other rows there too."""
+    tokens = list(seen.block.query_tokens)
+    if seen.referent is None or seen.expected is None or "it" not in tokens \
+            or seen.referent[0] >= seen.block.weights.shape[0]:
+        return ""
+    it, (layer, head) = tokens.index("it"), seen.referent
+    keys = np.array(seen.block.key_tokens)
+    rows = [i for i, t in enumerate(tokens) if t not in (PAD, BOS, EOS) and i != it]
+    same = int((keys[_brightest(seen.block.weights)[layer, head, rows]] == seen.expected[0]).sum())
+    if 2 * same > len(rows):
+        return f" Not only “it”: {same} of the other {len(rows)} rows of this head weigh that noun most too."
+    return f" Of the other {len(rows)} rows of this head, {same} weigh that noun most too."
+
+
 def _induction(seen: Seen) -> bool:
     """The second half of the input repeats the first; some head of layer 2 sends most repeated tokens
     to the token after their first occurrence, and some head of layer 1 sends most tokens to the one
@@ -190,5 +206,6 @@ def notices(task: str, block_name: str, seen: Seen) -> tuple[tuple[str, types.Ma
     head = "" if seen.referent is None else f"layer {seen.referent[0] + 1}, head {seen.referent[1] + 1}"
     for name in (f"notice: {task} {block_name}", "off-mask", "random"):
         if name in CHECKS and CHECKS[name](seen):
-            shown.append((name, {"mask": seen.mask, "natural": seen.natural, "head": head}))
+            shown.append((name, {"mask": seen.mask, "natural": seen.natural, "head": head,
+                                 "rows": referent_rows(seen) if name == "notice: coreference encoder" else ""}))
     return tuple((name, types.MappingProxyType(fields)) for name, fields in shown)

@@ -175,6 +175,24 @@ def test_the_coreference_notice_names_the_head_and_its_nudge_and_needs_the_card_
     assert "notice: coreference encoder" not in dict(hidden.notices)
 
 
+@pytest.mark.parametrize("sentence", [0, 1])
+def test_the_coreference_notice_says_how_many_other_rows_of_the_head_weigh_the_referent(sentence):
+    # The hint trained the row of "it" alone; in the head it nudged, most rows of "…too tired" weigh the
+    # animal too (the bright column of the grid), half of "…too wide"'s the street.
+    text = attention_views.PRESETS["coreference"][sentence]
+    view = attention_lesson_view(AttentionSettings(task="coreference", mask="none", input_coreference=text))
+    fields = dict(view.notices)["notice: coreference encoder"]
+    said = lesson_text("attention", "notice: coreference encoder", **fields).replace("\n", " ")
+    tokens, referent = list(view.attention.query_tokens), view.expected[0]
+    others = [i for i in range(len(tokens)) if tokens[i] != "it"]
+    same = sum(tokens[int(view.attention.weights[1, 0, i].argmax())] == referent for i in others)
+    if 2 * same > len(others):
+        assert f"Not only “it”: {same} of the other {len(others)} rows of this head weigh that noun most too." in said
+    else:
+        assert f"Of the other {len(others)} rows of this head, {same} weigh that noun most too." in said
+    assert same >= 5
+
+
 def test_head_silencing_refuses_a_head_the_layer_does_not_have():
     with pytest.raises(ValueError):
         silenced(load_model(IT_MODEL).model, 0, 4)
