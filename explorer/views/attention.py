@@ -154,7 +154,7 @@ def _ablation_sentence(name: str, n_layers: int, n_heads: int, watched: tuple[in
     rest = [accuracy for place, accuracy in without.items() if place not in (weakest, watched)]
     if rest:
         said += f"; without any other head it stays at {min(rest):.1%} or more"
-    return (f" Silence one head at a time (its output set to zero) and measure the accuracy on the same "
+    return (f" Silence one head at a time (its output set to zero) and measure the model's accuracy on the same "
             f"sentences, {full:.1%} with every head: {said}.")
 
 
