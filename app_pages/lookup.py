@@ -88,9 +88,10 @@ def weight_matrix(shown) -> None:
     products: softmax(*QKᵀ*) gives one row of weights per query, and multiplying by *V* gives one
     answer per query. Every row sums to 1.
 
-    Here the first row is your query and the others use each key as a query. When the keys are
-    distinct enough, those rows light up on the diagonal: a query that equals a key finds that key.
-    With these keys, {themselves}. Self-attention
+    Here the first row is your query and the others use each key as a query. Such a row lights up on
+    the diagonal when no other key scores higher against that key than the key itself: always so when
+    the keys have equal length (then q·k_j = |q|² is the largest dot product, by Cauchy–Schwarz), not
+    always otherwise, however distinct the keys. With these keys, {themselves}. Self-attention
     is exactly this, with the queries, keys and values all computed from the same sequence — one row per token.
     """
         )
@@ -103,7 +104,8 @@ serve_lesson(
     lead="A Python dictionary answers only when the key matches exactly. Attention is a *soft* version of "
     "that lookup: the query is compared with **every** key (a dot product), the scores become weights "
     "that are positive and add up to one (a softmax), and the answer is the **weighted mix of the "
-    "values**. A close match takes almost all of the weight; keys that match about equally share it.",
+    "values**. A key whose score beats every other by a wide margin takes almost all of the weight; keys "
+    "that score about equally share it.",
     sidebar="Query",
     sections=[Section("lookup", lookup), Section("table", key_table), Section("matrix", weight_matrix)],
     presets=presets,

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..analysis.heads import accuracy_without
 from ..caching import bounded_cache
 from ..model.building import seeded
 from ..model.transformer import Transformer, TransformerConfig
+from ..pieces import piece
 from ..training.pretrained import DEFAULT_TASK, MODEL_SPECS, PretrainedModelError, load_model, model_config, model_name
 from ..training.tasks import EOS, PAD, Task, get_task
 
@@ -28,12 +30,14 @@ __all__ = [
     "AttentionView",
     "ModelChoice",
     "PretrainedModelError",
+    "attention_hint",
     "choose_model",
     "compute_view",
     "default_shape",
     "referent_head",
     "referent_head_note",
     "shipped_variants",
+    "silenced_accuracy",
 ]
 
 MASKS = ("none", "causal", "padding")
@@ -116,9 +120,48 @@ def referent_head(choice: ModelChoice) -> tuple[int, int] | None:
     return (named["layer"], named["head"]) if named else None
 
 
+def attention_hint(choice: ModelChoice) -> dict | None:
+    """The card's `attention_hint` of the shipped model of this task and shape (trained or not: what
+    training did to the weights the "trained" choice runs), with the card's training `steps`; None
+    when no model of that shape is shipped or its training had no hint."""
+    if (choice.encoding, choice.n_heads, choice.n_layers) not in shipped_variants(choice.task):
+        return None
+    card = load_model(choice.name).card
+    hint = card.get("attention_hint")
+    return {**hint, "of_steps": card["steps"]} if hint else None
+
+
+def silenced_accuracy(name: str, n_layers: int, n_heads: int) -> tuple[float, dict[tuple[int, int], float]]:
+    """The shipped model's held-out accuracy, and the same with each self-attention head silenced in
+    turn ((layer, head) from 0): computed from the model (explorer.analysis.heads), one piece a head."""
+    return (piece(accuracy_without, name),
+            {(layer, head): piece(accuracy_without, name, layer, head)
+             for layer in range(n_layers) for head in range(n_heads)})
+
+
+def _head(layer: int, head: int) -> str:
+    return f"layer {layer + 1} head {head + 1}"
+
+
+def _ablation_sentence(name: str, n_layers: int, n_heads: int, watched: tuple[int, int]) -> str:
+    """What silencing one head at a time does to the accuracy: the head it costs most, the watched
+    head, and the least that silencing any other head leaves."""
+    full, without = silenced_accuracy(name, n_layers, n_heads)
+    weakest = min(without, key=without.get)
+    said = f"without {_head(*weakest)} it falls to {without[weakest]:.1%}"
+    if watched != weakest:
+        said += f", without {_head(*watched)} (the one to watch) to {without[watched]:.1%}"
+    rest = [accuracy for place, accuracy in without.items() if place not in (weakest, watched)]
+    if rest:
+        said += f"; without any other head it stays at {min(rest):.1%} or more"
+    return (f" Silence one head at a time (its output set to zero) and measure the model's accuracy on the same "
+            f"sentences, {full:.1%} with every head: {said}.")
+
+
 def referent_head_note(choice: ModelChoice) -> str | None:
-    """For the trained "it" model: which head to watch and how it came to be, from its card
-    (measured at training time on the held-out set).  None for any other model."""
+    """For the trained "it" model: which head to watch and how it came to be, from its card (the
+    hint, and each head's score measured at training time on the held-out set), and what silencing
+    each head does to the accuracy, computed from the model.  None for any other model."""
     if choice.task != "coreference" or not choice.trained or \
             (choice.encoding, choice.n_heads, choice.n_layers) not in shipped_variants(choice.task):
         return None
@@ -126,24 +169,20 @@ def referent_head_note(choice: ModelChoice) -> str | None:
     named = card.get("referent_head")
     if not named:
         return None
-    watch = f"layer {named['layer'] + 1} head {named['head'] + 1}"
+    watched = (named["layer"], named["head"])
+    watch = _head(*watched)
     note = (f"**Watch {watch}.** On {card['heldout']['examples']} held-out sentences its attention from "
-            f"“it” weighs the right noun above the other in {named['right_noun_above_other']:.0%} of them.")
-    hint = card.get("attention_hint")
-    if hint:
-        note += (f" How it got there: for the first {hint['steps']} of {card['steps']} training steps an extra loss "
-                 f"nudged this head towards the referent; without that hint, training found other routes "
-                 f"(reading both nouns, or going through the adjective).")
+            f"“it” weighs the right noun above the other in {named['right_noun_above_other']:.1%} of them.")
+    hint = attention_hint(choice)
+    if hint and (hint["layer"], hint["head"]) == watched:
+        note += (f" It was helped there: for the first {hint['steps']} of {hint['of_steps']} training steps an "
+                 f"extra loss nudged this head's attention from “it” towards the referent.")
         others = [name for name, score in named.get("every_head", {}).items() if name != watch and score >= 0.95]
         if others:
-            whose = "their" if len(others) > 1 else "its"
-            note += f" {' and '.join(others).capitalize()} learned the same on {whose} own."
-    ablation = card.get("head_ablation")
-    if ablation:
-        weakest = min(ablation, key=ablation.get)
-        note += (f" Silencing one head at a time shows what the model relies on: without {weakest} accuracy "
-                 f"falls to {ablation[weakest]:.0%}, without {watch} to {ablation.get(watch, float('nan')):.0%}.")
-    return note
+            which = "which no loss nudged, do" if len(others) > 1 else "which no loss nudged, does"
+            scores = " and ".join(f"{named['every_head'][name]:.1%}" for name in others)
+            note += f" {' and '.join(others).capitalize()}, {which} the same ({scores})."
+    return note + _ablation_sentence(choice.name, choice.n_layers, choice.n_heads, watched)
 
 
 @dataclass

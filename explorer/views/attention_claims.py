@@ -22,7 +22,7 @@ import numpy as np
 
 from ..training.tasks import BOS, EOS, PAD
 
-__all__ = ["CHECKS", "Seen", "from_the_end", "mask_claim", "notices"]
+__all__ = ["CHECKS", "Seen", "from_the_end", "mask_claim", "notices", "referent_rows"]
 
 MOST = 0.75  # "a head does X": X holds for at least this share of the rows it is about
 
@@ -31,7 +31,8 @@ MOST = 0.75  # "a head does X": X holds for at least this share of the rows it i
 class Seen:
     """What a claim may look at: the block on screen, the model's answer, whether a shipped trained
     model ran, the mask it ran with and the one it learned with, the right answer (input read whole),
-    and (the "it" model) the head its card names, (layer, head) from 0."""
+    and (the "it" model) the head its card names, (layer, head) from 0, and whether the card records
+    that an extra loss nudged that head in training (`nudged`)."""
 
     block: object  # AttentionBlock
     answer: tuple[str, ...]
@@ -40,6 +41,7 @@ class Seen:
     natural: str
     expected: tuple[str, ...] | None
     referent: tuple[int, int] | None
+    nudged: bool = False
 
 
 def _brightest(weights: np.ndarray) -> np.ndarray:
@@ -121,16 +123,32 @@ def _traces_the_sort(seen: Seen) -> bool:
 
 
 def _it_reads_its_referent(seen: Seen) -> bool:
-    """In the head the card names, the row of "it" weighs the right noun most, and "it" may see
-    the last word (the one that decides)."""
+    """In the head the card names, which its card says was nudged in training, the row of "it"
+    weighs the right noun most, and "it" may see the last word (the one that decides)."""
     tokens = seen.block.query_tokens
-    if not seen.trained or seen.referent is None or seen.expected is None or "it" not in tokens:
+    if not seen.trained or seen.referent is None or not seen.nudged or seen.expected is None or "it" not in tokens:
         return False
     it, (layer, head) = tokens.index("it"), seen.referent
     last = _letters(seen.block.key_tokens)[-1]  # the last word (padding after it under a padding mask)
     if layer >= seen.block.weights.shape[0] or not np.isfinite(seen.block.masked_scores[layer, head, it, last]):
         return False
     return seen.block.key_tokens[int(seen.block.weights[layer, head, it].argmax())] == seen.expected[0]
+
+
+def referent_rows(seen: Seen) -> str:
+    """How many rows besides "it" weigh the referent most in the card's head, said as a clause: the
+    hint trained the row of "it" alone, but the head may point other rows there too."""
+    tokens = list(seen.block.query_tokens)
+    if seen.referent is None or seen.expected is None or "it" not in tokens \
+            or seen.referent[0] >= seen.block.weights.shape[0]:
+        return ""
+    it, (layer, head) = tokens.index("it"), seen.referent
+    keys = np.array(seen.block.key_tokens)
+    rows = [i for i, t in enumerate(tokens) if t not in (PAD, BOS, EOS) and i != it]
+    same = int((keys[_brightest(seen.block.weights)[layer, head, rows]] == seen.expected[0]).sum())
+    if 2 * same > len(rows):
+        return f" Not only “it”: {same} of the other {len(rows)} rows of this head weigh that noun most too."
+    return f" Of the other {len(rows)} rows of this head, {same} weigh that noun most too."
 
 
 def _induction(seen: Seen) -> bool:
@@ -185,7 +203,9 @@ def notices(task: str, block_name: str, seen: Seen) -> tuple[tuple[str, types.Ma
     claim = mask_claim(seen.block)
     if claim is not None:
         shown.append(claim)
+    head = "" if seen.referent is None else f"layer {seen.referent[0] + 1}, head {seen.referent[1] + 1}"
     for name in (f"notice: {task} {block_name}", "off-mask", "random"):
         if name in CHECKS and CHECKS[name](seen):
-            shown.append((name, {"mask": seen.mask, "natural": seen.natural}))
+            shown.append((name, {"mask": seen.mask, "natural": seen.natural, "head": head,
+                                 "rows": referent_rows(seen) if name == "notice: coreference encoder" else ""}))
     return tuple((name, types.MappingProxyType(fields)) for name, fields in shown)

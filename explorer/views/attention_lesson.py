@@ -30,6 +30,7 @@ from .attention import (
     AttentionView,
     ModelChoice,
     PretrainedModelError,
+    attention_hint,
     choose_model,
     compute_view,
     default_shape,
@@ -218,8 +219,11 @@ def attention_lesson_view(settings: AttentionSettings) -> AttentionLessonView:
     expected = task.expected_output(list(tokens)) if not problems else None
     block = shown_block(run.attention, settings.block)
     watch = referent_head_note(settings.choice) if run.trained else None
+    referent = referent_head(settings.choice) if run.trained else None
+    hint = attention_hint(settings.choice) if run.trained else None
     seen = Seen(block, tuple(run.attention.output_tokens), run.trained, settings.mask, natural_mask(settings.task),
-                None if expected is None else tuple(expected), referent_head(settings.choice) if run.trained else None)
+                None if expected is None else tuple(expected), referent,
+                hint is not None and referent == (hint["layer"], hint["head"]))
     shown = notices(settings.task, settings.block if task.architecture == "encoder-decoder" else "encoder", seen)
     return AttentionLessonView(settings, run, block, tokens, problems, None if expected is None else tuple(expected),
                                shown, watch)

@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from ..training.tasks import get_task
+from .attention import ModelChoice, attention_hint, default_shape
 from .claims import Claim
 
 __all__ = ["ATTENTION_CLAIMS"]
@@ -43,7 +44,16 @@ def _it_row(s) -> dict:
     weight = float(row.max())
     share = "all" if weight >= ALL else "most" if weight > 0.5 else "the largest share"
     return {"word": keys[int(row.argmax())], "weight": weight, "share": share,
-            "answer": _guess(s), "layer": s.settings.layer, "head": s.settings.head}
+            "answer": _guess(s), "layer": s.settings.layer, "head": s.settings.head, "how": _how(s)}
+
+
+def _how(s) -> str:
+    """" It was nudged there in training (…)" where the card of the model shown records a hint on the
+    enlarged head; else nothing (the head found its pattern without one)."""
+    hint = attention_hint(s.settings.choice) if s.view.run.trained else None
+    if hint is None or (hint["layer"] + 1, hint["head"] + 1) != (s.settings.layer, s.settings.head):
+        return ""
+    return " It was nudged there in training (see beside the grid)."
 
 
 def _it_right(s) -> bool:
@@ -92,7 +102,15 @@ def _flat(s) -> dict:
     guess, tokens = _guess(s), s.view.attention.query_tokens
     seen = int((~_grey(s)[it]).sum())  # the keys the row of "it" may see (the mask is every head's)
     return {"top": float(rows.max()), "n": seen, "even": 1 / seen, "layer": s.settings.layer,
-            "guess": guess, "where": "is not even in the sentence" if guess not in tokens else "is wrong"}
+            "guess": guess, "where": "is not even in the sentence" if guess not in tokens else "is wrong",
+            "origin": _origin(s.settings.task)}
+
+
+def _origin(task: str) -> str:
+    """How step 1's trained model (the task's first shipped shape) got its pattern, from its card:
+    ", with an extra loss nudging that head for the first 600 steps" where the card records a hint."""
+    hint = attention_hint(ModelChoice(task, *default_shape(task), True))
+    return f", with an extra loss nudging that head for the first {hint['steps']} steps" if hint else ""
 
 
 def _flat_and_wrong(s) -> bool:

@@ -49,9 +49,10 @@ class LookupSettings:
     values: str = setting(format_vectors(EXAMPLE_VALUES), "Values: one row per key", url="values",
                           max_chars=MAX_TEXT_LENGTH, help="Any length up to 8 numbers, the same for every row.")
     scale: bool = setting(False, "Divide scores by √d", url="scale", flag=True, heading="Sharpness",
-                          help="The transformer divides by √d: with query and key components of unit variance, "
-                          "q·k is a sum of d terms whose spread grows like √d with the dimension d, and the "
-                          "division keeps the softmax's input at one scale whatever d is.")
+                          help="The transformer divides by √d: with independent query and key components of zero mean "
+                          "and unit variance, q·k is a sum of d terms whose spread grows like √d with the dimension "
+                          "d, and the division keeps the softmax's input at one scale whatever d is "
+                          "(Vaswani et al., 2017, §3.2.1).")
     temperature: float = setting(1.0, "Temperature", url="temperature", bounds=(0.1, 10.0, 0.1),
                                  help="Scores are divided by the temperature before the softmax.")
 

@@ -7,7 +7,7 @@ boxes (the runtime caches them with it), and `serve.adapter.measured_box` draws 
     convolution_parallel(T, kernel)    a convolution computes every position in one step; its limit is the path
     sinusoidal_bounds(n, d, base)      every sinusoidal value lies in [−1, 1]
     added_not_concatenated(d_model)    the position vector is added: the width stays d
-    self_match(keys)                   q = k_j wins the lookup for every j only when the keys have equal length
+    self_match(keys)                   q = k_j wins the lookup for every j when the keys have equal length
     published_lengths()                the maximum lengths, as the papers give them
 """
 
@@ -116,8 +116,8 @@ def self_match(keys) -> Measured:
                    ": these keys differ in length, but not enough to let a longer one outscore a key on itself."))
     else:
         finding = (f"Here {', '.join(losers)} {'loses' if len(losers) == 1 else 'lose'}: with q = k_j another, longer "
-                   "key in a similar direction scores higher. A query finds the key equal to it only when the keys "
-                   "have equal length (or are scaled to it).")
+                   "key in a similar direction scores higher. Equal lengths (keys scaled to one length) would "
+                   "guarantee that a query finds the key equal to it; with unequal lengths it depends on the keys.")
     return Measured("Does q = k_j always pick key j?",
                     "The notes look up the value of key k₄ with the query q = k₄.",
                     ("key", "length |k|", "wins when it is the query"), rows, finding)

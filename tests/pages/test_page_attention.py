@@ -117,7 +117,8 @@ def test_the_it_model_names_the_head_to_watch_and_how_it_was_trained():
     at = run_page(PAGE, {"task": "coreference"})
     notes = [c.value for c in at.caption if "Watch layer" in c.value]
     assert len(notes) == 1
-    assert "Watch layer 2 head 1" in notes[0] and "nudged this head" in notes[0] and "Silencing" in notes[0]
+    assert "Watch layer 2 head 1" in notes[0] and "nudged this head's attention" in notes[0]
+    assert "Silence one head at a time" in notes[0]
     assert at.select_slider(key="layer").value == 2 and at.select_slider(key="head").value == 1
     random = run_page(PAGE, {"task": "coreference", "weights": "random"})
     assert not [c.value for c in random.caption if "Watch layer" in c.value]

@@ -113,3 +113,28 @@ def test_valid_url_values_reopen_the_view():
     assert at.slider(key="q1").value == 1.0 and at.slider(key="temperature").value == 2.5
     scores, weights = scores_and_weights(at)
     np.testing.assert_allclose(weights, softmax(scores / 2.0 / 2.5), atol=1e-9)
+
+
+def _said(at) -> str:
+    return " ".join(" ".join(m.value.split()) for m in at.markdown)
+
+
+def test_the_lead_ties_almost_all_of_the_weight_to_a_wide_lead_in_score_not_to_a_close_match():
+    # The closest match there is, the query equal to k3, gets about half the weight at temperature 10.
+    at = run_page(PAGE, {"temperature": "10"})
+    at.button(key="copy_k3").click().run()
+    _, weights = scores_and_weights(at)
+    assert weights[2] == weights.max() < 0.6
+    said = _said(at)
+    assert "A close match takes almost all of the weight" not in said
+    assert "A key whose score beats every other by a wide margin takes almost all of the weight" in said
+
+
+def test_the_weight_matrix_says_when_a_key_finds_itself_not_that_distinct_keys_do():
+    # Four distinct keys; k1 as the query scores k2 (3) above itself (1).
+    at = run_page(PAGE, {"keys": "1, 0, 0, 0; 3, 1, 0, 0; 0, 0, 1, 0; 0, 0, 0, 1", "values": "1; 2; 3; 4"})
+    weights = heatmap_z(at, index=2)
+    assert weights[1].argmax() == 1, "k1 as the query picks k2"
+    said = _said(at)
+    assert "When the keys are distinct enough, those rows light up on the diagonal" not in said
+    assert "not always otherwise, however distinct the keys. With these keys, 3 of the 4 keys find themselves" in said
