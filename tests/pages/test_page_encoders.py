@@ -234,3 +234,12 @@ def test_search_says_what_share_of_the_two_sentences_words_are_in_both():
     top, query = words(said.group(1)), words(DEFAULT_QUERY)
     assert int(said.group(2)) == round(100 * len(top & query) / len(top | query))
     assert round(100 * len(top & query) / len(top)) != int(said.group(2))  # not the hit's own words' share
+
+
+def test_who_bit_whom_does_not_blame_the_averaging():
+    # Issue #59: [CLS] (no averaging) is even closer than the mean, so the answer names the model's vectors,
+    # not mean pooling, and quotes the unaveraged cosines it rests on.
+    model = load_minilm()
+    text = answer("encoders", next(s for s in load_steps("encoders") if s.title == "Who bit whom?"))
+    cls = model.similarity(list(PRESETS["word order"][:2]), "cls")[0, 1]
+    assert "washes" not in text and f"the [CLS] vectors score {cls:.2f}" in text

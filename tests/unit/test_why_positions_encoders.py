@@ -1,0 +1,84 @@
+"""Issue #59, the positions and encoders lessons: each why-sentence rewritten there is checked here against
+an independent computation (the model run directly, torch's own modules, closed forms), and the old
+sentence is shown gone."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+import torch
+
+from explorer.serve.lessons import ENCODER_SIMILARITY
+from explorer.serve.steps import load_steps
+from explorer.training.minilm import SENTENCE_TOKENS, load_minilm
+from explorer.views.encoders import PRESETS, SimilaritySettings, shared_piece_cosines, similarity_view
+from tests.support.apptest import ROOT
+from tests.support.claims import answer
+
+DOG, MAN = PRESETS["word order"][:2]
+
+
+def _cosine(x: np.ndarray, y: np.ndarray) -> float:
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+def _step(page: str, title: str):
+    return next(step for step in load_steps(page) if step.title == title)
+
+
+# --- encoders: "Who bit whom?" --------------------------------------------------------------------------
+
+
+def test_who_bit_whom_blames_the_model_not_the_averaging():
+    """Without any averaging the swap shows as little: MiniLM's [CLS] vectors of the two sentences, and
+    "dog" as subject and as object, are nearly the same, computed here from the hidden states."""
+    model = load_minilm()
+    (a, _, ha), (b, _, hb) = model.trace(DOG, SENTENCE_TOKENS), model.trace(MAN, SENTENCE_TOKENS)
+    cls = _cosine(ha[0], hb[0])
+    dog = _cosine(ha[a.tokens.index("dog")], hb[b.tokens.index("dog")])
+    mean = _cosine(ha.mean(axis=0), hb.mean(axis=0))
+    assert cls > mean > 0.95 and dog > 0.95  # [CLS], no averaging at all, is closer than the mean
+    assert shared_piece_cosines(DOG, MAN)["dog"] == dog and shared_piece_cosines(DOG, MAN)["[CLS]"] == cls
+    text = answer("encoders", _step("encoders", "Who bit whom?"))
+    assert "washes" not in text and "not because of the averaging" in text  # the cause is no longer the mean
+    assert f"[CLS] vectors score {cls:.2f}" in text and f"“dog” as subject and as object {dog:.2f}" in text
+    assert f"{mean:.2f}: nearly the same vector" in text
+
+
+def test_who_bit_whom_is_hidden_where_the_unaveraged_vectors_do_move():
+    """The claim reads [CLS] and the noun's own vector: sentences whose swap does move them hide it."""
+    claim = ENCODER_SIMILARITY.claims["order_in_the_vectors"]
+    lines = "\n".join(PRESETS["word order"])
+    view = similarity_view(SimilaritySettings(preset="word order", sentences=lines))
+    shown = type("Shown", (), {"view": view, "settings": None})
+    assert claim.holds(shown)
+    values = claim.values(shown)
+    assert values["noun"] == "dog" and values["cls01"] == view.by_pooling["cls"][0, 1]
+    assert values["token"] == shared_piece_cosines(DOG, MAN)["dog"]
+    moved = {"mean": view.by_pooling["mean"], "cls": view.by_pooling["cls"] * 0.5}
+    broken = type("Shown", (), {"view": dataclasses.replace(view, by_pooling=moved), "settings": None})
+    assert not claim.holds(broken)  # a [CLS] cosine of about 0.49 no longer says "not the averaging"
+
+
+def test_without_position_vectors_a_reordering_leaves_both_sentence_vectors_exactly_alone():
+    """The similarity prose: with MiniLM's position table zeroed (a copy), the dog and the man swapped give
+    the same [CLS] vector and the same mean, to rounding; with the table, they differ."""
+    model = load_minilm()
+    blind = copy.deepcopy(model.encoder)
+    with torch.no_grad():
+        blind.position.table.zero_()
+    vectors = {}
+    for name, encoder in (("with", model.encoder), ("without", blind)):
+        out = [encoder(torch.tensor([model.encode(s, SENTENCE_TOKENS).ids]), causal=False, valid=None)[0][0]
+               for s in (DOG, MAN)]
+        vectors[name] = [(o[0], o.mean(dim=0)) for o in out]
+    (cls_a, mean_a), (cls_b, mean_b) = vectors["without"]
+    assert torch.allclose(cls_a, cls_b, atol=1e-5) and torch.allclose(mean_a, mean_b, atol=1e-5)
+    (cls_a, mean_a), (cls_b, mean_b) = vectors["with"]
+    assert (cls_a - cls_b).abs().max() > 1e-2 and (mean_a - mean_b).abs().max() > 1e-2
+    prose = (ROOT / "app_pages/lessons/encoders.md").read_text()
+    assert "after pooling the vectors are averaged" not in prose
+    assert "the mean and [CLS] would both stay *exactly* the same" in prose
