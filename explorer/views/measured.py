@@ -5,7 +5,7 @@ boxes (the runtime caches them with it), and `serve.adapter.measured_box` draws 
 
     attention_parameters(d_model)      self-attention's parameters do not grow with T or with heads
     convolution_parallel(T, kernel)    a convolution computes every position in one step; its limit is the path
-    sinusoidal_bounds(n, d, base)      every sinusoidal value lies in [−1, 1]
+    sinusoidal_bounds(n, d, base)      sinusoidal values lie in [−1, 1], not [0, 1]; their rows' length is bounded
     added_not_concatenated(d_model)    the position vector is added: the width stays d
     self_match(keys)                   q = k_j wins the lookup for every j only when the keys have equal length
     published_lengths()                the maximum lengths, as the papers give them
@@ -26,6 +26,7 @@ from ..analysis.claims import (
     self_match_wins,
     sinusoidal_range,
 )
+from ..model.positional import index_encoding, sinusoidal_encoding
 
 __all__ = ["Measured", "added_not_concatenated", "attention_parameters", "convolution_parallel",
            "published_lengths", "self_match", "sinusoidal_bounds"]
@@ -78,14 +79,36 @@ def convolution_parallel(T: int, kernel: int) -> Measured:
 
 
 def sinusoidal_bounds(n_positions: int, d_model: int, base: float) -> Measured:
+    """The notes' "useful range [0..1]" (lecture 004), measured on the table shown: its smallest and
+    largest values, how many are negative, and the lengths of its rows beside the raw index's."""
     low, high = sinusoidal_range(n_positions, d_model, base)
-    inside = low >= -1.0 and high <= 1.0
-    finding = (f"Over all {n_positions} × {d_model} values the smallest is {low:.4f} and the largest {high:.4f}: "
-               + ("every entry is a sine or a cosine, so the table stays within [−1, 1] at any position."
-                  if inside else "outside [−1, 1]."))
-    return Measured("How large do sinusoidal encodings get?",
-                    "A position's encoding might seem to grow with the position, as a raw index does.",
-                    ("table", "smallest", "largest"), ((f"{n_positions} × {d_model}, base {base:g}", low, high),),
+    table, index = sinusoidal_encoding(n_positions, d_model, base), index_encoding(n_positions, d_model)
+    lengths, index_lengths = np.linalg.norm(table, axis=1), np.linalg.norm(index, axis=1)
+    negative = int((table < 0).sum())
+    rows = ((f"sinusoidal, {n_positions} × {d_model}, base {base:g}", low, high, negative,
+             float(lengths.min()), float(lengths.max())),
+            (f"raw index p, {n_positions} × {d_model}", float(index.min()), float(index.max()), 0,
+             float(index_lengths.min()), float(index_lengths.max())))
+    if negative:
+        sign = (f"{negative:,} of the {table.size:,} values are negative, down to {low:.4f}: a sine or cosine "
+                "ranges over [−1, 1], not [0, 1]")
+    else:
+        sign = (f"none of these {table.size:,} values is negative (the smallest is {low:.4f}), but only because "
+                "every angle here is small: a sine or cosine ranges over [−1, 1], not [0, 1]")
+    if d_model % 2 == 0:
+        size = (f"every row has the same length, √(d/2) = {lengths[0]:.4g} (sin² + cos² = 1 in each pair), "
+                "whatever the position")
+    else:
+        size = f"every row's length stays between {lengths.min():.4g} and {lengths.max():.4g}"
+    index = (f"the raw index's rows grow to {index_lengths.max():,.4g} by position {n_positions - 1}"
+             if n_positions > 1 else "a raw index's rows would grow with the position")
+    finding = (f"{sign}. What matters is not the sign but that the size is bounded: {size}, while {index}. "
+               "So the table stays within [−1, 1] at any position, and what is added to a word's vector does "
+               "not grow with where the word stands.")
+    return Measured("Are sinusoidal encodings in [0, 1]?",
+                    "Among the advantages of the sine/cosine scheme the notes list that its values are in a "
+                    "“useful range [0..1]”.",
+                    ("table", "smallest", "largest", "negative values", "shortest row", "longest row"), rows,
                     finding)
 
 

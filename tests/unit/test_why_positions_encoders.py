@@ -13,6 +13,7 @@ import torch
 from explorer.serve.lessons import ENCODER_SIMILARITY
 from explorer.serve.steps import load_steps
 from explorer.training.minilm import SENTENCE_TOKENS, load_minilm
+from explorer.views import measured
 from explorer.views.encoders import PRESETS, SimilaritySettings, shared_piece_cosines, similarity_view
 from tests.support.apptest import ROOT
 from tests.support.claims import answer
@@ -82,3 +83,32 @@ def test_without_position_vectors_a_reordering_leaves_both_sentence_vectors_exac
     prose = (ROOT / "app_pages/lessons/encoders.md").read_text()
     assert "after pooling the vectors are averaged" not in prose
     assert "the mean and [CLS] would both stay *exactly* the same" in prose
+
+
+# --- positions: the notes' "useful range [0..1]" ----------------------------------------------------------
+
+
+def _sinusoid(n: int, d: int, base: float) -> np.ndarray:
+    """The table written out from the formula, column by column (independent of the library's)."""
+    return np.array([[np.sin(p / base ** (j / d)) if j % 2 == 0 else np.cos(p / base ** ((j - 1) / d))
+                      for j in range(d)] for p in range(n)])
+
+
+def test_the_range_box_quotes_the_notes_and_answers_their_zero_to_one():
+    notes = next((ROOT.parent / "shared/seeds").glob("004_*.txt"), None)
+    if notes is not None:  # the lecture notes beside the project: the quotation is theirs
+        assert "useful range [0..1]" in notes.read_text()
+    for n, d, base in ((4, 4, 100.0), (100, 512, 10000.0), (9, 5, 30.0)):
+        box = measured.sinusoidal_bounds(n, d, base)
+        table = _sinusoid(n, d, base)
+        negative = int((table < 0).sum())
+        assert "“useful range [0..1]”" in box.notes_say
+        assert f"{negative:,} of the {n * d:,} values are negative" in box.finding and "not [0, 1]" in box.finding
+        assert box.rows[0][3] == negative and np.isclose(box.rows[0][1], table.min())
+        lengths = np.sqrt((table**2).sum(axis=1))
+        assert np.isclose(box.rows[0][4], lengths.min()) and np.isclose(box.rows[0][5], lengths.max())
+        assert np.isclose(box.rows[1][5], (n - 1) * np.sqrt(d))  # the raw index's last row: p in every dimension
+        if d % 2 == 0:
+            assert np.allclose(lengths, np.sqrt(d / 2)) and f"√(d/2) = {np.sqrt(d / 2):.4g}" in box.finding
+    one = measured.sinusoidal_bounds(1, 4, 100.0)  # one position: no negative value, and it says why
+    assert "none of these 4 values is negative" in one.finding and "not [0, 1]" in one.finding
