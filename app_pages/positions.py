@@ -72,6 +72,9 @@ def matrix(shown) -> None:
         else:
             st.markdown(text(f"matrix: {kind}", n_rows=n_rows, n_cols=n_cols, model=LEARNED_MODEL,
                              **facts.table_facts(view)))
+            vanishes = claimed(POSITIONS, "index_vanishes", shown) if kind == "index" else None
+            if vanishes:
+                st.markdown(vanishes)
         scaled = "are added unscaled (as in BERT)" if kind == "MiniLM" else "are multiplied by √d"
         st.caption(f"Source: {m.source}. Token embeddings {scaled} before the position is added.")
 

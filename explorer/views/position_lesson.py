@@ -10,6 +10,7 @@ import types
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from ..model.positional import alibi_slopes, t5_relative_buckets
 from ..training.pretrained import load_model, model_name
@@ -31,6 +32,7 @@ from .positions import (
     colour_bound,
     draw_plan,
     encoding_matrix,
+    float64_encoder,
     matrix_view,
     reversal_run,
     shuffle_demo,
@@ -97,6 +99,7 @@ class PositionView:
     neighbours: types.MappingProxyType  # k -> mean cosine of positions p and p + k (1 and 10), None if undefined
     problem: str | None = None
     boxes: tuple[Measured, ...] = ()  # claims, measured: the sinusoidal range, added not concatenated
+    index: types.MappingProxyType | None = None  # the index kind: what the shipped index model does with it
 
 
 def position_view(settings: PositionSettings) -> PositionView:
@@ -115,7 +118,32 @@ def position_view(settings: PositionSettings) -> PositionView:
     boxes = (sinusoidal_bounds(settings.n_positions, settings.d_model, float(settings.base)),
              added_not_concatenated(settings.d_model))
     return PositionView(settings, matrix, labels, lecture, colour_bound(kind), types.MappingProxyType(neighbours),
-                        problem, boxes)
+                        problem, boxes, index_vanishes() if kind == "index" else None)
+
+
+@torch.no_grad()
+def index_vanishes() -> types.MappingProxyType | None:
+    """What the shipped index model (`reverse-index-h4-l2`, pre-norm) makes of its encoding, on section 3's
+    first input: `layernorm`, the largest change that adding the index makes to its first LayerNorm's
+    output; `largest`, the index added (the last position); `shuffle`, the largest change of an encoder
+    output under section 3's first shuffle; the held-out accuracies of the index and none models (their
+    cards).  None when a model is missing."""
+    tokens = read_letters(INPUTS[0])[0]
+    try:
+        encoder = float64_encoder("index")
+        accuracy = {e: load_model(model_name(REVERSE_TASK, e)).card.get("heldout_accuracy") for e in ("index", "none")}
+        shuffled = shuffle_demo("index", tokens, 0).max_abs_difference
+    except PretrainedModelError:
+        return None
+    ids = torch.tensor([get_task(REVERSE_TASK).encode(list(tokens))])
+    added = encoder.embed_tokens(ids)
+    index = encoder.position(ids.shape[1])
+    norm = encoder.layers[0].attn_norm  # the first thing that reads the input (pre-norm)
+    change = float((norm(added) - norm(added - index)).abs().max())
+    return types.MappingProxyType({
+        "norm": encoder.config.norm, "layernorm": change,
+        "largest": float(index.max()), "shuffle": shuffled, "d": added.shape[-1],
+        "index_accuracy": accuracy["index"], "none_accuracy": accuracy["none"]})
 
 
 def mean_neighbour_cosine(table: np.ndarray, k: int) -> float | None:

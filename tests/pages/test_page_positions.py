@@ -407,3 +407,17 @@ def test_no_number_about_a_figure_is_typed_into_the_texts():
         assert set(TYPED.findall(FIELD.sub("", text))) <= {"99 %"}, text
     planted = "the offset explains only 46.5 % ({share:.1f} %)"
     assert TYPED.findall(FIELD.sub("", planted)) == ["46.5"], "a planted number is caught"
+
+
+def test_the_index_text_says_layernorm_removes_it_with_the_models_numbers():
+    # Issue #59: the index fails here because LayerNorm removes a constant added to every feature, not for
+    # the reasons (size, extrapolation) the old text gave; the page says so, with the model's numbers.
+    at = run_page(PAGE, {"kind": "index"})
+    text = markdown_text(at)
+    assert "This figure does not show those." in text and "**LayerNorm removes it.**" in text
+    said = re.search(r"under section 3's\s+shuffle its outputs only move with their letters \(largest change "
+                     r"(\S+)\), and it reverses\s+([\d.]+)% of held-out inputs", text)
+    assert said is not None, text
+    assert float(said.group(1)) < 1e-9
+    assert said.group(2) == f"{100 * load_model('reverse-index-h4-l2').card['heldout_accuracy']:.1f}"
+    assert "In these models it is worse: invisible" not in text

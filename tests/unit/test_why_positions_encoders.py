@@ -9,12 +9,17 @@ import dataclasses
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
-from explorer.serve.lessons import ENCODER_SIMILARITY
+from explorer.serve.lessons import ENCODER_SIMILARITY, POSITIONS
 from explorer.serve.steps import load_steps
 from explorer.training.minilm import SENTENCE_TOKENS, load_minilm
+from explorer.training.pretrained import load_model, model_name
+from explorer.training.tasks import get_task
 from explorer.views import measured
 from explorer.views.encoders import PRESETS, SimilaritySettings, shared_piece_cosines, similarity_view
+from explorer.views.position_lesson import index_vanishes
+from explorer.views.positions import REVERSE_TASK, encoder_output, float64_encoder
 from tests.support.apptest import ROOT
 from tests.support.claims import answer
 
@@ -112,3 +117,30 @@ def test_the_range_box_quotes_the_notes_and_answers_their_zero_to_one():
             assert np.allclose(lengths, np.sqrt(d / 2)) and f"√(d/2) = {np.sqrt(d / 2):.4g}" in box.finding
     one = measured.sinusoidal_bounds(1, 4, 100.0)  # one position: no negative value, and it says why
     assert "none of these 4 values is negative" in one.finding and "not [0, 1]" in one.finding
+
+
+# --- positions: why the index encoding fails here ---------------------------------------------------------
+
+
+def test_layernorm_removes_a_constant_added_to_every_feature_and_the_index_model_is_blind():
+    """Independently of the view: torch's layer_norm of x + c·1 equals that of x; the shipped index model is
+    pre-norm, and its float64 encoder's outputs only move with their letters when the input is reversed."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(5, 64, generator=generator, dtype=torch.float64)
+    shifted = x + torch.arange(5, dtype=torch.float64)[:, None]  # the index: p in every feature
+    assert torch.allclose(F.layer_norm(shifted, (64,)), F.layer_norm(x, (64,)), atol=1e-12)
+    assert (shifted - x).abs().max() == 4  # the index itself is not small
+
+    model = load_model(model_name(REVERSE_TASK, "index"))
+    assert model.model.config.norm == "pre"
+    encoder = float64_encoder("index")
+    ids = torch.tensor([get_task(REVERSE_TASK).encode(list("ABCDEFG"))])
+    before, after = encoder_output(encoder, ids)[0], encoder_output(encoder, ids.flip(1))[0]
+    assert (after - before.flip(0)).abs().max() < 1e-9
+    facts = index_vanishes()
+    assert facts["layernorm"] < 1e-12 and facts["shuffle"] < 1e-9 and facts["largest"] == 6
+    assert facts["index_accuracy"] == model.card["heldout_accuracy"]
+    shown = type("Shown", (), {"view": type("View", (), {"index": facts})(), "settings": None})
+    assert POSITIONS.claims["index_vanishes"].holds(shown)
+    learned = type("Shown", (), {"view": type("View", (), {"index": {**facts, "shuffle": 3.2}})(), "settings": None})
+    assert not POSITIONS.claims["index_vanishes"].holds(learned)  # an encoding that reaches attention: hidden
