@@ -128,6 +128,7 @@ def shuffle(shown) -> None:
             + (" — zero up to rounding: every row just moved with its token." if largest < 1e-9 else
                " — the outputs changed, because the encoder knows where each token stands."))
     st.markdown(text("shuffle"))
+    measured_box(view.box)
     st.subheader("4 · Reversing letters with and without position")
     table_col, story_col = st.columns([3, 2], gap="large")
     with table_col:

@@ -7,6 +7,8 @@ boxes (the runtime caches them with it), and `serve.adapter.measured_box` draws 
     convolution_parallel(T, kernel)    a convolution computes every position in one step; its limit is the path
     sinusoidal_bounds(n, d, base)      sinusoidal values lie in [−1, 1], not [0, 1]; their rows' length is bounded
     added_not_concatenated(d_model)    the position vector is added: the width stays d
+    order_seen(T)                      a fully connected layer over the sequence sees order; attention
+                                       without positions (and the per-position feed-forward) does not
     self_match(keys)                   q = k_j wins the lookup for every j only when the keys have equal length
     published_lengths()                the maximum lengths, as the papers give them
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from ..analysis.claims import (
     PUBLISHED_LENGTHS,
@@ -26,10 +29,11 @@ from ..analysis.claims import (
     self_match_wins,
     sinusoidal_range,
 )
+from ..model.building import seeded
 from ..model.positional import index_encoding, sinusoidal_encoding
 
 __all__ = ["Measured", "added_not_concatenated", "attention_parameters", "convolution_parallel",
-           "published_lengths", "self_match", "sinusoidal_bounds"]
+           "order_seen", "published_lengths", "self_match", "sinusoidal_bounds"]
 
 LENGTHS = (8, 64, 512)
 
@@ -122,6 +126,52 @@ def added_not_concatenated(d_model: int) -> Measured:
     return Measured("Is the position vector added or concatenated?",
                     "The notes say the “+” in the diagram concatenates the embedding and the encoding.",
                     ("way", "width of each position's vector", "parameters of the query projection"), rows, finding)
+
+
+ORDER_WIDTH = 16  # features per position in the order box
+
+
+@torch.no_grad()
+def _order_changes(T: int, d: int = ORDER_WIDTH) -> dict[str, tuple[float, float]]:
+    """layer -> (largest change of an output when the T input rows are reversed, largest difference
+    between the new outputs and the old ones reversed the same way), torch's own modules in float64,
+    weights and input drawn from seed 0."""
+    with seeded(0) as generator:
+        dense = torch.nn.Linear(T * d, T * d, dtype=torch.float64)
+        shared = torch.nn.Linear(d, d, dtype=torch.float64)
+        attention = torch.nn.MultiheadAttention(d, 4, batch_first=True, dtype=torch.float64)
+        x = torch.randn(1, T, d, generator=generator, dtype=torch.float64)
+    layers = {"fully connected over the whole sequence (Linear on T·d numbers)":
+              lambda v: dense(v.flatten(1)).view(1, T, d),
+              "the same Linear(d, d) at every position (a transformer's feed-forward layer)": shared,
+              "self-attention without positions (MultiheadAttention)": lambda v: attention(v, v, v)[0]}
+    order = torch.arange(T - 1, -1, -1)
+    changes = {}
+    for name, layer in layers.items():
+        before, after = layer(x), layer(x[:, order])
+        changes[name] = (float((after - before).abs().max()), float((after - before[:, order]).abs().max()))
+    return changes
+
+
+def order_seen(T: int) -> Measured:
+    changes = _order_changes(T)
+    rows = tuple((name, change, undone) for name, (change, undone) in changes.items())
+    (dense, (_, dense_undone)), *rest = changes.items()
+    moved = max(undone for _, (_, undone) in rest)
+    sees = dense_undone > 1e-3
+    finding = (f"Reversing the {T} input rows changes the fully connected layer's output, and reversing the output "
+               f"back does {'not ' if sees else ''}restore the old one (off by up to {dense_undone:.2g}): each of its "
+               "weights joins one input position to one output position, so it " +
+               ("sees the order." if sees else "does not see the order here.") +
+               (f" Self-attention without positions and the per-position feed-forward layer only move each output "
+                f"with its input (off by {moved:.0e} after reversing back: rounding). A transformer is built of these "
+                "(and LayerNorm, also applied per position), which is why it needs a positional encoding."
+                if moved < 1e-9 else ""))
+    return Measured("Do fully connected layers ignore order?",
+                    "The notes say inputs to most layer types (“e.g., Fully Connected”) are unordered, as the reason "
+                    "a positional encoding is needed.",
+                    ("layer (torch's module, float64)", "largest change of an output when the input is reversed",
+                     "after reversing the output back"), rows, finding)
 
 
 def self_match(keys) -> Measured:

@@ -15,7 +15,7 @@ import torch
 from ..model.positional import alibi_slopes, t5_relative_buckets
 from ..training.pretrained import load_model, model_name
 from ..training.tasks import get_task
-from .measured import Measured, added_not_concatenated, sinusoidal_bounds
+from .measured import Measured, added_not_concatenated, order_seen, sinusoidal_bounds
 from .positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,
@@ -193,6 +193,7 @@ class ModelsView:
     failed: tuple[str, ...]  # the models that did not, and why
     differences: types.MappingProxyType  # encoding -> largest change of an encoder output under the shuffle
     panels: tuple[np.ndarray, ...]  # the chosen attention of each model, in the order of `runs`
+    box: Measured | None = None  # claims, measured: which layers see the order of their input
 
 
 def read_letters(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -224,7 +225,7 @@ def models_view(settings: ModelSettings) -> ModelsView:
         panel.setflags(write=False)
         panels.append(panel)
     return ModelsView(settings, tokens, problems, shuffle, types.MappingProxyType(runs), tuple(failed),
-                      types.MappingProxyType(differences), tuple(panels))
+                      types.MappingProxyType(differences), tuple(panels), order_seen(len(tokens)))
 
 
 # --- section 5: the relative schemes -------------------------------------------------------------------------

@@ -421,3 +421,12 @@ def test_the_index_text_says_layernorm_removes_it_with_the_models_numbers():
     assert float(said.group(1)) < 1e-9
     assert said.group(2) == f"{100 * load_model('reverse-index-h4-l2').card['heldout_accuracy']:.1f}"
     assert "In these models it is worse: invisible" not in text
+
+
+def test_section_3_answers_the_notes_fully_connected_claim_with_a_measured_box():
+    # Issue #59: the notes say inputs to "most layer types (e.g., Fully Connected)" are unordered; section 3
+    # shows a box measuring that a dense layer over the sequence sees the order and attention does not.
+    at = run_page(PAGE)
+    box = next(e for e in at.expander if e.label.endswith("Do fully connected layers ignore order?"))
+    finding = " ".join(m.value for m in box.markdown)
+    assert "“e.g., Fully Connected”" in finding and "so it sees the order." in finding

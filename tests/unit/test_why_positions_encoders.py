@@ -144,3 +144,33 @@ def test_layernorm_removes_a_constant_added_to_every_feature_and_the_index_model
     assert POSITIONS.claims["index_vanishes"].holds(shown)
     learned = type("Shown", (), {"view": type("View", (), {"index": {**facts, "shuffle": 3.2}})(), "settings": None})
     assert not POSITIONS.claims["index_vanishes"].holds(learned)  # an encoding that reaches attention: hidden
+
+
+# --- positions: "inputs to most layer types (e.g., Fully Connected) are unordered" -------------------------
+
+
+def test_a_dense_layer_sees_order_attention_without_positions_does_not():
+    """Against torch's modules, built here with other weights: Linear over the flattened sequence changes
+    under a permutation in a way the permutation does not undo; MultiheadAttention (no positions) and a
+    per-position Linear only permute their outputs.  The box says the same from its own measurement."""
+    T, d = 6, 8
+    generator = torch.Generator().manual_seed(1)
+    x = torch.randn(1, T, d, generator=generator, dtype=torch.float64)
+    perm = torch.tensor([2, 0, 5, 1, 4, 3])
+    torch.manual_seed(1)
+    dense = torch.nn.Linear(T * d, T * d, dtype=torch.float64)
+    attention = torch.nn.MultiheadAttention(d, 2, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        dense_out, dense_perm = dense(x.flatten(1)).view(T, d), dense(x[:, perm].flatten(1)).view(T, d)
+        att_out, att_perm = attention(x, x, x)[0][0], attention(x[:, perm], x[:, perm], x[:, perm])[0][0]
+    assert (dense_perm - dense_out[perm]).abs().max() > 0.1
+    assert (att_perm - att_out[perm]).abs().max() < 1e-12
+
+    box = measured.order_seen(7)
+    (_, _, dense_undone), (_, shared_change, shared_undone), (_, _, attention_undone) = box.rows
+    assert dense_undone > 0.1 and shared_change > 0.1 and max(shared_undone, attention_undone) < 1e-12
+    assert "“e.g., Fully Connected”" in box.notes_say and "so it sees the order." in box.finding
+    assert "only move each output with its input" in box.finding
+    prose = (ROOT / "app_pages/lessons/positions.md").read_text()
+    assert "does see the order; the box below measures all three" in prose
+    assert "self-attention treats its input as a *set*" not in prose
