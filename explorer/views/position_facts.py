@@ -71,13 +71,15 @@ def lecture_divisor(view) -> dict:
 def table_facts(view) -> dict:
     """The learned tables: how long the training inputs were (the shipped model's task), the last row,
     and where the colours stop."""
+    start = {} if view.start is None else {"start_cos": view.start[0], "start_ratio": view.start[1]}
     return {"longest": get_task(REVERSE_TASK).max_input_tokens, "last_row": view.matrix.shape[0] - 1,
-            "clip": view.bound or 0.0}
+            "clip": view.bound or 0.0, **start}
 
 
 def neighbour_facts(view) -> dict:
-    """Mean cosine similarity of positions p and p + 1, and p and p + 10, over the whole table."""
-    return {f"cos{k}": value for k, value in view.neighbours.items() if value is not None}
+    """Mean cosine similarity of positions p and p + 1, and p and p + 10, over the whole table; its last row."""
+    return {"last_row": view.matrix.shape[0] - 1,
+            **{f"cos{k}": value for k, value in view.neighbours.items() if value is not None}}
 
 
 def wavelength_facts(view) -> dict:

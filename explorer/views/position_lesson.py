@@ -12,8 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..caching import loaded
+from ..model.building import seeded
 from ..model.positional import alibi_slopes, t5_relative_buckets
-from ..training.pretrained import load_model, model_name
+from ..training.pretrained import build_model, load_model, model_name
 from ..training.tasks import get_task
 from .measured import Measured, added_not_concatenated, order_seen, sinusoidal_bounds
 from .positions import (
@@ -33,6 +35,7 @@ from .positions import (
     draw_plan,
     encoding_matrix,
     float64_encoder,
+    learned_table,
     matrix_view,
     reversal_run,
     shuffle_demo,
@@ -100,6 +103,7 @@ class PositionView:
     problem: str | None = None
     boxes: tuple[Measured, ...] = ()  # claims, measured: the sinusoidal range, added not concatenated
     index: types.MappingProxyType | None = None  # the index kind: what the shipped index model does with it
+    start: tuple[float, float] | None = None  # learned: the last row against its initial draw (learned_start)
 
 
 def position_view(settings: PositionSettings) -> PositionView:
@@ -118,7 +122,21 @@ def position_view(settings: PositionSettings) -> PositionView:
     boxes = (sinusoidal_bounds(settings.n_positions, settings.d_model, float(settings.base)),
              added_not_concatenated(settings.d_model))
     return PositionView(settings, matrix, labels, lecture, colour_bound(kind), types.MappingProxyType(neighbours),
-                        problem, boxes, index_vanishes() if kind == "index" else None)
+                        problem, boxes, index_vanishes() if kind == "index" else None,
+                        learned_start() if kind == "learned" else None)
+
+
+@loaded(1)
+def learned_start(name: str = LEARNED_MODEL) -> tuple[float, float]:
+    """The last row of a shipped learned table (a position no training input reaches) beside the row drawn
+    for it at initialisation, the model rebuilt from its card's seed: (their cosine, length ratio)."""
+    shipped = load_model(name)
+    with seeded(shipped.card["seed"]):
+        fresh = build_model(shipped.card["kind"], shipped.task, shipped.card["config"])
+    start = fresh.encoder.position.table.detach().to(torch.float64)[-1].numpy()
+    last = learned_table(name)[-1]
+    lengths = np.linalg.norm(start), np.linalg.norm(last)
+    return float(start @ last / (lengths[0] * lengths[1])), float(lengths[1] / lengths[0])
 
 
 @torch.no_grad()

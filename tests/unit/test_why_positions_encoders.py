@@ -12,13 +12,15 @@ import torch
 from torch.nn import functional as F
 
 from explorer.serve.lessons import ENCODER_SIMILARITY, POSITIONS
+from explorer.serve.prose import lesson_text
 from explorer.serve.steps import load_steps
 from explorer.training.minilm import SENTENCE_TOKENS, load_minilm
 from explorer.training.pretrained import load_model, model_name
 from explorer.training.tasks import get_task
 from explorer.views import measured
 from explorer.views.encoders import PRESETS, SimilaritySettings, shared_piece_cosines, similarity_view
-from explorer.views.position_lesson import index_vanishes
+from explorer.views.position_facts import neighbour_facts, table_facts
+from explorer.views.position_lesson import PositionSettings, index_vanishes, position_view
 from explorer.views.positions import REVERSE_TASK, encoder_output, float64_encoder
 from tests.support.apptest import ROOT
 from tests.support.claims import answer
@@ -174,3 +176,36 @@ def test_a_dense_layer_sees_order_attention_without_positions_does_not():
     prose = (ROOT / "app_pages/lessons/positions.md").read_text()
     assert "does see the order; the box below measures all three" in prose
     assert "self-attention treats its input as a *set*" not in prose
+
+
+# --- positions: the learned table's last row --------------------------------------------------------------
+
+
+def test_the_learned_tables_last_row_is_its_initial_draw_shrunk_by_weight_decay():
+    """Rebuilt with torch.manual_seed (not the library's seeded()), the shipped learned model's last position
+    row points exactly where it started and is shorter (AdamW's weight decay): the text said 'still the
+    random start'; it now quotes both.  A training input reaches only its own rows: the gradient of an
+    input of three letters is zero in every other row."""
+    from explorer.model.transformer import Transformer, TransformerConfig
+
+    shipped = load_model(model_name(REVERSE_TASK, "learned"))
+    torch.manual_seed(shipped.card["seed"])
+    fresh = Transformer(TransformerConfig.from_dict(shipped.card["config"]))
+    start = fresh.encoder.position.table.detach()[-1].double()
+    last = shipped.model.encoder.position.table.detach()[-1].double()
+    cosine = float(start @ last / (start.norm() * last.norm()))
+    ratio = float(last.norm() / start.norm())
+    assert cosine > 0.99999 and 0.9 < ratio < 0.999
+    assert get_task(REVERSE_TASK).max_input_tokens == shipped.model.encoder.position.table.shape[0] - 1
+
+    encoder = copy.deepcopy(shipped.model.encoder).requires_grad_(True)
+    encoder.embed_tokens(torch.tensor([get_task(REVERSE_TASK).encode(list("ABC"))])).sum().backward()
+    grad = encoder.position.table.grad
+    assert grad[:3].abs().sum() > 0 and not grad[3:].any()
+
+    learned = position_view(PositionSettings(kind="learned"))
+    text = lesson_text("positions", "matrix: learned", n_rows=11, n_cols=64, model="m", **table_facts(learned))
+    assert f"cosine {cosine:.3f} with the row drawn at initialisation, {ratio:.0%} of its length" in text
+    geometry = lesson_text("positions", "geometry: learned", **neighbour_facts(learned))
+    assert "no row at all past\nposition 10." in geometry
+    assert "no row for positions longer than its training inputs" not in geometry  # row 10 is longer, unused
