@@ -156,7 +156,7 @@ def _order_changes(T: int, d: int = ORDER_WIDTH) -> dict[str, tuple[float, float
 def order_seen(T: int) -> Measured:
     changes = _order_changes(T)
     rows = tuple((name, change, undone) for name, (change, undone) in changes.items())
-    (dense, (_, dense_undone)), *rest = changes.items()
+    (_, (_, dense_undone)), *rest = changes.items()
     moved = max(undone for _, (_, undone) in rest)
     sees = dense_undone > 1e-3
     finding = (f"Reversing the {T} input rows changes the fully connected layer's output, and reversing the output "

@@ -430,3 +430,28 @@ def test_section_3_answers_the_notes_fully_connected_claim_with_a_measured_box()
     box = next(e for e in at.expander if e.label.endswith("Do fully connected layers ignore order?"))
     finding = " ".join(m.value for m in box.markdown)
     assert "“e.g., Fully Connected”" in finding and "so it sees the order." in finding
+
+
+def test_step_answers_say_what_their_figures_show():
+    # Issue #59: step 3 said "a layer can read how far apart two words are without knowing where either one
+    # sits" (a layer's scores mix content and position; the figure shows rows compared); step 5 called the
+    # input "a set" (letters repeat); step 8 said steep heads "watch their neighbours" (ALiBi only penalises
+    # distance: content still decides).
+    steps = {step.title: step.reveal for step in load_steps("positions")}
+    assert "Comparing two rows tells how far apart" in steps["Only the distance counts"]
+    assert "A layer can read" not in steps["Only the distance counts"]
+    assert "is a set" not in steps["No encoding: the order is invisible"]
+    assert "push a head towards its neighbours" in steps["ALiBi: a penalty for distance"]
+    assert "watch their neighbours" not in steps["ALiBi: a penalty for distance"]
+
+
+def test_the_prose_cites_its_reasons_and_drops_the_unmeasured_ones():
+    # Issue #59: why-sentences either cite where they are established or say what the figure shows.
+    sections = lesson_sections("positions")
+    assert "Vaswani et al., *Attention Is\nAll You Need*" in sections["matrix: why sines and cosines"]
+    assert "Su et al., *RoFormer*" in sections["RoPE"]
+    assert "Press et al., *Train Short,\nTest Long*" in sections["ALiBi"]
+    assert "Raffel et al." in sections["T5"] and "rarely needs" not in sections["T5"]
+    assert "Steep\nheads look at their neighbours" not in sections["ALiBi"]
+    # "only positions supply" is not what section 3 shows: the encoder's outputs carry no order without them
+    assert "only positions supply" not in sections["reversal: none against sinusoidal"]

@@ -21,7 +21,7 @@ from explorer.views import measured
 from explorer.views.encoders import PRESETS, SimilaritySettings, shared_piece_cosines, similarity_view
 from explorer.views.position_facts import neighbour_facts, table_facts
 from explorer.views.position_lesson import PositionSettings, index_vanishes, position_view
-from explorer.views.positions import REVERSE_TASK, encoder_output, float64_encoder
+from explorer.views.positions import REVERSE_TASK, encoder_output, float64_encoder, reversal_run
 from tests.support.apptest import ROOT
 from tests.support.claims import answer
 
@@ -209,3 +209,21 @@ def test_the_learned_tables_last_row_is_its_initial_draw_shrunk_by_weight_decay(
     geometry = lesson_text("positions", "geometry: learned", **neighbour_facts(learned))
     assert "no row at all past\nposition 10." in geometry
     assert "no row for positions longer than its training inputs" not in geometry  # row 10 is longer, unused
+
+
+# --- positions: why ALiBi fails at reversal ----------------------------------------------------------------
+
+
+def test_the_alibi_model_answers_a_word_and_its_mirror_image_alike():
+    """Section 4's ALiBi sentence, on the shipped model: its float64 encoder's outputs for a reversed input
+    are the outputs reversed, and greedy decoding gives the same answer to a word and to its mirror image."""
+    encoder = float64_encoder("alibi")
+    task = get_task(REVERSE_TASK)
+    for word in ("ABCDEFG", "HELLO", "JABBEDCODE"):
+        ids = torch.tensor([task.encode(list(word))])
+        before, after = encoder_output(encoder, ids)[0], encoder_output(encoder, ids.flip(1))[0]
+        assert (after - before.flip(0)).abs().max() < 1e-9
+        assert reversal_run("alibi", tuple(word)).answer == reversal_run("alibi", tuple(word[::-1])).answer
+    assert reversal_run("sinusoidal", tuple("ABC")).answer != reversal_run("sinusoidal", tuple("CBA")).answer
+    prose = lesson_text("positions", "reversal: the other encodings")
+    assert "the model gives a word and its\nmirror image the same answer" in prose
