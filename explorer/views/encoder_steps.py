@@ -39,14 +39,14 @@ def _ranked(s) -> list[int]:
 
 
 def _closest_is_no_word(s) -> bool:
-    """The token vector closest to the mean is a marker, neither [CLS] nor the full stop (the step's
-    other options), and "puppy" and [CLS] are not among the three closest."""
+    """The token vector closest to the mean is the end marker [SEP], which every text has (not [CLS] nor
+    the full stop, the step's other options), and "puppy" and [CLS] are not among the three closest."""
     if not _ok(s) or not {"puppy", ".", "[CLS]"} <= set(s.view.tokens):
         return False
     tokens, ranked = s.view.tokens, _ranked(s)
     closest = tokens[ranked[0]]
     top3 = {tokens[i] for i in ranked[:3]}
-    return closest.startswith("[") and closest != "[CLS]" and not top3 & {"puppy", "[CLS]"}
+    return closest == "[SEP]" and not top3 & {"puppy", "[CLS]"}
 
 
 def _closest(s) -> dict:
