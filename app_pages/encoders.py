@@ -93,7 +93,8 @@ def similarity(shown) -> None:
                   o=view.overlap[i[worst], j[worst]])]
     same = [(a, b) for a, b in zip(i, j, strict=True) if view.overlap[a, b] == 1.0]
     if same:
-        pairs = ", ".join(f"S{a + 1} and S{b + 1} ({view.cosine[a, b]:.2f})" for a, b in same)
+        mean, cls = view.by_pooling["mean"], view.by_pooling["cls"]
+        pairs = ", ".join(f"S{a + 1} and S{b + 1} (mean {mean[a, b]:.2f}, [CLS] {cls[a, b]:.2f})" for a, b in same)
         lines.append(text("similarity same words", pairs=pairs))
     st.markdown(" ".join(lines) + "\n\n" + text("similarity"))
 

@@ -72,6 +72,9 @@ def matrix(shown) -> None:
         else:
             st.markdown(text(f"matrix: {kind}", n_rows=n_rows, n_cols=n_cols, model=LEARNED_MODEL,
                              **facts.table_facts(view)))
+            vanishes = claimed(POSITIONS, "index_vanishes", shown) if kind == "index" else None
+            if vanishes:
+                st.markdown(vanishes)
         scaled = "are added unscaled (as in BERT)" if kind == "MiniLM" else "are multiplied by √d"
         st.caption(f"Source: {m.source}. Token embeddings {scaled} before the position is added.")
 
@@ -125,6 +128,7 @@ def shuffle(shown) -> None:
             + (" — zero up to rounding: every row just moved with its token." if largest < 1e-9 else
                " — the outputs changed, because the encoder knows where each token stands."))
     st.markdown(text("shuffle"))
+    measured_box(view.box)
     st.subheader("4 · Reversing letters with and without position")
     table_col, story_col = st.columns([3, 2], gap="large")
     with table_col:

@@ -47,6 +47,7 @@ __all__ = [
     "checked_text",
     "encoder_view",
     "search_view",
+    "shared_piece_cosines",
     "similarity_view",
     "sink_view",
     "unreadable",
@@ -176,6 +177,7 @@ class SimilarityView:
     cosine: np.ndarray | None = None  # (n, n) of the chosen pooling's sentence vectors
     overlap: np.ndarray | None = None  # (n, n) Jaccard similarity of the word sets (order-blind)
     pooling: str = "mean"
+    by_pooling: types.MappingProxyType | None = None  # pooling -> (n, n) cosines of that sentence vector
 
 
 def _lines(settings: SimilaritySettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -200,12 +202,27 @@ def _lines(settings: SimilaritySettings) -> tuple[tuple[str, ...], tuple[str, ..
 def similarity_view(settings: SimilaritySettings) -> SimilarityView:
     try:
         sentences, notes = _lines(settings)
-        cosine = load_minilm().similarity(list(sentences), settings.pooling)
+        by_pooling = {p: _readonly(load_minilm().similarity(list(sentences), p)) for p in POOLING_LABELS}
     except MiniLMError as problem:
         return SimilarityView((), (), str(problem))
     sets = [words(s) for s in sentences]
     overlap = np.array([[len(a & b) / len(a | b) if a | b else 0.0 for b in sets] for a in sets])
-    return SimilarityView(sentences, notes, None, _readonly(cosine), _readonly(overlap), settings.pooling)
+    return SimilarityView(sentences, notes, None, by_pooling[settings.pooling], _readonly(overlap), settings.pooling,
+                          types.MappingProxyType(by_pooling))
+
+
+def shared_piece_cosines(a: str, b: str) -> dict[str, float]:
+    """For each word piece found exactly once in each of two sentences: the cosine of its last-layer
+    vector in `a` with its vector in `b` — the same word in another place or role, no pooling."""
+    model = load_minilm()
+    (first, _, one), (second, _, other) = model.trace(a, SENTENCE_TOKENS), model.trace(b, SENTENCE_TOKENS)
+    cosines = {}
+    for piece in dict.fromkeys(first.tokens):
+        if first.tokens.count(piece) == 1 and second.tokens.count(piece) == 1:
+            x = one[first.tokens.index(piece)].astype(np.float64)
+            y = other[second.tokens.index(piece)].astype(np.float64)
+            cosines[piece] = float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+    return cosines
 
 
 # --- search ----------------------------------------------------------------------------------------------

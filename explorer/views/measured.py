@@ -5,8 +5,10 @@ boxes (the runtime caches them with it), and `serve.adapter.measured_box` draws 
 
     attention_parameters(d_model)      self-attention's parameters do not grow with T or with heads
     convolution_parallel(T, kernel)    a convolution computes every position in one step; its limit is the path
-    sinusoidal_bounds(n, d, base)      every sinusoidal value lies in [−1, 1]
+    sinusoidal_bounds(n, d, base)      sinusoidal values lie in [−1, 1], not [0, 1]; their rows' length is bounded
     added_not_concatenated(d_model)    the position vector is added: the width stays d
+    order_seen(T)                      a fully connected layer over the sequence sees order; attention
+                                       without positions (and the per-position feed-forward) does not
     self_match(keys)                   q = k_j wins the lookup for every j when the keys have equal length
     published_lengths()                the maximum lengths, as the papers give them
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from ..analysis.claims import (
     PUBLISHED_LENGTHS,
@@ -26,9 +29,11 @@ from ..analysis.claims import (
     self_match_wins,
     sinusoidal_range,
 )
+from ..model.building import seeded
+from ..model.positional import index_encoding, sinusoidal_encoding
 
 __all__ = ["Measured", "added_not_concatenated", "attention_parameters", "convolution_parallel",
-           "published_lengths", "self_match", "sinusoidal_bounds"]
+           "order_seen", "published_lengths", "self_match", "sinusoidal_bounds"]
 
 LENGTHS = (8, 64, 512)
 
@@ -79,14 +84,36 @@ def convolution_parallel(T: int, kernel: int) -> Measured:
 
 
 def sinusoidal_bounds(n_positions: int, d_model: int, base: float) -> Measured:
+    """The notes' "useful range [0..1]" (lecture 004), measured on the table shown: its smallest and
+    largest values, how many are negative, and the lengths of its rows beside the raw index's."""
     low, high = sinusoidal_range(n_positions, d_model, base)
-    inside = low >= -1.0 and high <= 1.0
-    finding = (f"Over all {n_positions} × {d_model} values the smallest is {low:.4f} and the largest {high:.4f}: "
-               + ("every entry is a sine or a cosine, so the table stays within [−1, 1] at any position."
-                  if inside else "outside [−1, 1]."))
-    return Measured("How large do sinusoidal encodings get?",
-                    "A position's encoding might seem to grow with the position, as a raw index does.",
-                    ("table", "smallest", "largest"), ((f"{n_positions} × {d_model}, base {base:g}", low, high),),
+    table, index = sinusoidal_encoding(n_positions, d_model, base), index_encoding(n_positions, d_model)
+    lengths, index_lengths = np.linalg.norm(table, axis=1), np.linalg.norm(index, axis=1)
+    negative = int((table < 0).sum())
+    rows = ((f"sinusoidal, {n_positions} × {d_model}, base {base:g}", low, high, negative,
+             float(lengths.min()), float(lengths.max())),
+            (f"raw index p, {n_positions} × {d_model}", float(index.min()), float(index.max()), 0,
+             float(index_lengths.min()), float(index_lengths.max())))
+    if negative:
+        sign = (f"{negative:,} of the {table.size:,} values are negative, down to {low:.4f}: a sine or cosine "
+                "ranges over [−1, 1], not [0, 1]")
+    else:
+        sign = (f"none of these {table.size:,} values is negative (the smallest is {low:.4f}), but only because "
+                "every angle here is small: a sine or cosine ranges over [−1, 1], not [0, 1]")
+    if d_model % 2 == 0:
+        size = (f"every row has the same length, √(d/2) = {lengths[0]:.4g} (sin² + cos² = 1 in each pair), "
+                "whatever the position")
+    else:
+        size = f"every row's length stays between {lengths.min():.4g} and {lengths.max():.4g}"
+    index = (f"the raw index's rows grow to {index_lengths.max():,.4g} by position {n_positions - 1}"
+             if n_positions > 1 else "a raw index's rows would grow with the position")
+    finding = (f"{sign}. What matters is not the sign but that the size is bounded: {size}, while {index}. "
+               "So the table stays within [−1, 1] at any position, and what is added to a word's vector does "
+               "not grow with where the word stands.")
+    return Measured("Are sinusoidal encodings in [0, 1]?",
+                    "Among the advantages of the sine/cosine scheme the notes list that its values are in a "
+                    "“useful range [0..1]”.",
+                    ("table", "smallest", "largest", "negative values", "shortest row", "longest row"), rows,
                     finding)
 
 
@@ -100,6 +127,52 @@ def added_not_concatenated(d_model: int) -> Measured:
     return Measured("Is the position vector added or concatenated?",
                     "The notes say the “+” in the diagram concatenates the embedding and the encoding.",
                     ("way", "width of each position's vector", "parameters of the query projection"), rows, finding)
+
+
+ORDER_WIDTH = 16  # features per position in the order box
+
+
+@torch.no_grad()
+def _order_changes(T: int, d: int = ORDER_WIDTH) -> dict[str, tuple[float, float]]:
+    """layer -> (largest change of an output when the T input rows are reversed, largest difference
+    between the new outputs and the old ones reversed the same way), torch's own modules in float64,
+    weights and input drawn from seed 0."""
+    with seeded(0) as generator:
+        dense = torch.nn.Linear(T * d, T * d, dtype=torch.float64)
+        shared = torch.nn.Linear(d, d, dtype=torch.float64)
+        attention = torch.nn.MultiheadAttention(d, 4, batch_first=True, dtype=torch.float64)
+        x = torch.randn(1, T, d, generator=generator, dtype=torch.float64)
+    layers = {"fully connected over the whole sequence (Linear on T·d numbers)":
+              lambda v: dense(v.flatten(1)).view(1, T, d),
+              "the same Linear(d, d) at every position (a transformer's feed-forward layer)": shared,
+              "self-attention without positions (MultiheadAttention)": lambda v: attention(v, v, v)[0]}
+    order = torch.arange(T - 1, -1, -1)
+    changes = {}
+    for name, layer in layers.items():
+        before, after = layer(x), layer(x[:, order])
+        changes[name] = (float((after - before).abs().max()), float((after - before[:, order]).abs().max()))
+    return changes
+
+
+def order_seen(T: int) -> Measured:
+    changes = _order_changes(T)
+    rows = tuple((name, change, undone) for name, (change, undone) in changes.items())
+    (_, (_, dense_undone)), *rest = changes.items()
+    moved = max(undone for _, (_, undone) in rest)
+    sees = dense_undone > 1e-3
+    finding = (f"Reversing the {T} input rows changes the fully connected layer's output, and reversing the output "
+               f"back does {'not ' if sees else ''}restore the old one (off by up to {dense_undone:.2g}): each of its "
+               "weights joins one input position to one output position, so it " +
+               ("sees the order." if sees else "does not see the order here.") +
+               (f" Self-attention without positions and the per-position feed-forward layer only move each output "
+                f"with its input (off by {moved:.0e} after reversing back: rounding). A transformer is built of these "
+                "(and LayerNorm, also applied per position), which is why it needs a positional encoding."
+                if moved < 1e-9 else ""))
+    return Measured("Do fully connected layers ignore order?",
+                    "The notes say inputs to most layer types (“e.g., Fully Connected”) are unordered, as the reason "
+                    "a positional encoding is needed.",
+                    ("layer (torch's module, float64)", "largest change of an output when the input is reversed",
+                     "after reversing the output back"), rows, finding)
 
 
 def self_match(keys) -> Measured:

@@ -10,11 +10,14 @@ import types
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
+from ..caching import loaded
+from ..model.building import seeded
 from ..model.positional import alibi_slopes, t5_relative_buckets
-from ..training.pretrained import load_model, model_name
+from ..training.pretrained import build_model, load_model, model_name
 from ..training.tasks import get_task
-from .measured import Measured, added_not_concatenated, sinusoidal_bounds
+from .measured import Measured, added_not_concatenated, order_seen, sinusoidal_bounds
 from .positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,
@@ -31,6 +34,8 @@ from .positions import (
     colour_bound,
     draw_plan,
     encoding_matrix,
+    float64_encoder,
+    learned_table,
     matrix_view,
     reversal_run,
     shuffle_demo,
@@ -97,6 +102,8 @@ class PositionView:
     neighbours: types.MappingProxyType  # k -> mean cosine of positions p and p + k (1 and 10), None if undefined
     problem: str | None = None
     boxes: tuple[Measured, ...] = ()  # claims, measured: the sinusoidal range, added not concatenated
+    index: types.MappingProxyType | None = None  # the index kind: what the shipped index model does with it
+    start: tuple[float, float] | None = None  # learned: the last row against its initial draw (learned_start)
 
 
 def position_view(settings: PositionSettings) -> PositionView:
@@ -115,7 +122,46 @@ def position_view(settings: PositionSettings) -> PositionView:
     boxes = (sinusoidal_bounds(settings.n_positions, settings.d_model, float(settings.base)),
              added_not_concatenated(settings.d_model))
     return PositionView(settings, matrix, labels, lecture, colour_bound(kind), types.MappingProxyType(neighbours),
-                        problem, boxes)
+                        problem, boxes, index_vanishes() if kind == "index" else None,
+                        learned_start() if kind == "learned" else None)
+
+
+@loaded(1)
+def learned_start(name: str = LEARNED_MODEL) -> tuple[float, float]:
+    """The last row of a shipped learned table (a position no training input reaches) beside the row drawn
+    for it at initialisation, the model rebuilt from its card's seed: (their cosine, length ratio)."""
+    shipped = load_model(name)
+    with seeded(shipped.card["seed"]):
+        fresh = build_model(shipped.card["kind"], shipped.task, shipped.card["config"])
+    start = fresh.encoder.position.table.detach().to(torch.float64)[-1].numpy()
+    last = learned_table(name)[-1]
+    lengths = np.linalg.norm(start), np.linalg.norm(last)
+    return float(start @ last / (lengths[0] * lengths[1])), float(lengths[1] / lengths[0])
+
+
+@torch.no_grad()
+def index_vanishes() -> types.MappingProxyType | None:
+    """What the shipped index model (`reverse-index-h4-l2`, pre-norm) makes of its encoding, on section 3's
+    first input: `layernorm`, the largest change that adding the index makes to its first LayerNorm's
+    output; `largest`, the index added (the last position); `shuffle`, the largest change of an encoder
+    output under section 3's first shuffle; the held-out accuracies of the index and none models (their
+    cards).  None when a model is missing."""
+    tokens = read_letters(INPUTS[0])[0]
+    try:
+        encoder = float64_encoder("index")
+        accuracy = {e: load_model(model_name(REVERSE_TASK, e)).card.get("heldout_accuracy") for e in ("index", "none")}
+        shuffled = shuffle_demo("index", tokens, 0).max_abs_difference
+    except PretrainedModelError:
+        return None
+    ids = torch.tensor([get_task(REVERSE_TASK).encode(list(tokens))])
+    added = encoder.embed_tokens(ids)
+    index = encoder.position(ids.shape[1])
+    norm = encoder.layers[0].attn_norm  # the first thing that reads the input (pre-norm)
+    change = float((norm(added) - norm(added - index)).abs().max())
+    return types.MappingProxyType({
+        "norm": encoder.config.norm, "layernorm": change,
+        "largest": float(index.max()), "shuffle": shuffled, "d": added.shape[-1],
+        "index_accuracy": accuracy["index"], "none_accuracy": accuracy["none"]})
 
 
 def mean_neighbour_cosine(table: np.ndarray, k: int) -> float | None:
@@ -165,6 +211,7 @@ class ModelsView:
     failed: tuple[str, ...]  # the models that did not, and why
     differences: types.MappingProxyType  # encoding -> largest change of an encoder output under the shuffle
     panels: tuple[np.ndarray, ...]  # the chosen attention of each model, in the order of `runs`
+    box: Measured | None = None  # claims, measured: which layers see the order of their input
 
 
 def read_letters(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -196,7 +243,7 @@ def models_view(settings: ModelSettings) -> ModelsView:
         panel.setflags(write=False)
         panels.append(panel)
     return ModelsView(settings, tokens, problems, shuffle, types.MappingProxyType(runs), tuple(failed),
-                      types.MappingProxyType(differences), tuple(panels))
+                      types.MappingProxyType(differences), tuple(panels), order_seen(len(tokens)))
 
 
 # --- section 5: the relative schemes -------------------------------------------------------------------------

@@ -234,3 +234,29 @@ def test_search_says_what_share_of_the_two_sentences_words_are_in_both():
     top, query = words(said.group(1)), words(DEFAULT_QUERY)
     assert int(said.group(2)) == round(100 * len(top & query) / len(top | query))
     assert round(100 * len(top & query) / len(top)) != int(said.group(2))  # not the hit's own words' share
+
+
+def test_who_bit_whom_does_not_blame_the_averaging():
+    # Issue #59: [CLS] (no averaging) is even closer than the mean, so the answer names the model's vectors,
+    # not mean pooling, and quotes the unaveraged cosines it rests on.
+    model = load_minilm()
+    text = answer("encoders", next(s for s in load_steps("encoders") if s.title == "Who bit whom?"))
+    cls = model.similarity(list(PRESETS["word order"][:2]), "cls")[0, 1]
+    assert "washes" not in text and f"the [CLS] vectors score {cls:.2f}" in text
+
+
+def test_explanations_say_what_is_shown_or_cite_it():
+    # Issue #59: step 1 said "what sets one sentence apart sits in smaller differences" (nothing measures it):
+    # now what the bars show, the average nearest [SEP] (0.89) and "puppy" farther (0.66). The sinks prose
+    # said what flows from [CLS] is "close to a constant" (not measured): now cited, without it.
+    from explorer.serve.prose import lesson_sections
+
+    steps = {step.title: answer("encoders", step) for step in load_steps("encoders")}
+    first = steps["One vector per word piece"]
+    assert "smaller differences" not in first and "The average sits nearest the end marker every text has" in first
+    assert first.startswith("Neither word: [SEP] is closest")
+    assert "parks its weight there" not in steps["Where idle heads look"]
+    sections = lesson_sections("encoders")
+    assert "close to a constant" not in sections["sinks"] and "Clark et al." in sections["sinks"]
+    assert "Reimers & Gurevych" in sections["pooling why"] and "Devlin et al., *BERT*" in sections["vectors"]
+    assert "then it does carry the sentence" not in sections["pooling why"]

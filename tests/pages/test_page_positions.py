@@ -407,3 +407,51 @@ def test_no_number_about_a_figure_is_typed_into_the_texts():
         assert set(TYPED.findall(FIELD.sub("", text))) <= {"99 %"}, text
     planted = "the offset explains only 46.5 % ({share:.1f} %)"
     assert TYPED.findall(FIELD.sub("", planted)) == ["46.5"], "a planted number is caught"
+
+
+def test_the_index_text_says_layernorm_removes_it_with_the_models_numbers():
+    # Issue #59: the index fails here because LayerNorm removes a constant added to every feature, not for
+    # the reasons (size, extrapolation) the old text gave; the page says so, with the model's numbers.
+    at = run_page(PAGE, {"kind": "index"})
+    text = markdown_text(at)
+    assert "This figure does not show those." in text and "**LayerNorm removes it.**" in text
+    said = re.search(r"under section 3's\s+shuffle its outputs only move with their letters \(largest change "
+                     r"(\S+)\), and it reverses\s+([\d.]+)% of held-out inputs", text)
+    assert said is not None, text
+    assert float(said.group(1)) < 1e-9
+    assert said.group(2) == f"{100 * load_model('reverse-index-h4-l2').card['heldout_accuracy']:.1f}"
+    assert "In these models it is worse: invisible" not in text
+
+
+def test_section_3_answers_the_notes_fully_connected_claim_with_a_measured_box():
+    # Issue #59: the notes say inputs to "most layer types (e.g., Fully Connected)" are unordered; section 3
+    # shows a box measuring that a dense layer over the sequence sees the order and attention does not.
+    at = run_page(PAGE)
+    box = next(e for e in at.expander if e.label.endswith("Do fully connected layers ignore order?"))
+    finding = " ".join(m.value for m in box.markdown)
+    assert "“e.g., Fully Connected”" in finding and "so it sees the order." in finding
+
+
+def test_step_answers_say_what_their_figures_show():
+    # Issue #59: step 3 said "a layer can read how far apart two words are without knowing where either one
+    # sits" (a layer's scores mix content and position; the figure shows rows compared); step 5 called the
+    # input "a set" (letters repeat); step 8 said steep heads "watch their neighbours" (ALiBi only penalises
+    # distance: content still decides).
+    steps = {step.title: step.reveal for step in load_steps("positions")}
+    assert "Comparing two rows tells how far apart" in steps["Only the distance counts"]
+    assert "A layer can read" not in steps["Only the distance counts"]
+    assert "is a set" not in steps["No encoding: the order is invisible"]
+    assert "push a head towards its neighbours" in steps["ALiBi: a penalty for distance"]
+    assert "watch their neighbours" not in steps["ALiBi: a penalty for distance"]
+
+
+def test_the_prose_cites_its_reasons_and_drops_the_unmeasured_ones():
+    # Issue #59: why-sentences either cite where they are established or say what the figure shows.
+    sections = lesson_sections("positions")
+    assert "Vaswani et al., *Attention Is\nAll You Need*" in sections["matrix: why sines and cosines"]
+    assert "Su et al., *RoFormer*" in sections["RoPE"]
+    assert "Press et al., *Train Short,\nTest Long*" in sections["ALiBi"]
+    assert "Raffel et al." in sections["T5"] and "rarely needs" not in sections["T5"]
+    assert "Steep\nheads look at their neighbours" not in sections["ALiBi"]
+    # "only positions supply" is not what section 3 shows: the encoder's outputs carry no order without them
+    assert "only positions supply" not in sections["reversal: none against sinusoidal"]

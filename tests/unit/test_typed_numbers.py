@@ -65,7 +65,6 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("positions", "attention by encoding"): {"1": DEFINITION},
     ("positions", "RoPE"): {"2": "2 Σ cos: the closed form the figure plots", "0": "offset 0, where cos = 1"},
     ("positions", "ALiBi"): {"0": "a slope near 0: the limit named", "8": "the slopes of 8 heads the sentence lists"},
-    ("positions", "T5"): {"90": "an example of two far distances", "91": "an example of two far distances"},
     ("real", "step 5"): {"12.50": "the text typed into the model, quoted"},
     ("real", "reading the grid"): {"1": DEFINITION},
     ("real", "referent"): {"50": "chance with two nouns to choose from"},
