@@ -71,6 +71,15 @@ class GradientSettings:
                           help="Below 1 the recurrent matrix shrinks the state (and its gradient) at every step; "
                           "above 1 it stretches it. Try 1.6, 3 and 6: the reading under the chart says what "
                           "each does at this length and width.")
+    # The forget gate: Gers, Schmidhuber & Cummins 2000 (Neural Computation 12(10), "Learning to forget").
+    # +1: "adding a bias of 1 to the LSTM's forget gate" (Jozefowicz, Zaremba & Sutskever 2015, ICML, abstract).
+    forget_bias: float = setting(1.0, "LSTM forget-gate bias", url="forget_bias", bounds=(0.0, 5.0, 0.5),
+                                 help="Added to the bias of the LSTM's forget gate f, which multiplies the cell "
+                                 "state carried to the next step (Gers, Schmidhuber & Cummins 2000). 0 is "
+                                 "PyTorch's default (both biases drawn from uniform(±1/√H), so f starts near "
+                                 "0.5); +1 is the value practitioners usually add (Jozefowicz, Zaremba & "
+                                 "Sutskever 2015). The tanh RNN and the GRU have no forget gate: it does not "
+                                 "change them (the GRU's update gate keeps PyTorch's default).")
     window: str = setting("full", "Truncated BPTT window", url="bptt", widget="select_slider",
                           options=("full", "1", "2", "4", "8", "16", "32", "64", "128", "256"),
                           help="Back-propagate through only the last n steps, as recurrent networks are "
@@ -100,7 +109,7 @@ class GradientView:
 def gradient_view(settings: GradientSettings) -> GradientView:
     window = None if settings.window == "full" else int(settings.window)
     curves = gradient_curves(settings.T, settings.width, settings.init, settings.effective_gain, window,
-                             settings.n_seeds)
+                             settings.n_seeds, forget_bias=settings.forget_bias)
     first, last = (1 if settings.T > 2 else 0), settings.T - 1
     change = {kind: orders_between(curves.log10_norms[kind], first, last) for kind in KIND_LABELS}
     paths = {kind: path_lengths(settings.T, kind) for kind in KIND_LABELS}
@@ -149,7 +158,7 @@ def try_gains(settings: GradientSettings) -> str:
     """The reading's sentence on what the gains of TRY_GAINS do at these settings, from `gain_probe`:
     whether a line explodes, fades or stays flat depends on the width and the length too (at width 8
     the tanh RNN's fades at every gain: its state saturates), so no gain is stated as a rule."""
-    probe = gain_probe(settings.T, settings.width, settings.n_seeds, TRY_PROBES)
+    probe = gain_probe(settings.T, settings.width, settings.n_seeds, TRY_PROBES, settings.forget_bias)
     low, mid, high = TRY_GAINS
     return (f"At this length and width, with no truncation window, the tanh RNN's number beside the chart would "
             f"read {_reads(probe[low, 'rnn'])} at gain {low:g} and {_reads(probe[mid, 'rnn'])} at gain {mid:g}; at "
@@ -163,6 +172,7 @@ class DependencySettings:
 
     init: str = "default"
     gain: float = 1.0
+    forget_bias: float = 1.0
     T: int = setting(32, "Sequence length for the matrices", url="dep_T", options=(8, 16, 24, 32, 48, 64))
     kind: str = setting("rnn", "Recurrent network in the matrices", url="dep_kind",
                         options=(*RECURRENT_KINDS, "birnn"), widget="radio",
@@ -173,7 +183,8 @@ class DependencySettings:
 def dependency_view(settings: DependencySettings) -> tuple[tuple[str, np.ndarray], ...]:
     """(title, ‖∂y_t/∂x_s‖) for the loop, causal attention and unmasked attention."""
     gain = settings.gain if settings.init == "orthogonal" else 1.0
-    views: DependencyViews = dependency_views(settings.kind, settings.T, DEPENDENCY_WIDTH, settings.init, gain)
+    views: DependencyViews = dependency_views(settings.kind, settings.T, DEPENDENCY_WIDTH, settings.init, gain,
+                                              forget_bias=settings.forget_bias)
     return ((f"{DEPENDENCY_LABELS[settings.kind]}: the loop", views.recurrent),
             ("causal attention: masked", views.causal), ("encoder attention: unmasked", views.unmasked))
 

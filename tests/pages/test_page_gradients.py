@@ -6,6 +6,7 @@ import torch
 
 from explorer.training.pretrained import forward, load_model
 from explorer.training.tasks import Batch
+from explorer.views.gradient_lesson import GradientSettings, gradient_view
 from explorer.views.gradients import RECALL_MODELS, dependency_views
 from tests.support.apptest import (
     assert_no_exception,
@@ -192,6 +193,10 @@ def test_the_bidirectional_rnn_reads_both_ways_in_the_dependency_view():
         ({"width": "abc"}, "Width"),
         ({"gain": "99", "init": "orthogonal"}, "Orthogonal gain"),
         ({"init": "xavier"}, "Recurrent weights"),
+        ({"forget_bias": "9"}, "LSTM forget-gate bias"),
+        ({"forget_bias": "-1"}, "LSTM forget-gate bias"),
+        ({"forget_bias": "0.3"}, "LSTM forget-gate bias"),
+        ({"forget_bias": "abc"}, "LSTM forget-gate bias"),
         ({"bptt": "3"}, "Truncated BPTT"),
         ({"seeds": "0"}, "Random seeds"),
         ({"dep_T": "500"}, "Sequence length for the matrices"),
@@ -214,11 +219,11 @@ def test_the_try_sentence_reads_the_models_at_the_readers_width():
     tanh RNN's gradient still fades at gain 3 (the lesson once said it explodes there), at the default
     width it explodes; the numbers are the metrics the reader would see after moving the gain."""
     at = run_page(PAGE)
-    assert "would read -0.5 (about flat) at gain 1.6 and +6.9 (exploding) at gain 3" in _try_sentence(at)
+    assert "would read -0.5 (about flat) at gain 1.6 and +7.9 (exploding) at gain 3" in _try_sentence(at)
     at.radio(key="init").set_value("orthogonal").run()
     at.slider(key="gain").set_value(3.0).run()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["tanh RNN"] == "+6.9", "the sentence quotes what the metric shows at that gain"
+    assert metrics["tanh RNN"] == "+7.9", "the sentence quotes what the metric shows at that gain"
     narrow = run_page(PAGE, {"width": "8"})
     assert_no_exception(narrow)
     assert "(still fading) at gain 3" in _try_sentence(narrow)
@@ -228,7 +233,7 @@ def test_the_try_sentence_reads_the_models_at_the_readers_width():
 def test_the_reading_and_section_3_follow_the_weights():
     """With orthogonal weights at gain 1 the gated networks lose as much as the tanh RNN, and at gain 6 the
     loop's dependence grows with the distance: the page says so, where it once said the opposite."""
-    at = run_page(PAGE, {"init": "orthogonal", "gain": "1.0"})
+    at = run_page(PAGE, {"init": "orthogonal", "gain": "1.0", "forget_bias": "0.0"})
     assert_no_exception(at)
     reading = next(m.value for m in at.markdown if "**Reading it.**" in m.value)
     assert "here, though, the LSTM and the GRU lose as much or more" in reading
@@ -236,3 +241,42 @@ def test_the_reading_and_section_3_follow_the_weights():
     assert_no_exception(at)
     matrices = next(m.value for m in at.markdown if "The **loop** fills the lower triangle" in m.value)
     assert "growing with the distance t − s" in matrices
+
+
+def _metrics(at) -> dict[str, float]:
+    return {m.label: float(m.value) for m in at.metric}
+
+
+def test_the_forget_gate_bias_control_drives_the_lstm_and_nothing_else():
+    """Issue #59: the LSTM faded because of PyTorch's default forget-gate bias, which the page never said. Its
+    control starts at +1 (the value practitioners add); 0, PyTorch's default, stays selectable; the tanh RNN,
+    the GRU and attention do not move."""
+    at = run_page(PAGE)
+    assert at.slider(key="forget_bias").value == 1.0
+    one = _metrics(at)
+    lstm_one, _ = curve(at, "LSTM")
+    expected = gradient_view(GradientSettings(forget_bias=1.0)).change
+    assert one["LSTM"] == pytest.approx(expected["lstm"], abs=0.05)
+    at.slider(key="forget_bias").set_value(0.0).run()
+    assert_no_exception(at)
+    zero = _metrics(at)
+    assert zero["LSTM"] == pytest.approx(gradient_view(GradientSettings(forget_bias=0.0)).change["lstm"], abs=0.05)
+    assert zero["LSTM"] < one["LSTM"] - 5, "at PyTorch's default the LSTM loses many more orders"
+    for label in ("tanh RNN", "GRU", "causal attention"):
+        assert zero[label] == one[label]
+    assert not np.allclose(curve(at, "LSTM")[0], lstm_one)
+
+
+def test_the_forget_gate_bias_is_read_from_the_link():
+    at = run_page(PAGE, {"forget_bias": "3.0", "T": "32"})
+    assert not at.info
+    assert at.slider(key="forget_bias").value == 3.0
+    expected = gradient_view(GradientSettings(T=32, forget_bias=3.0)).change["lstm"]
+    assert _metrics(at)["LSTM"] == pytest.approx(expected, abs=0.05)
+    # the dependency matrices follow it (section 3's LSTM)
+    at = run_page(PAGE, {"forget_bias": "3.0", "dep_kind": "lstm", "dep_T": "16"})
+    figure = next(f for f in plotly_figures(at) if len(f["data"]) == 3)
+    loop = plotly_array(figure["data"][0]["z"])
+    lower = np.tril(np.ones((16, 16), dtype=bool))
+    np.testing.assert_allclose(10 ** loop[lower], dependency_views("lstm", 16, 16, forget_bias=3.0).recurrent[lower],
+                               rtol=1e-9)
