@@ -6,6 +6,7 @@ T = 128; and step 1 gave the tanh RNN's "more than 10,000×" with no cause, thou
 default W_hh (spectral radius ≈ 0.6).  Here every number the new sentences quote is checked against an
 independent reference: plain autograd, torch's own LSTM modules, numpy's eigenvalues, closed forms."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,11 +18,25 @@ from explorer.analysis import bptt
 from explorer.analysis.gradients import build_sequence_model, input_gradient_norms, random_sequence
 from explorer.model.building import seeded
 from explorer.model.rnn import RecurrentNet
+from explorer.serve.steps import load_steps
 from explorer.views import gradients as gv
 from explorer.views.gradient_lesson import (
+    GRADIENT_CLAIMS,
+    DependencySettings,
     GradientSettings,
+    gradient_view,
 )
 from explorer.views.settings import check
+from tests.support.claims import answer
+from tests.unit.test_lib_bptt import reference_log10
+
+
+def reading():
+    """The lesson's sentences on its slopes (imported here, so that each test below fails on its own on
+    the code before them, where the module did not exist)."""
+    from explorer.views import gradient_reading
+
+    return gradient_reading
 
 
 def autograd_log10(kind, width, T, forget_bias, seed=0, init="default", gain=1.0):
@@ -141,3 +156,65 @@ def test_a_forget_gate_nearer_1_loses_less():
                                                                                                 seed=s)[1]
                              for s in range(3)])) for b in (0.0, 1.0, 3.0)]
     assert at_128[0] > 25 and 10 < at_128[1] < 14 and at_128[2] < 2  # the orders the issue recomputed
+
+
+def test_the_caption_and_the_reading_name_the_initialisation_with_its_numbers():
+    settings = GradientSettings(T=16)
+    view = gradient_view(settings)
+    radius = np.mean([np.abs(np.linalg.eigvals(build_sequence_model("rnn", 32, seed=s).net.cell.weight_hh.detach()
+                                               .numpy())).max() for s in range(3)])
+    cells = [build_sequence_model("lstm", 32, seed=s, forget_bias=1.0).net.cell for s in range(3)]
+    gate = float(torch.stack([torch_forget_gates(cell, random_sequence(16, 32, seed=1000 + s)[None])
+                              for s, cell in enumerate(cells)]).mean())
+    caption = reading().weights_named(settings, view)
+    assert f"spectral radius {radius:.2f}, mean over 3 seeds" in caption
+    assert f"forget-gate bias +1 added to PyTorch's (its forget gate averages {gate:.2f})" in caption
+    text = reading().slopes_explained(settings, view)
+    assert "pass through unchanged" not in text
+    assert f"Here the LSTM's forget gate averages {gate:.2f}" in text
+    orthogonal = np.mean([reference_log10("rnn", 32, 16, init="orthogonal", seed=s)[1]
+                          - reference_log10("rnn", 32, 16, init="orthogonal", seed=s)[15] for s in range(3)])
+    assert f"would read {orthogonal:+.1f} instead of {view.change['rnn']:+.1f}" in text
+    zero = dataclasses.replace(settings, forget_bias=0.0)
+    assert "averages 0.50" in reading().slopes_explained(zero, gradient_view(zero))
+
+
+def test_section_3_names_the_loops_weights():
+    text = reading().dependency_weights(DependencySettings(kind="lstm", forget_bias=2.0))
+    assert "PyTorch's default W_hh" in text and "forget-gate bias +2 added" in text
+    radius = np.abs(np.linalg.eigvals(build_sequence_model("rnn", 16, seed=0).net.cell.weight_hh.detach()
+                                      .numpy())).max()
+    assert f"spectral radius {radius:.2f}" in text
+    assert "orthogonal W_hh times 2.5" in reading().dependency_weights(DependencySettings(init="orthogonal", gain=2.5))
+    # the LSTM's matrix follows the bias too
+    assert not np.array_equal(gv.dependency_views("lstm", 8, 8, forget_bias=0.0).recurrent,
+                              gv.dependency_views("lstm", 8, 8, forget_bias=3.0).recurrent)
+
+
+# --- the step answers ---------------------------------------------------------------------------------
+
+
+def _step(title: str):
+    return next(step for step in load_steps("gradients") if step.title == title)
+
+
+def test_step_1_says_the_loss_is_mostly_pytorchs_default_w_hh():
+    step = _step("Sixteen steps back")
+    text = answer("gradients", step)
+    radius = np.mean([np.abs(np.linalg.eigvals(build_sequence_model("rnn", 32, seed=s).net.cell.weight_hh.detach()
+                                               .numpy())).max() for s in range(3)])
+    orthogonal = -np.mean([reference_log10("rnn", 32, 16, init="orthogonal", seed=s)[1]
+                           - reference_log10("rnn", 32, 16, init="orthogonal", seed=s)[15] for s in range(3)])
+    assert f"Most of it is PyTorch's default W_hh (spectral radius {radius:.2f})" in text
+    assert f"the tanh RNN loses {orthogonal:.1f}." in text
+    assert "(forget-gate bias +1)" in text
+    # the claim says so only where it is true: not with orthogonal weights, not where the loss is not mostly W's
+    shown = type("Shown", (), {})()
+    shown.settings = GradientSettings(T=16, init="orthogonal", gain=1.0)
+    shown.view = gradient_view(shown.settings)
+    assert not GRADIENT_CLAIMS["loop_fades"].holds(shown)
+
+
+def test_step_3_says_only_what_its_figure_shows_of_the_gated_networks():
+    text = answer("gradients", _step("Stretch the weights: exploding"))
+    assert "need a larger gain" not in text and "The gated networks change far less" in text

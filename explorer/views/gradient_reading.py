@@ -1,0 +1,94 @@
+"""The gradient lesson's sentences on what sets its slopes, built from the views: the initialisation named
+where a figure depends on it (the tanh RNN's W_hh and its spectral radius, the LSTM's forget-gate bias and
+its gate's mean value), No Streamlit here.
+
+Cited beside the sentences (and on screen): the forget gate, Gers, Schmidhuber & Cummins 2000 (Neural
+Computation 12(10), "Learning to forget"); adding 1 to its bias, Jozefowicz, Zaremba & Sutskever 2015 (ICML,
+"An empirical exploration of recurrent network architectures", abstract); PyTorch's default,
+uniform(±1/√H) for every weight and bias (torch.nn.RNN / LSTM / GRU documentation).
+"""
+
+from __future__ import annotations
+
+from .gradient_lesson import (
+    DEPENDENCY_WIDTH,
+    ORTHOGONAL_REFERENCE,
+    DependencySettings,
+    GradientSettings,
+    GradientView,
+    gates_compared,
+    orthogonal_reference,
+)
+from .gradients import recurrent_radius
+
+__all__ = ["attention_line", "dependency_weights", "slopes_explained", "weights_named"]
+
+
+def attention_line(view: GradientView) -> str:
+    """The reading's sentence on attention's line: flat where it changes by less than one order of
+    magnitude (every input is one step from the loss, section 2); otherwise how much it changes."""
+    change = view.change["transformer"]
+    if abs(change) < 1:
+        return (f"Attention's line has no such slope (it changes by {change:+.1f} orders in all): the loss reaches "
+                "every position in a single step.")
+    return (f"Attention's line changes by {change:+.1f} orders here, with every position one step from the loss: "
+            "no product of per-step Jacobians shapes it.")
+
+
+def weights_named(settings: GradientSettings, view: GradientView) -> str:
+    """The initialisation the key figure's slopes depend on, named with what it gives here: the tanh RNN's
+    W_hh and its spectral radius (computed), the LSTM's forget-gate bias and its gate's mean value, the
+    GRU's update gate."""
+    curves = view.curves
+    seeds = f"{len(curves.seeds)} seed{'s' if len(curves.seeds) != 1 else ''}"
+    if settings.init == "orthogonal":
+        weights = (f"orthogonal W_hh times {settings.gain:g}, one per gate (the tanh RNN's has spectral radius "
+                   f"{curves.radius:.2f})")
+    else:
+        weights = (f"PyTorch's default W_hh, uniform(±1/√H) with H = {settings.width} (the tanh RNN's has spectral "
+                   f"radius {curves.radius:.2f}, mean over {seeds})")
+    bias = "at PyTorch's default" if settings.forget_bias == 0 else f"+{settings.forget_bias:g} added to PyTorch's"
+    return (f"Freshly initialised networks: {weights}; the LSTM's forget-gate bias {bias} (its forget gate "
+            f"averages {curves.gates['lstm']:.2f}); the GRU's biases at PyTorch's default (its update gate averages "
+            f"{curves.gates['gru']:.2f}). The slopes are this initialisation's: the reading below says how.")
+
+
+def slopes_explained(settings: GradientSettings, view: GradientView) -> str:
+    """The reading's paragraph on what sets each slope at these settings, every number read from the view
+    or from `orthogonal_reference`."""
+    curves, change = view.curves, view.change
+    if settings.init == "orthogonal":
+        rnn = (f"The tanh RNN's W_hh is orthogonal times {settings.gain:g}: it scales every vector by exactly "
+               f"{settings.gain:g} (its spectral radius), and tanh's slope, at most 1, can only shrink the gradient "
+               "further at each step.")
+    else:
+        rnn = (f"The tanh RNN's W_hh is PyTorch's default, uniform(±1/√H): its spectral radius is {curves.radius:.2f} "
+               "here, so repeated on its own it would shrink a vector by about that factor per step "
+               "(‖Wᵏ‖^(1/k) → ρ); tanh's slope, at most 1, shrinks the gradient further.")
+        reference = orthogonal_reference(settings) if change["rnn"] is not None else None
+        if reference is not None:
+            rnn += (f" With orthogonal W_hh at gain {ORTHOGONAL_REFERENCE:g}, which keeps the gradient's size, its "
+                    f"number beside the chart would read {reference:+.1f} instead of {change['rnn']:+.1f}: that "
+                    "much is tanh's slope alone.")
+    bias = ("PyTorch's default draws, about 0, and σ(0) = 0.5" if settings.forget_bias == 0
+            else f"+{settings.forget_bias:g} added to PyTorch's default draws, which are about 0, and σ(0) = 0.5")
+    gates = ("The LSTM carries its cell state into the next step multiplied by its forget gate (Gers, Schmidhuber "
+             "& Cummins 2000), the GRU its state by its update gate: a gate near 1 lets the state, and the gradient "
+             "along it, through almost unchanged; a gate near 0.5 halves them at every step. Here the LSTM's "
+             f"forget gate averages {curves.gates['lstm']:.2f} (its bias: {bias}; adding 1 is the usual practice, "
+             "Jozefowicz, Zaremba & Sutskever 2015) and the GRU's update gate "
+             f"{curves.gates['gru']:.2f} (its biases PyTorch's default: the forget-gate bias does not touch the GRU)"
+             f"{gates_compared(change)}.")
+    return f"**What sets the slopes: the initialisation.** These networks are untrained. {rnn} {gates}"
+
+
+def dependency_weights(settings: DependencySettings) -> str:
+    """Section 3's sentence naming the loop's initialisation (the sidebar's), on which its fade depends."""
+    gain = settings.gain if settings.init == "orthogonal" else 1.0
+    radius = recurrent_radius(DEPENDENCY_WIDTH, settings.init, gain)
+    weights = (f"orthogonal W_hh times {gain:g}" if settings.init == "orthogonal"
+               else f"PyTorch's default W_hh, uniform(±1/√H) with H = {DEPENDENCY_WIDTH}")
+    detail = {"lstm": f"; the LSTM's forget-gate bias +{settings.forget_bias:g} added to PyTorch's",
+              "gru": "; the GRU's gates at PyTorch's default"}.get(settings.kind, "")
+    return (f"How fast the loop fades is its initialisation's, the sidebar's: {weights} (a tanh RNN's of this "
+            f"width and seed has spectral radius {radius:.2f}){detail}.")
