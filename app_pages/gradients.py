@@ -13,6 +13,7 @@ from explorer.views.gradient_reading import (
     attention_line,
     dependency_weights,
     slopes_explained,
+    training_and_gates,
     weights_named,
 )
 from explorer.views.gradients import LEARNING_STEPS, RECALL_MODELS
@@ -173,6 +174,18 @@ def recall(shown) -> None:
     reach = (f"the {' and the '.join(faded)} {'is' if len(faded) == 1 else 'are'} within twice chance at "
              f"{far_band}" if faded else f"none of the loops is within twice chance at {far_band}")
     reach = "; ".join([reach, *held])
+    short = 1 - (1 - task.GEOMETRIC_STOP) ** 3  # P(gap ≤ 3) under the geometric training gaps
+    attention = RECALL_MODELS["recall-sinusoidal-h4-l2"]
+    if attention not in bands.index:
+        direct = "A"
+    elif bands.loc[attention, far_band] >= bands.loc[attention, near_band] - 0.02:  # as well, within 1 in 50
+        direct = (f"Attention answers as well far away as near ({bands.loc[attention, far_band]:.0%} at {far_band}): "
+                  "from the '?' it can read the first position in one step (section 2), whatever lies between, so "
+                  "what it learned on gaps of mostly one or two letters works at every distance tested. A")
+    else:
+        direct = (f"Attention answers {bands.loc[attention, far_band]:.0%} at {far_band}, against "
+                  f"{bands.loc[attention, near_band]:.0%} at {near_band}, though from the '?' it can read the first "
+                  "position in one step (section 2), whatever lies between. A")
     text_col.markdown(
         f"""
     The task: *{task.description.rstrip(".").lower()}.* Each model reads a letter, then a gap of other
@@ -185,10 +198,10 @@ def recall(shown) -> None:
 
     **At distances {near_band}:** {at(near_band)}. **At {far_band}:** {at(far_band)}.
 
-    Attention answers as well far away as near: from the '?' it reads the first position in one step,
-    whatever lies between, so what it learned on gaps of mostly one or two letters works at any distance. A
+    {direct}
     loop has to carry the letter through every letter of the gap, each one written into the same
-    state; nothing in training asked it to hold on for more than a few steps, and how far its memory
+    state; training seldom asked it to hold on for more than a few steps ({short:.0%} of its gaps are 3 letters
+    or fewer), and how far its memory
     reaches differs by model: {reach}.
 
     This measures how far what was learned reaches, not the most a loop can learn: trained longer and
@@ -196,6 +209,8 @@ def recall(shown) -> None:
     letter across every one of those gaps (`pretrained/recall-experiments.md`). The table below, from
     each model's training record, gives the accuracy by distance after {", ".join(map(str, LEARNING_STEPS))}
     training steps.
+
+    {training_and_gates(view)}
     """
     )
     if view.learning:

@@ -18,6 +18,7 @@ from .gradients import (
     RECALL_MODELS,
     DependencyViews,
     GradientCurves,
+    TrainedGates,
     accuracy_bands,
     binned_accuracy,
     dependency_views,
@@ -27,6 +28,7 @@ from .gradients import (
     path_lengths,
     recall_accuracy,
     recall_learning,
+    trained_forget_gates,
 )
 from .settings import setting
 
@@ -37,6 +39,7 @@ __all__ = [
     "GRADIENT_CLAIMS",
     "KIND_LABELS",
     "ORTHOGONAL_REFERENCE",
+    "TRAINED_LSTM",
     "TRY_GAINS",
     "TRY_PROBES",
     "DependencySettings",
@@ -219,6 +222,7 @@ class RecallView:
     learning: types.MappingProxyType  # (label, step) -> {band: accuracy}
     binned: types.MappingProxyType  # label -> accuracy over bins of 8 distances, per distance
     bands: types.MappingProxyType  # label -> [(band, accuracy)]
+    gates: TrainedGates | None = None  # the trained LSTM's forget gates against a fresh one's (None: no LSTM)
 
 
 def recall_view(settings: RecallSettings) -> RecallView:
@@ -233,8 +237,13 @@ def recall_view(settings: RecallSettings) -> RecallView:
         learning.update({(label, step): row for step, row in recall_learning(name).items()})
     binned = {label: binned_accuracy(result, 8) for label, result in results}
     bands = {label: accuracy_bands(result) for label, result in results}
+    gates = trained_forget_gates(TRAINED_LSTM) if RECALL_MODELS[TRAINED_LSTM] in dict(results) else None
     return RecallView(RecallTask(), tuple(results), tuple(missing), tuple(sorted(steps)),
-                      types.MappingProxyType(learning), types.MappingProxyType(binned), types.MappingProxyType(bands))
+                      types.MappingProxyType(learning), types.MappingProxyType(binned), types.MappingProxyType(bands),
+                      gates)
+
+
+TRAINED_LSTM = "recall-lstm"  # the shipped LSTM whose forget gates section 4 compares with a fresh one's
 
 
 # ---- What the lesson's sentences state about the views (explorer/views/claims.py) ----

@@ -1,6 +1,6 @@
 """The gradient lesson's sentences on what sets its slopes, built from the views: the initialisation named
 where a figure depends on it (the tanh RNN's W_hh and its spectral radius, the LSTM's forget-gate bias and
-its gate's mean value), No Streamlit here.
+its gate's mean value), and what training did to the shipped LSTM's gates.  No Streamlit here.
 
 Cited beside the sentences (and on screen): the forget gate, Gers, Schmidhuber & Cummins 2000 (Neural
 Computation 12(10), "Learning to forget"); adding 1 to its bias, Jozefowicz, Zaremba & Sutskever 2015 (ICML,
@@ -16,12 +16,13 @@ from .gradient_lesson import (
     DependencySettings,
     GradientSettings,
     GradientView,
+    RecallView,
     gates_compared,
     orthogonal_reference,
 )
 from .gradients import recurrent_radius
 
-__all__ = ["attention_line", "dependency_weights", "slopes_explained", "weights_named"]
+__all__ = ["attention_line", "dependency_weights", "slopes_explained", "training_and_gates", "weights_named"]
 
 
 def attention_line(view: GradientView) -> str:
@@ -92,3 +93,16 @@ def dependency_weights(settings: DependencySettings) -> str:
               "gru": "; the GRU's gates at PyTorch's default"}.get(settings.kind, "")
     return (f"How fast the loop fades is its initialisation's, the sidebar's: {weights} (a tanh RNN's of this "
             f"width and seed has spectral radius {radius:.2f}){detail}.")
+
+
+def training_and_gates(view: RecallView) -> str:
+    """Section 4's sentence on what training did to the LSTM's forget gates, read from the shipped model
+    (`trained_forget_gates`); nothing where the model is missing or its gates did not open."""
+    gates = view.gates
+    if gates is None or gates.trained <= gates.initial:
+        return ""
+    return (f"Training also opens the LSTM's forget gates: on the test sequences they average {gates.trained:.2f} "
+            f"in the trained model ({gates.trained_open:.0%} of them above 0.9), against {gates.initial:.2f} in the "
+            "same network freshly initialised, as its training began (PyTorch's default, no forget-gate bias added). "
+            "A gate near 1 carries the cell state, and its gradient, across a step almost unchanged: the "
+            "initialisation of section 1 is where training starts, not where it ends.")

@@ -6,6 +6,7 @@ import torch
 
 from explorer.training.pretrained import forward, load_model
 from explorer.training.tasks import Batch
+from explorer.views import gradients
 from explorer.views.gradient_lesson import GradientSettings, gradient_view
 from explorer.views.gradients import RECALL_MODELS, dependency_views
 from tests.support.apptest import (
@@ -301,3 +302,7 @@ def test_the_page_names_the_initialisation_where_the_slopes_are_shown():
     assert "pass through unchanged" not in reading and "usually makes them lose less" not in reading
     assert f"Here the LSTM's forget gate averages {view.curves.gates['lstm']:.2f}" in reading
     assert "PyTorch's default, uniform(±1/√H)" in reading
+    recall = next(m.value for m in at.markdown if "Training also opens the LSTM's forget gates" in m.value)
+    gates = gradients.trained_forget_gates("recall-lstm")
+    assert f"average {gates.trained:.2f} in the trained model" in recall
+    assert "it can read the first position in one step" in recall

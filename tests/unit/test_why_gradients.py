@@ -19,12 +19,15 @@ from explorer.analysis.gradients import build_sequence_model, input_gradient_nor
 from explorer.model.building import seeded
 from explorer.model.rnn import RecurrentNet
 from explorer.serve.steps import load_steps
+from explorer.training.pretrained import load_model
 from explorer.views import gradients as gv
 from explorer.views.gradient_lesson import (
     GRADIENT_CLAIMS,
     DependencySettings,
     GradientSettings,
+    RecallSettings,
     gradient_view,
+    recall_view,
 )
 from explorer.views.settings import check
 from tests.support.claims import answer
@@ -218,3 +221,31 @@ def test_step_1_says_the_loss_is_mostly_pytorchs_default_w_hh():
 def test_step_3_says_only_what_its_figure_shows_of_the_gated_networks():
     text = answer("gradients", _step("Stretch the weights: exploding"))
     assert "need a larger gain" not in text and "The gated networks change far less" in text
+
+
+# --- what training does to the gates ----------------------------------------------------------------
+
+
+def test_training_opened_the_shipped_lstms_forget_gates():
+    """The reference: the shipped model's weights in torch's own nn.LSTM (the fused implementation) give
+    the states; the forget gates follow from its parameters, on every evaluation position up to the '?'."""
+    loaded = load_model("recall-lstm")
+    cell = loaded.model.rnn.cell
+    H = cell.hidden_size
+    lstm = nn.LSTM(cell.input_size, H, batch_first=True)
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(lstm, f"{name}_l0").copy_(getattr(cell, name))
+        batch = loaded.task.evaluation()
+        x = loaded.model.embed(batch.inputs)
+        states, _ = lstm(x)
+        previous = torch.cat([states.new_zeros(len(x), 1, H), states[:, :-1]], 1)
+        f = torch.sigmoid(x @ cell.weight_ih[H:2 * H].T + cell.bias_ih[H:2 * H]
+                          + previous @ cell.weight_hh[H:2 * H].T + cell.bias_hh[H:2 * H])[batch.valid]
+    gates = gv.trained_forget_gates("recall-lstm")
+    assert gates.trained == pytest.approx(float(f.mean()), abs=1e-5)
+    assert gates.trained_open == pytest.approx(float((f > 0.9).double().mean()), abs=1e-3)
+    assert gates.initial == pytest.approx(0.5, abs=0.02)  # PyTorch's default: σ(≈ 0)
+    assert gates.trained > 0.8
+    text = reading().training_and_gates(recall_view(RecallSettings()))
+    assert f"average {gates.trained:.2f} in the trained model" in text and f"against {gates.initial:.2f}" in text
