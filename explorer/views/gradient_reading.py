@@ -26,14 +26,27 @@ __all__ = ["attention_line", "dependency_weights", "slopes_explained", "training
 
 
 def attention_line(view: GradientView) -> str:
-    """The reading's sentence on attention's line: flat where it changes by less than one order of
-    magnitude (every input is one step from the loss, section 2); otherwise how much it changes."""
-    change = view.change["transformer"]
-    if abs(change) < 1:
-        return (f"Attention's line has no such slope (it changes by {change:+.1f} orders in all): the loss reaches "
-                "every position in a single step.")
-    return (f"Attention's line changes by {change:+.1f} orders here, with every position one step from the loss: "
-            "no product of per-step Jacobians shapes it.")
+    """The reading's sentence on attention's line, from its curve: how far it spreads over t = 0 … T − 2,
+    and how far the last input stands above the rest (it alone also enters through the query of y_{T−1},
+    the output the loss reads), which is most of attention's number beside the chart at long T."""
+    mean = view.curves.summary("transformer")[0]
+    T = len(mean)
+    rest = mean[:-1]
+    spread, above = float(rest.max() - rest.min()), float(mean[-1] - rest.max())
+    most = ", and that is most of attention's number beside the chart" if above > abs(view.change["transformer"]) / 2 \
+        else ""
+    last = (f" The last input stands {above:.1f} orders above all the others: it alone also enters through the "
+            f"query of y{_sub(T - 1)}, the output the loss reads{most}." if above >= 0.3 else "")
+    if spread < 1:
+        return (f"Attention's line has no such slope: every position is one step from the loss, and over "
+                f"t = 0 … {T - 2} its gradient stays within {spread:.1f} orders of magnitude.{last}")
+    return (f"Attention's line is not a product of per-step Jacobians, every position being one step from the "
+            f"loss, yet over t = 0 … {T - 2} it spans {spread:.1f} orders here: one softmax need not share the "
+            f"gradient evenly.{last}")
+
+
+def _sub(n: int) -> str:
+    return str(n).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
 def weights_named(settings: GradientSettings, view: GradientView) -> str:
@@ -78,7 +91,7 @@ def slopes_explained(settings: GradientSettings, view: GradientView) -> str:
              "along it, through almost unchanged; a gate near 0.5 halves them at every step. Here the LSTM's "
              f"forget gate averages {curves.gates['lstm']:.2f} (its bias: {bias}; adding 1 is the usual practice, "
              "Jozefowicz, Zaremba & Sutskever 2015) and the GRU's update gate "
-             f"{curves.gates['gru']:.2f} (its biases PyTorch's default: the forget-gate bias does not touch the GRU)"
+             f"{curves.gates['gru']:.2f} (its biases at PyTorch's default; the forget-gate bias does not touch the GRU)"
              f"{gates_compared(change)}.")
     return f"**What sets the slopes: the initialisation.** These networks are untrained. {rnn} {gates}"
 
