@@ -81,7 +81,7 @@ def slopes_explained(settings: GradientSettings, view: GradientView) -> str:
                "(‖Wᵏ‖^(1/k) → ρ); tanh's slope, at most 1, shrinks the gradient further.")
         reference = orthogonal_reference(settings) if change["rnn"] is not None else None
         if reference is not None:
-            rnn += (f" With orthogonal W_hh at gain {ORTHOGONAL_REFERENCE:g}, which keeps the gradient's size, its "
+            rnn += (f" With orthogonal W_hh at gain {ORTHOGONAL_REFERENCE:g}, which keeps every vector's size, its "
                     f"number beside the chart would read {reference:+.1f} instead of {change['rnn']:+.1f}: that "
                     "much is tanh's slope alone.")
     bias = ("PyTorch's default draws, about 0, and σ(0) = 0.5" if settings.forget_bias == 0
@@ -103,9 +103,9 @@ def dependency_weights(settings: DependencySettings) -> str:
     weights = (f"orthogonal W_hh times {gain:g}" if settings.init == "orthogonal"
                else f"PyTorch's default W_hh, uniform(±1/√H) with H = {DEPENDENCY_WIDTH}")
     detail = {"lstm": f"; the LSTM's forget-gate bias +{settings.forget_bias:g} added to PyTorch's",
-              "gru": "; the GRU's gates at PyTorch's default"}.get(settings.kind, "")
-    return (f"How fast the loop fades is its initialisation's, the sidebar's: {weights} (a tanh RNN's of this "
-            f"width and seed has spectral radius {radius:.2f}){detail}.")
+              "gru": "; the GRU's biases at PyTorch's default"}.get(settings.kind, "")
+    return (f"How the loop's dependence changes with the distance is set by its initialisation, the sidebar's: "
+            f"{weights} (a tanh RNN's of this width and seed has spectral radius {radius:.2f}){detail}.")
 
 
 def training_and_gates(view: RecallView) -> str:

@@ -185,6 +185,7 @@ def test_the_caption_and_the_reading_name_the_initialisation_with_its_numbers():
 def test_section_3_names_the_loops_weights():
     text = reading().dependency_weights(DependencySettings(kind="lstm", forget_bias=2.0))
     assert "PyTorch's default W_hh" in text and "forget-gate bias +2 added" in text
+    assert "How fast the loop fades" not in text  # it grows with the distance at a large orthogonal gain
     radius = np.abs(np.linalg.eigvals(build_sequence_model("rnn", 16, seed=0).net.cell.weight_hh.detach()
                                       .numpy())).max()
     assert f"spectral radius {radius:.2f}" in text
