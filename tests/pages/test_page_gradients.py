@@ -306,3 +306,29 @@ def test_the_page_names_the_initialisation_where_the_slopes_are_shown():
     gates = gradients.trained_forget_gates("recall-lstm")
     assert f"average {gates.trained:.2f} in the trained model" in recall
     assert "it can read the first position in one step" in recall
+
+
+def test_the_pages_other_sentences_say_what_is_computed():
+    """Sentences a lecturer would not sign, as they were: the float64 note said the back-propagation
+    'rescales the gradient at every step' (it does every RESCALE_EVERY = 8) and called 10⁻³⁰⁸ 'the smallest
+    float64 number' (the smallest normal one: subnormals go to 5e-324); the exploding warning spoke of 'a
+    single update of that size' without the size; section 4 said 'nothing in training asked it to hold on
+    for more than a few steps' (some gaps are longer); section 3 called attention's row even with no factor."""
+    from explorer.analysis.bptt import RESCALE_EVERY
+    from explorer.training.tasks import RecallTask
+    from tests.unit.test_lib_bptt import reference_log10
+
+    at = run_page(PAGE)
+    text = " ".join(" ".join(m.value for m in at.markdown).split())  # the prose's line breaks as spaces
+    assert RESCALE_EVERY > 1 and "rescales the gradient every few steps" in text
+    assert "at every step and keeps" not in text and "the smallest float64 number" not in text
+    assert np.finfo(np.float64).tiny == pytest.approx(2.2e-308, rel=0.02)  # "about 10⁻³⁰⁸, where normal numbers end"
+    short = 1 - (1 - RecallTask.GEOMETRIC_STOP) ** 3
+    assert f"({short:.0%} of its gaps are 3 letters or fewer)" in text and "nothing in training asked" not in text
+    causal = dependency_views("rnn", 32, 16).causal[31, :31]
+    assert f"within a factor of {causal.max() / causal.min():.0f}" in text
+    at.radio(key="init").set_value("orthogonal").run()
+    at.slider(key="gain").set_value(3.0).run()
+    warning = next(w.value for w in at.warning if "Exploding gradient" in w.value)
+    size = np.mean([reference_log10("rnn", 32, 64, init="orthogonal", gain=3.0, seed=s)[1] for s in range(3)])
+    assert f"a norm of about 1e{size:.0f}" in warning and "(Pascanu, Mikolov & Bengio 2013)" in warning

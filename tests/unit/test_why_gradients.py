@@ -178,6 +178,7 @@ def test_the_caption_and_the_reading_name_the_initialisation_with_its_numbers():
     orthogonal = np.mean([reference_log10("rnn", 32, 16, init="orthogonal", seed=s)[1]
                           - reference_log10("rnn", 32, 16, init="orthogonal", seed=s)[15] for s in range(3)])
     assert f"would read {orthogonal:+.1f} instead of {view.change['rnn']:+.1f}" in text
+    assert "which keeps every vector's size" in text  # not the gradient's: tanh's slope still shrinks it
     zero = dataclasses.replace(settings, forget_bias=0.0)
     assert "averages 0.50" in reading().slopes_explained(zero, gradient_view(zero))
 
