@@ -74,8 +74,9 @@ def reading(shown) -> None:
 
     {slopes_explained(settings, view)}
 
-    **Try.** Choose *orthogonal* weights and move the gain: below 1 the tanh RNN's gradient shrinks by
-    at least that factor at every step (the matrix scales it by the gain, tanh's slope by at most 1).
+    **Try.** Choose *orthogonal* weights and move the gain: below 1 the gradient on the tanh RNN's state
+    shrinks by at least that factor at every step back (the matrix scales it by the gain, tanh's slope by
+    at most 1).
     Above 1 the weights stretch the state at every step while the tanh squashes it (its slope
     is below 1); which wins depends on the gain, the width and the length. {try_gains(settings)}. Move
     the LSTM's forget-gate bias: the paragraph above gives its gate's average, the LSTM's number beside

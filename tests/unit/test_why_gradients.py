@@ -8,6 +8,7 @@ independent reference: plain autograd, torch's own LSTM modules, numpy's eigenva
 
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -275,3 +276,23 @@ def test_attentions_line_is_described_as_its_curve_shows():
     assert f"stays within {flat[:-1].max() - flat[:-1].min():.1f} orders" in text
     assert f"The last input stands {above:.1f} orders above all the others" in text
     assert ("most of attention's number" in text) == (above > abs(view.change["transformer"]) / 2)
+
+
+@pytest.mark.parametrize("gain", [0.3, 0.9])
+def test_below_gain_1_the_gradient_on_the_state_shrinks_by_at_least_the_gain_per_step(gain):
+    """The Try said 'below 1 the tanh RNN's gradient dies faster'; now the bound it is: ‖∂L/∂h_{t−1}‖ ≤ gain ·
+    ‖∂L/∂h_t‖, since ∂h_t/∂h_{t−1} = diag(1 − h_t²) W_hh with W_hh orthogonal times the gain.  By autograd,
+    through torch's own RNNCell step by step."""
+    cell = build_sequence_model("rnn", 16, init="orthogonal", gain=gain, seed=1).net.cell
+    x = random_sequence(24, 16, seed=1001)
+    h, states = torch.zeros(1, 16, dtype=torch.float64), []
+    for t in range(24):
+        h = cell(x[t:t + 1], h)
+        h.retain_grad()
+        states.append(h)
+    (h @ torch.ones(16, dtype=torch.float64)).sum().backward()
+    norms = np.array([float(state.grad.norm()) for state in states])  # ‖∂L/∂h_t‖, t = 0 … 23
+    assert np.all(norms > 0)
+    assert np.all(norms[:-1] <= gain * norms[1:] * (1 + 1e-12))
+    page = " ".join(Path("app_pages/gradients.py").read_text().split())
+    assert "the gradient on the tanh RNN's state shrinks by at least that factor at every step back" in page
