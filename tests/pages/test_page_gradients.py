@@ -295,6 +295,8 @@ def test_the_page_names_the_initialisation_where_the_slopes_are_shown():
     a figure where, at PyTorch's default bias, they halved it at every step; now the figure's caption names
     the weights and the reading gives how much each gate passes."""
     at = run_page(PAGE)
+    lead = next(m.value for m in at.markdown if m.value.startswith("A recurrent network reaches"))
+    assert "the four networks, freshly initialised," in lead and "(Pascanu, Mikolov & Bengio 2013)" in lead
     view = gradient_view(GradientSettings())
     captions = [c.value for c in at.caption]
     assert any(f"spectral radius {view.curves.radius:.2f}, mean over 3 seeds" in c for c in captions)
