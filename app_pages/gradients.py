@@ -8,13 +8,13 @@ from explorer.serve import altair_chart, download_csv, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import GRADIENT_DEPENDENCY, GRADIENT_RECALL, GRADIENTS
 from explorer.serve.text import counted
-from explorer.views.gradient_lesson import (
-    DEPENDENCY_WIDTH,
-    KIND_LABELS,
-    dependency_numbers,
-    gates_compared,
-    loop_dependence,
-    try_gains,
+from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS, dependency_numbers, loop_dependence, try_gains
+from explorer.views.gradient_reading import (
+    attention_line,
+    dependency_weights,
+    slopes_explained,
+    training_and_gates,
+    weights_named,
 )
 from explorer.views.gradients import LEARNING_STEPS, RECALL_MODELS
 
@@ -28,6 +28,7 @@ def gradient_flow(shown) -> None:
     st.subheader("1 · How much gradient reaches each input?")
     chart_col, text_col = st.columns([3, 1], gap="large")
     plotly_chart(shown.figures.chart, where=chart_col, key="gradient_chart")
+    chart_col.caption(weights_named(settings, view))  # the slopes depend on it: named where they are shown
     with text_col:
         # One line above the numbers, so all four stand beside the figure on a projector's first screen.
         st.markdown("**Orders of magnitude:**")
@@ -51,10 +52,13 @@ def reading(shown) -> None:
     download_csv(f"gradient_flow_T{T}.csv", "Download the curves (CSV)", frame_csv, shown.figures.frame,
                  key="gradient_csv")
     if change["rnn"] is not None and change["rnn"] > 1:
+        size = view.curves.summary("rnn")[0][first]  # log10 of the gradient's norm at t = first
+        # Clipping as the remedy: Pascanu, Mikolov & Bengio 2013 (ICML), §3.2.
         st.warning(f"**Exploding gradient.** With an orthogonal gain of {settings.effective_gain:g} the tanh RNN's "
-                   f"gradient at t = {first} is about 1e{change['rnn']:.0f} times its gradient at t = {T - 1}. A "
-                   "single update of that size would throw the weights far away; in practice the gradient is "
-                   "clipped.", icon=":material/trending_up:")
+                   f"gradient at t = {first} is about 1e{change['rnn']:.0f} times its gradient at t = {T - 1}, "
+                   f"a norm of about 1e{size:.0f}. A single update of that size would throw the weights far away; "
+                   "in practice the gradient is clipped (Pascanu, Mikolov & Bengio 2013).",
+                   icon=":material/trending_up:")
     factors = ", ".join(
         f"the {KIND_LABELS[kind]}'s gradient " + (
             "is cut to exactly 0" if change[kind] is None
@@ -64,23 +68,25 @@ def reading(shown) -> None:
     st.markdown(
         f"""
     **Reading it.** The vertical axis is logarithmic: equal distances up it are equal factors (its labels
-    are powers of ten). A line that
-    falls straight means the same factor is lost at every step — the signature of a product of one
-    Jacobian per time step. The LSTM's and GRU's gates let part of the state pass through unchanged,
-    which usually makes them lose less per step than the tanh RNN{gates_compared(view.change)}.
-    Attention's line has no such slope, because
-    the loss reaches every position in a single step. At these settings, going back from t = {T - 1}
-    to t = {first}, {factors}.
+    are powers of ten). A line that falls straight means each step back costs the same factor: the
+    gradient is multiplied by one more of the cell's Jacobians per step. {attention_line(view)} At these
+    settings, going back from t = {T - 1} to t = {first}, {factors}.
 
-    **Try.** Choose *orthogonal* weights and move the gain: below 1 the tanh RNN's gradient dies
-    faster. Above 1 the weights stretch the state at every step while the tanh squashes it (its slope
-    is below 1); which wins depends on the gain, the width and the length. {try_gains(settings)}. A
+    {slopes_explained(settings, view)}
+
+    **Try.** Choose *orthogonal* weights and move the gain: below 1 the gradient on the tanh RNN's state
+    shrinks by at least that factor at every step back (the matrix scales it by the gain, tanh's slope by
+    at most 1).
+    Above 1 the weights stretch the state at every step while the tanh squashes it (its slope
+    is below 1); which wins depends on the gain, the width and the length. {try_gains(settings)}. Move
+    the LSTM's forget-gate bias: the paragraph above gives its gate's average, the LSTM's number beside
+    the chart what that does to its gradient. A
     line that explodes gives the earliest inputs the largest gradients. Set a truncation window:
     the recurrent gradients become exactly zero beyond it (the shaded region; zero has no logarithm,
     so the lines stop there). Attention ignores the window
     because it has no loop to truncate. The norms are computed in float64 with a back-propagation
-    that rescales the gradient at every step and keeps the scale as a logarithm, so even values below
-    10⁻³⁰⁸, the smallest float64 number, are shown exactly instead of as 0.
+    that rescales the gradient every few steps and keeps the scale as a logarithm, so even values below
+    about 10⁻³⁰⁸, where float64's normal numbers end, are shown instead of 0.
     """
     )
 
@@ -128,9 +134,11 @@ def dependency(shown) -> None:
     st.markdown(
         f"""
 Each cell is ‖∂yₜ/∂xₛ‖: how strongly output t (row) responds to input s (column), on one colour scale for
-all three (width {DEPENDENCY_WIDTH}, the same input for all). Blank cells are exactly zero. {loop} The
+all three (width {DEPENDENCY_WIDTH}, the same input for all). Blank cells are exactly zero. {loop}
+{dependency_weights(shown.settings)} The
 **causal** attention layer fills the lower triangle evenly: in the last row its cells lie between
-{numbers["att_lo"]:.2f} and {numbers["att_hi"]:.2f} at every distance. Take the mask away and the **encoder**
+{numbers["att_lo"]:.2f} and {numbers["att_hi"]:.2f}, within a factor of {numbers["att_hi"] / numbers["att_lo"]:.0f},
+at every distance. Take the mask away and the **encoder**
 fills the whole square: every output reads the whole sequence, later inputs included.
 """
     )
@@ -167,6 +175,18 @@ def recall(shown) -> None:
     reach = (f"the {' and the '.join(faded)} {'is' if len(faded) == 1 else 'are'} within twice chance at "
              f"{far_band}" if faded else f"none of the loops is within twice chance at {far_band}")
     reach = "; ".join([reach, *held])
+    short = 1 - (1 - task.GEOMETRIC_STOP) ** 3  # P(gap ≤ 3) under the geometric training gaps
+    attention = RECALL_MODELS["recall-sinusoidal-h4-l2"]
+    if attention not in bands.index:
+        direct = "A"
+    elif bands.loc[attention, far_band] >= bands.loc[attention, near_band] - 0.02:  # as well, within 1 in 50
+        direct = (f"Attention answers as well far away as near ({bands.loc[attention, far_band]:.0%} at {far_band}): "
+                  "from the '?' it can read the first position in one step (section 2), whatever lies between, so "
+                  "what it learned on gaps of mostly one or two letters works at every distance tested. A")
+    else:
+        direct = (f"Attention answers {bands.loc[attention, far_band]:.0%} at {far_band}, against "
+                  f"{bands.loc[attention, near_band]:.0%} at {near_band}, though from the '?' it can read the first "
+                  "position in one step (section 2), whatever lies between. A")
     text_col.markdown(
         f"""
     The task: *{task.description.rstrip(".").lower()}.* Each model reads a letter, then a gap of other
@@ -179,10 +199,10 @@ def recall(shown) -> None:
 
     **At distances {near_band}:** {at(near_band)}. **At {far_band}:** {at(far_band)}.
 
-    Attention answers as well far away as near: from the '?' it reads the first position in one step,
-    whatever lies between, so what it learned on gaps of mostly one or two letters works at any distance. A
+    {direct}
     loop has to carry the letter through every letter of the gap, each one written into the same
-    state; nothing in training asked it to hold on for more than a few steps, and how far its memory
+    state; training seldom asked it to hold on for more than a few steps ({short:.0%} of its gaps are 3 letters
+    or fewer), and how far its memory
     reaches differs by model: {reach}.
 
     This measures how far what was learned reaches, not the most a loop can learn: trained longer and
@@ -190,6 +210,8 @@ def recall(shown) -> None:
     letter across every one of those gaps (`pretrained/recall-experiments.md`). The table below, from
     each model's training record, gives the accuracy by distance after {", ".join(map(str, LEARNING_STEPS))}
     training steps.
+
+    {training_and_gates(view)}
     """
     )
     if view.learning:
@@ -202,11 +224,14 @@ def recall(shown) -> None:
 serve_lesson(
     GRADIENTS,
     title="Gradient flow: loop vs attention",
+    # The product of Jacobians and its geometric fade or growth: Bengio, Simard & Frasconi 1994 (IEEE Trans.
+    # Neural Networks 5(2)); Pascanu, Mikolov & Bengio 2013 (ICML), §2, with the rate set by W_hh's size.
     lead="A recurrent network reaches an early input only by going back through every step in between, "
-    "so the training signal from a loss at the end is multiplied by one Jacobian per step: it fades "
-    "(or blows up) geometrically with the distance. An attention layer computes each output directly "
-    "from all the inputs it may see, so every input is one step from the loss. Below, the four networks "
-    "read the *same* random sequence and we measure how much gradient each input receives.",
+    "so the training signal from a loss at the end is multiplied by one Jacobian per step and tends to "
+    "fade (or blow up) geometrically with the distance, at a rate the weights set (Pascanu, Mikolov & "
+    "Bengio 2013). An attention layer computes each output directly "
+    "from all the inputs it may see, so every input is one step from the loss. Below, the four networks, "
+    "freshly initialised, read the *same* random sequence and we measure how much gradient each input receives.",
     sidebar="Sequence and networks",
     sections=[
         Section("gradient", gradient_flow),

@@ -19,7 +19,7 @@ from torch import nn
 from ..model.rnn import RECURRENT_KINDS
 from .gradients import INPUT_SEED_OFFSET, build_sequence_model, default_readout, random_sequence
 
-__all__ = ["RESCALE_EVERY", "recurrent_log_gradient_norms"]
+__all__ = ["GATE_CARRYING_STATE", "RESCALE_EVERY", "recurrent_gate_means", "recurrent_log_gradient_norms"]
 
 # The backward pass rescales its adjoint every this many steps.  One step changes the adjoint's norm
 # by a bounded factor (the recurrent weights' norm, at most the page's largest gain of 8, times gate
@@ -88,6 +88,41 @@ def _backward_step(kind: str, step: dict, d_h: torch.Tensor, d_c: torch.Tensor |
     return torch.cat([d_ar, d_az, d_an], dim=-1), torch.cat([d_ar, d_az, d_an * r], dim=-1), None
 
 
+def _weights_and_inputs(kind: str, width: int, T: int, init: str, gain: float, forget_bias: float,
+                        seeds: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
+    """Every seed's cell weights stacked (W_ih, W_hh, b_ih, b_hh) and its input (S, T, width)."""
+    cells = [_recurrent_cell(build_sequence_model(kind, width, init=init, gain=gain, seed=s, forget_bias=forget_bias))
+             for s in seeds]
+    w_ih, w_hh, b_ih, b_hh = (torch.stack([getattr(c, name).detach() for c in cells])
+                              for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+    x = torch.stack([random_sequence(T, width, seed=INPUT_SEED_OFFSET + s) for s in seeds])  # (S, T, w)
+    return w_ih, w_hh, b_ih, b_hh, x
+
+
+GATE_CARRYING_STATE = {"lstm": "f", "gru": "z"}  # the gate that multiplies the previous state
+
+
+def recurrent_gate_means(
+    kind: str,
+    width: int,
+    T: int,
+    *,
+    init: str = "default",
+    gain: float = 1.0,
+    seeds: tuple[int, ...] = (0,),
+    forget_bias: float = 0.0,
+) -> float:
+    """The mean, over seeds, steps and units, of the gate that carries the previous state into the next
+    on `recurrent_log_gradient_norms`' networks and inputs: the LSTM's forget gate f (c_t = f ⊙ c_{t−1}
+    + i ⊙ g), the GRU's update gate z (h_t = (1 − z) ⊙ n + z ⊙ h_{t−1})."""
+    if kind not in GATE_CARRYING_STATE:
+        raise ValueError(f"only the LSTM and the GRU carry their state through a gate, not {kind!r}")
+    w_ih, w_hh, b_ih, b_hh, x = _weights_and_inputs(kind, width, T, init, gain, forget_bias, seeds)
+    with torch.no_grad():
+        steps = _forward(kind, torch.baddbmm(b_ih[:, None], x, w_ih.transpose(1, 2)), w_hh, b_hh)
+    return float(torch.stack([step[GATE_CARRYING_STATE[kind]] for step in steps]).mean())
+
+
 def recurrent_log_gradient_norms(
     kind: str,
     width: int,
@@ -97,10 +132,11 @@ def recurrent_log_gradient_norms(
     gain: float = 1.0,
     seeds: tuple[int, ...] = (0,),
     bptt_window: int | None = None,
+    forget_bias: float = 0.0,
 ) -> np.ndarray:
     """log10 ‖∂L/∂x_t‖ for a recurrent model, shape (len(seeds), T); −inf where the gradient is 0.
 
-    Seed s is `build_sequence_model(kind, width, init=init, gain=gain, seed=s)` on the input
+    Seed s is `build_sequence_model(kind, width, init=init, gain=gain, seed=s, forget_bias=forget_bias)` on the input
     `random_sequence(T, width, seed=1000 + s)`, with L = r · h_{T−1} for `default_readout(width)` —
     exactly what `input_gradient_norms` computes.  Here back-propagation through time is written
     out step by step (the cells' own derivatives, batched over seeds), and after every step the
@@ -113,10 +149,7 @@ def recurrent_log_gradient_norms(
         raise ValueError(f"unknown recurrent kind {kind!r}; expected one of {RECURRENT_KINDS}")
     if bptt_window is not None and bptt_window < 1:
         raise ValueError("bptt_window must be at least 1 (or None for full back-propagation)")
-    cells = [_recurrent_cell(build_sequence_model(kind, width, init=init, gain=gain, seed=s)) for s in seeds]
-    w_ih, w_hh, b_ih, b_hh = (torch.stack([getattr(c, name).detach() for c in cells])
-                              for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
-    x = torch.stack([random_sequence(T, width, seed=INPUT_SEED_OFFSET + s) for s in seeds])  # (S, T, w)
+    w_ih, w_hh, b_ih, b_hh, x = _weights_and_inputs(kind, width, T, init, gain, forget_bias, seeds)
     S = len(seeds)
     cut = None if bptt_window is None else T - bptt_window
     first = 0 if cut is None else max(0, cut)

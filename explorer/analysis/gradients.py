@@ -29,8 +29,10 @@ __all__ = [
     "CausalAttentionStack",
     "build_sequence_model",
     "default_readout",
+    "forget_gate_values",
     "input_gradient_norms",
     "random_sequence",
+    "spectral_radius",
 ]
 
 SEQUENCE_MODEL_KINDS = (*RECURRENT_KINDS, "transformer")  # the gradient curves' models, in the page's order
@@ -86,6 +88,7 @@ def build_sequence_model(
     n_heads: int = 1,
     n_layers: int = 1,
     residual: bool = False,
+    forget_bias: float = 0.0,
 ) -> nn.Module:
     """A float64 model mapping (B, T, width) → (B, T, width), seeded for reproducibility; "birnn"
     maps to (B, T, 2·width): the forward and the backward state of width `width` each.
@@ -93,6 +96,9 @@ def build_sequence_model(
     init: "default" keeps PyTorch's initialisation; "orthogonal" sets every recurrent matrix
     (W_hh, one block per gate, each direction's) to an orthogonal matrix times `gain` — gain < 1
     makes gradients vanish, gain > 1 makes them explode.  Ignored for the transformer.
+    forget_bias: added to the LSTM's forget-gate bias (the second quarter of `bias_ih`, whose sum with
+    `bias_hh` is the gate's bias); 0 keeps PyTorch's draws, uniform(±1/√width) each, so the gate starts
+    near σ(0) = 0.5.  Only the LSTM has a forget gate: ignored for the other kinds.
     """
     kinds = (*SEQUENCE_MODEL_KINDS, *BIDIRECTIONAL_KINDS)
     if kind not in kinds:
@@ -113,8 +119,36 @@ def build_sequence_model(
                 with torch.no_grad():
                     for block in (b for cell in cells for b in cell.weight_hh.split(width, dim=0)):
                         nn.init.orthogonal_(block, gain=gain)
+            if kind == "lstm" and forget_bias:
+                with torch.no_grad():
+                    net.cell.bias_ih[width:2 * width] += forget_bias  # torch's gate order: i, f, g, o
             model = _RecurrentOutputs(net)
     return model.double().eval()
+
+
+def spectral_radius(matrix: torch.Tensor) -> float:
+    """The largest |eigenvalue| of a square matrix: over many steps, x ↦ W x scales a vector by about
+    this factor per step (Gelfand's formula, ‖Wᵏ‖^(1/k) → ρ(W))."""
+    return float(torch.linalg.eigvals(matrix.detach().to(torch.float64)).abs().max())
+
+
+def forget_gate_values(cell: nn.LSTMCell, x: torch.Tensor) -> torch.Tensor:
+    """The forget gate f_t of an LSTM cell run over x (B, T, input) from a zero state, PyTorch's equations
+    (c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t): (B, T, hidden).  f_t is the fraction of each unit of the cell
+    state carried into step t, and ∂c_t/∂c_{t−1} along that path."""
+    hidden = cell.hidden_size
+    with torch.no_grad():
+        h = x.new_zeros(x.shape[0], hidden)
+        c = x.new_zeros(x.shape[0], hidden)
+        gates = []
+        for t in range(x.shape[1]):
+            a = x[:, t] @ cell.weight_ih.T + cell.bias_ih + h @ cell.weight_hh.T + cell.bias_hh
+            a_i, a_f, a_g, a_o = a.chunk(4, dim=-1)
+            f = torch.sigmoid(a_f)
+            c = f * c + torch.sigmoid(a_i) * torch.tanh(a_g)
+            h = torch.sigmoid(a_o) * torch.tanh(c)
+            gates.append(f)
+    return torch.stack(gates, 1)
 
 
 def _seeded_normal(shape, seed: int) -> torch.Tensor:

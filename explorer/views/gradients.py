@@ -13,20 +13,30 @@ numpy arrays: the caches are shared by all sessions.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
-from ..analysis.bptt import recurrent_log_gradient_norms
+from ..analysis.bptt import recurrent_gate_means, recurrent_log_gradient_norms
 from ..analysis.dependency import UnmaskedAttentionStack, fast_dependency_matrix
-from ..analysis.gradients import INPUT_SEED_OFFSET, build_sequence_model, input_gradient_norms, random_sequence
+from ..analysis.gradients import (
+    INPUT_SEED_OFFSET,
+    build_sequence_model,
+    forget_gate_values,
+    input_gradient_norms,
+    random_sequence,
+    spectral_radius,
+)
 from ..caching import bounded_cache
+from ..model.building import seeded
 from ..model.rnn import RECURRENT_KINDS
 from ..pieces import piece
-from ..training.pretrained import distance_band_edges, load_model, recall_correct
+from ..training.pretrained import build_model, distance_band_edges, load_model, recall_correct
 
 __all__ = [
     "KIND_LABELS",
@@ -35,6 +45,7 @@ __all__ = [
     "DependencyViews",
     "GradientCurves",
     "RecallAccuracy",
+    "TrainedGates",
     "accuracy_bands",
     "binned_accuracy",
     "dependency_views",
@@ -43,7 +54,9 @@ __all__ = [
     "orders_between",
     "path_lengths",
     "recall_accuracy",
+    "recurrent_radius",
     "summarize_log_norms",
+    "trained_forget_gates",
 ]
 
 # The models compared, in `explorer.analysis.gradients.SEQUENCE_MODEL_KINDS` order, as the page names them.
@@ -99,6 +112,10 @@ class GradientCurves:
     bptt_window: int | None
     seeds: tuple[int, ...]
     log10_norms: dict[str, np.ndarray]
+    forget_bias: float = 0.0  # added to the LSTM's forget-gate bias (0: PyTorch's draws)
+    # "lstm": its mean forget gate, "gru": its mean update gate (`recurrent_gate_means`)
+    gates: Mapping = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    radius: float = float("nan")  # the tanh RNN's W_hh: its spectral radius, mean over seeds
 
     def summary(self, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean, low, high) of log10 over seeds, see `summarize_log_norms`."""
@@ -113,20 +130,34 @@ def gradient_curves(
     gain: float = 1.0,
     bptt_window: int | None = None,
     n_seeds: int = 3,
+    forget_bias: float = 0.0,
 ) -> GradientCurves:
     """The four models on the same inputs (seed s: model seed s, input seed 1000 + s), cached.  Each
     model is one piece of work (explorer.pieces), short even at the page's largest settings
-    (benchmarks/RESULTS.md, phase heavy)."""
+    (benchmarks/RESULTS.md, phase heavy).  forget_bias is added to the LSTM's forget-gate bias
+    (`build_sequence_model`); with the curves: the gated networks' mean state-carrying gate
+    (`recurrent_gate_means`) and the tanh RNN's recurrent spectral radius (`recurrent_radius`)."""
     if not 2 <= T <= 4096 or not 1 <= width <= 512 or not 1 <= n_seeds <= 16:
         raise ValueError("T must be 2–4096, width 1–512 and n_seeds 1–16")
     seeds = tuple(range(n_seeds))
     norms = {
         kind: _frozen(piece(recurrent_log_gradient_norms, kind, width, T, init=init, gain=gain, seeds=seeds,
-                               bptt_window=bptt_window))
+                            bptt_window=bptt_window, forget_bias=forget_bias))
         for kind in RECURRENT_KINDS
     }
     norms["transformer"] = _frozen(piece(_transformer_log_gradient_norms, width, T, seeds))
-    return GradientCurves(T, width, init, gain, bptt_window, seeds, norms)
+    gates = {kind: piece(recurrent_gate_means, kind, width, T, init=init, gain=gain, seeds=seeds,
+                         forget_bias=forget_bias) for kind in ("lstm", "gru")}
+    return GradientCurves(T, width, init, gain, bptt_window, seeds, norms, forget_bias, types.MappingProxyType(gates),
+                          recurrent_radius(width, init, gain, seeds))
+
+
+def recurrent_radius(width: int, init: str = "default", gain: float = 1.0, seeds: tuple[int, ...] = (0,)) -> float:
+    """The spectral radius of the tanh RNN's recurrent matrix W_hh, mean over the seeds' networks
+    (`build_sequence_model`): PyTorch's default draws it uniform(±1/√width), whose radius is near
+    1/√3 ≈ 0.58 at any width (the circular law); orthogonal times a gain has radius exactly the gain."""
+    return float(np.mean([spectral_radius(build_sequence_model("rnn", width, init=init, gain=gain, seed=s).net.cell
+                                          .weight_hh) for s in seeds]))
 
 
 def orders_between(log10_norms: np.ndarray, first: int, last: int) -> float | None:
@@ -137,14 +168,16 @@ def orders_between(log10_norms: np.ndarray, first: int, last: int) -> float | No
 
 
 @bounded_cache(32, max_bytes=100_000)
-def gain_probe(T: int, width: int, n_seeds: int, probes: tuple[tuple[float, str], ...]) -> Mapping:
+def gain_probe(T: int, width: int, n_seeds: int, probes: tuple[tuple[float, str], ...],
+               forget_bias: float = 0.0) -> Mapping:
     """{(gain, kind): orders between t = 1 (0 when T ≤ 2) and t = T − 1} with orthogonal weights and no
-    truncation, on gradient_curves' models and inputs: what moving the gain there would show.  Only the
-    networks asked for are run, one piece of work each; read-only (shared by every session)."""
+    truncation, on gradient_curves' models and inputs (the LSTM's forget-gate bias too): what moving the
+    gain there would show.  Only the networks asked for are run, one piece of work each; read-only
+    (shared by every session)."""
     seeds, first = tuple(range(n_seeds)), (1 if T > 2 else 0)
     return types.MappingProxyType({
         (gain, kind): orders_between(piece(recurrent_log_gradient_norms, kind, width, T, init="orthogonal", gain=gain,
-                                           seeds=seeds, bptt_window=None), first, T - 1)
+                                           seeds=seeds, bptt_window=None, forget_bias=forget_bias), first, T - 1)
         for gain, kind in probes})
 
 
@@ -178,21 +211,24 @@ class DependencyViews:
 
 @bounded_cache(32, max_bytes=8_000_000)
 def dependency_views(
-    kind: str = "rnn", T: int = 32, width: int = 16, init: str = "default", gain: float = 1.0, seed: int = 0
+    kind: str = "rnn", T: int = 32, width: int = 16, init: str = "default", gain: float = 1.0, seed: int = 0,
+    forget_bias: float = 0.0,
 ) -> DependencyViews:
     """The three dependency matrices on one input (random_sequence(T, width, seed=1000 + seed)), each
-    one piece of work (explorer.pieces)."""
+    one piece of work (explorer.pieces).  forget_bias: the LSTM's (`build_sequence_model`)."""
     if not 1 <= T <= 128 or not 1 <= width <= 64:
         raise ValueError("the dependency view is bounded to T ≤ 128 and width ≤ 64")
     causal, unmasked = _attention_dependency(T, width, seed)
-    recurrent = piece(_recurrent_dependency, kind, T, width, init, gain, seed)
+    recurrent = piece(_recurrent_dependency, kind, T, width, init, gain, seed, forget_bias)
     return DependencyViews(kind, _frozen(recurrent), causal, unmasked)
 
 
-def _recurrent_dependency(kind: str, T: int, width: int, init: str, gain: float, seed: int) -> np.ndarray:
+def _recurrent_dependency(kind: str, T: int, width: int, init: str, gain: float, seed: int,
+                          forget_bias: float = 0.0) -> np.ndarray:
     x = random_sequence(T, width, seed=INPUT_SEED_OFFSET + seed)
     # A fresh model of our own, so its parameters can be frozen (no graph for the weights).
-    recurrent = build_sequence_model(kind, width, init=init, gain=gain, seed=seed).requires_grad_(False)
+    recurrent = build_sequence_model(kind, width, init=init, gain=gain, seed=seed,
+                                     forget_bias=forget_bias).requires_grad_(False)
     return fast_dependency_matrix(recurrent, x, causal=kind in RECURRENT_KINDS)  # "birnn" reads both ways
 
 
@@ -267,6 +303,51 @@ def accuracy_bands(result: RecallAccuracy, edges: tuple[int, ...] | None = None)
             right = float((result.accuracy[chosen] * result.examples[chosen]).sum())
             bands.append((f"{lo}–{hi - 1}", right / float(result.examples[chosen].sum())))
     return bands
+
+
+@dataclass(frozen=True)
+class TrainedGates:
+    """A shipped LSTM's forget gates on its task's evaluation inputs (every position up to the '?'),
+    and those of a freshly initialised LSTM of the same shape (PyTorch's default, the training's start)."""
+
+    name: str
+    trained: float  # mean forget gate, trained
+    initial: float  # mean forget gate, freshly initialised
+    trained_open: float  # fraction of the trained gates' values above 0.9
+    trained_bias: float  # mean forget-gate bias (b_ih + b_hh), trained
+
+
+@torch.no_grad()
+def _forget_gates(model, inputs: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """A RecurrentTagger LSTM's forget gates at the valid positions of `inputs`: (positions, hidden)."""
+    return forget_gate_values(model.rnn.cell, model.embed(inputs))[valid]
+
+
+@bounded_cache(4, max_bytes=10_000)
+def trained_forget_gates(name: str = "recall-lstm") -> TrainedGates:
+    """What training did to a shipped LSTM's forget gates, once per process.  The fresh LSTM is built
+    as training builds it (`explorer.training.train`: under its card's seed, PyTorch's initialisation);
+    both run on the same evaluation inputs.  Raises PretrainedModelError if the model is missing."""
+    loaded = load_model(name)
+    if loaded.card["kind"] != "lstm":
+        raise ValueError(f"{name} is not an LSTM")
+    with seeded(loaded.card["seed"]):
+        fresh = build_model("lstm", loaded.task, loaded.card["config"])
+    batch = loaded.task.evaluation()
+    order = torch.argsort(batch.distance, stable=True)
+    values = ([], [])
+    for start in range(0, len(order), 128):  # chunks of similar distances, each cut at its longest '?'
+        rows = order[start:start + 128]
+        length = int(batch.distance[rows].max()) + 1
+        inputs, valid = batch.inputs[rows, :length], batch.valid[rows, :length]
+        for model, into in zip((loaded.model, fresh), values, strict=True):
+            into.append(piece(_forget_gates, model, inputs, valid))
+    trained, initial = (torch.cat(parts) for parts in values)
+    cell = loaded.model.rnn.cell
+    hidden = cell.hidden_size
+    bias = (cell.bias_ih + cell.bias_hh)[hidden:2 * hidden].detach()
+    return TrainedGates(name, float(trained.mean()), float(initial.mean()), float((trained > 0.9).double().mean()),
+                        float(bias.mean()))
 
 
 LEARNING_STEPS = (100, 200, 400, 600)  # training steps at which the recall lesson compares the models
