@@ -153,7 +153,9 @@ def index_on_one_dimension(embeddings: np.ndarray, seen: int) -> Measured:
         rows.append((p, float((pairs.sum() - np.trace(pairs)) / (tokens * (tokens - 1)))))
     start, trained, (far, alike) = rows[0][1], dict(rows)[seen], rows[-1]
     middle = ", ".join(f"{c:.2f} at position {p}" for p, c in rows if seen < p < far)
-    finding = (f"Added to one dimension only, the index is no longer a constant, and LayerNorm keeps it. At "
+    finding = ("In section 1's models the index never gets that far: LayerNorm removes it. Added instead to one "
+               "dimension of the shipped index model's letter embeddings (no training), it is no longer a constant, "
+               f"and LayerNorm keeps it. At "
                f"position {seen}, the farthest a training input reaches, two different letters are still apart "
                f"after LayerNorm (mean cosine {trained:.3f}; {start:.3f} at position 0); farther on they grow "
                f"alike — {middle} and {alike:.3f} at position {far}")
@@ -164,8 +166,7 @@ def index_on_one_dimension(embeddings: np.ndarray, seen: int) -> Measured:
         finding += "."
     return Measured("A raw index that survives LayerNorm",
                     "The notes reject the raw index: it “doesn't generalize well to arbitrary lengths of "
-                    "sentences”. In section 1's models it never gets that far (LayerNorm removes it); here it is "
-                    "put on one dimension of the shipped index model's letter embeddings, with no training.",
+                    "sentences”.",
                     ("position p", "mean cosine of two different letters after LayerNorm"), tuple(rows), finding)
 
 
