@@ -7,6 +7,7 @@ boxes (the runtime caches them with it), and `serve.adapter.measured_box` draws 
     convolution_parallel(T, kernel)    a convolution computes every position in one step; its limit is the path
     sinusoidal_bounds(n, d, base)      sinusoidal values lie in [−1, 1], not [0, 1]; their rows' length is bounded
     added_not_concatenated(d_model)    the position vector is added: the width stays d
+    index_on_one_dimension(E, seen)    a raw index that survives LayerNorm: far along, it outweighs the letter
     order_seen(T)                      a fully connected layer over the sequence sees order; attention
                                        without positions (and the per-position feed-forward) does not
     self_match(keys)                   q = k_j wins the lookup for every j when the keys have equal length
@@ -33,7 +34,7 @@ from ..model.building import seeded
 from ..model.positional import index_encoding, sinusoidal_encoding
 
 __all__ = ["Measured", "added_not_concatenated", "attention_parameters", "convolution_parallel",
-           "order_seen", "published_lengths", "self_match", "sinusoidal_bounds"]
+           "index_on_one_dimension", "order_seen", "published_lengths", "self_match", "sinusoidal_bounds"]
 
 LENGTHS = (8, 64, 512)
 
@@ -127,6 +128,47 @@ def added_not_concatenated(d_model: int) -> Measured:
     return Measured("Is the position vector added or concatenated?",
                     "The notes say the “+” in the diagram concatenates the embedding and the encoding.",
                     ("way", "width of each position's vector", "parameters of the query projection"), rows, finding)
+
+
+INDEX_POSITIONS = (0, 100, 300, 1000)  # where the one-dimension index is measured, beside the longest input
+
+
+def _normalised(x: np.ndarray) -> np.ndarray:
+    """LayerNorm without its learned scale and shift (ε = 10⁻⁵), then scaled to length 1."""
+    centred = x - x.mean(axis=-1, keepdims=True)
+    normed = centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5)
+    return normed / np.linalg.norm(normed, axis=-1, keepdims=True)
+
+
+def index_on_one_dimension(embeddings: np.ndarray, seen: int) -> Measured:
+    """The raw index p added to one dimension of each token embedding (rows of `embeddings`, as the model
+    adds them), then a LayerNorm: the mean cosine of two different tokens at position p.  `seen`: the
+    last position a training input reaches."""
+    tokens = len(embeddings)
+    rows = []
+    for p in sorted({seen, *INDEX_POSITIONS}):
+        shifted = embeddings.copy()
+        shifted[:, 0] += p
+        unit = _normalised(shifted)
+        pairs = unit @ unit.T
+        rows.append((p, float((pairs.sum() - np.trace(pairs)) / (tokens * (tokens - 1)))))
+    start, trained, (far, alike) = rows[0][1], dict(rows)[seen], rows[-1]
+    middle = ", ".join(f"{c:.2f} at position {p}" for p, c in rows if seen < p < far)
+    finding = ("In section 1's models the index never gets that far: LayerNorm removes it. Added instead to one "
+               "dimension of the shipped index model's letter embeddings (no training), it is no longer a constant, "
+               f"and LayerNorm keeps it. At "
+               f"position {seen}, the farthest a training input reaches, two different letters are still apart "
+               f"after LayerNorm (mean cosine {trained:.3f}; {start:.3f} at position 0); farther on they grow "
+               f"alike — {middle} and {alike:.3f} at position {far}")
+    if alike > 0.9 and trained < 0.5:
+        finding += (": far enough along, the position outweighs the letter, and a model trained on short inputs "
+                    "would meet, in long ones, letters it can hardly tell apart.")
+    else:
+        finding += "."
+    return Measured("A raw index that survives LayerNorm",
+                    "The notes reject the raw index: it “doesn't generalize well to arbitrary lengths of "
+                    "sentences”.",
+                    ("position p", "mean cosine of two different letters after LayerNorm"), tuple(rows), finding)
 
 
 ORDER_WIDTH = 16  # features per position in the order box

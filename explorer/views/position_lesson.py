@@ -17,7 +17,7 @@ from ..model.building import seeded
 from ..model.positional import alibi_slopes, t5_relative_buckets
 from ..training.pretrained import build_model, load_model, model_name
 from ..training.tasks import get_task
-from .measured import Measured, added_not_concatenated, order_seen, sinusoidal_bounds
+from .measured import Measured, added_not_concatenated, index_on_one_dimension, order_seen, sinusoidal_bounds
 from .positions import (
     LEARNED_MODEL,
     LECTURE_WORDS,
@@ -121,6 +121,9 @@ def position_view(settings: PositionSettings) -> PositionView:
     neighbours = {k: mean_neighbour_cosine(table, k) for k in (1, 10)}
     boxes = (sinusoidal_bounds(settings.n_positions, settings.d_model, float(settings.base)),
              added_not_concatenated(settings.d_model))
+    letters = index_letters() if kind == "index" else None
+    if letters is not None:
+        boxes += (index_on_one_dimension(letters, get_task(REVERSE_TASK).max_input_tokens - 1),)
     return PositionView(settings, matrix, labels, lecture, colour_bound(kind), types.MappingProxyType(neighbours),
                         problem, boxes, index_vanishes() if kind == "index" else None,
                         learned_start() if kind == "learned" else None)
@@ -137,6 +140,20 @@ def learned_start(name: str = LEARNED_MODEL) -> tuple[float, float]:
     last = learned_table(name)[-1]
     lengths = np.linalg.norm(start), np.linalg.norm(last)
     return float(start @ last / (lengths[0] * lengths[1])), float(lengths[1] / lengths[0])
+
+
+@torch.no_grad()
+def index_letters() -> np.ndarray | None:
+    """The letters' embeddings of the shipped index model as its encoder adds them to the position (scaled
+    by √d), float64, one row per letter A–P; None when the model is missing."""
+    try:
+        encoder = float64_encoder("index")
+    except PretrainedModelError:
+        return None
+    task = get_task(REVERSE_TASK)
+    ids = torch.tensor(task.encode([chr(ord("A") + i) for i in range(16)]))
+    scale = np.sqrt(encoder.config.d_model) if encoder.config.scale_embeddings else 1.0
+    return encoder.embed(ids).numpy() * scale
 
 
 @torch.no_grad()

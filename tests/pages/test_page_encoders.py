@@ -260,3 +260,4 @@ def test_explanations_say_what_is_shown_or_cite_it():
     assert "close to a constant" not in sections["sinks"] and "Clark et al." in sections["sinks"]
     assert "Reimers & Gurevych" in sections["pooling why"] and "Devlin et al., *BERT*" in sections["vectors"]
     assert "then it does carry the sentence" not in sections["pooling why"]
+    assert "meaningless for the other" not in sections["pooling"]  # a threshold does not carry over; it still ranks

@@ -414,7 +414,7 @@ def test_the_index_text_says_layernorm_removes_it_with_the_models_numbers():
     # the reasons (size, extrapolation) the old text gave; the page says so, with the model's numbers.
     at = run_page(PAGE, {"kind": "index"})
     text = markdown_text(at)
-    assert "This figure does not show those." in text and "**LayerNorm removes it.**" in text
+    assert "This figure does not show those" in text and "**LayerNorm removes it.**" in text
     said = re.search(r"under section 3's\s+shuffle its outputs only move with their letters \(largest change "
                      r"(\S+)\), and it reverses\s+([\d.]+)% of held-out inputs", text)
     assert said is not None, text

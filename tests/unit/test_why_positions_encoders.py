@@ -227,3 +227,30 @@ def test_the_alibi_model_answers_a_word_and_its_mirror_image_alike():
     assert reversal_run("sinusoidal", tuple("ABC")).answer != reversal_run("sinusoidal", tuple("CBA")).answer
     prose = lesson_text("positions", "reversal: the other encodings")
     assert "the model gives a word and its\nmirror image the same answer" in prose
+
+
+def test_an_index_on_one_dimension_survives_layernorm_and_far_along_outweighs_the_letter():
+    """The box the index text points to, against torch's layer_norm on the shipped letters: the cosine of two
+    different letters at position p, recomputed; small where training reaches, near 1 far beyond."""
+    view = position_view(PositionSettings(kind="index"))
+    box = view.boxes[-1]
+    assert box.title == "A raw index that survives LayerNorm"
+    assert "“doesn't generalize well to arbitrary lengths of sentences”" in box.notes_say
+    encoder = float64_encoder("index")
+    ids = torch.tensor(get_task(REVERSE_TASK).encode(list("ABCDEFGHIJKLMNOP")))
+    letters = encoder.embed(ids).detach() * 8.0  # √64: the model scales its embeddings
+    for p, cosine in box.rows:
+        shifted = letters.clone()
+        shifted[:, 0] += p
+        unit = F.normalize(F.layer_norm(shifted, (64,)), dim=1)
+        pairs = unit @ unit.T
+        assert np.isclose(cosine, float((pairs.sum() - pairs.trace()) / (16 * 15)), atol=1e-6)
+    found = dict(box.rows)
+    assert abs(found[get_task(REVERSE_TASK).max_input_tokens - 1]) < 0.1 and found[1000] > 0.99
+    assert "the position outweighs the letter" in box.finding
+    with_every = letters + 1000.0  # the index in every dimension: LayerNorm removes it, letters stay apart
+    unit = F.normalize(F.layer_norm(with_every, (64,)), dim=1)
+    assert float(((unit @ unit.T).sum() - 16) / (16 * 15)) < 0.1
+    assert position_view(PositionSettings(kind="sinusoidal")).boxes[-1].title != box.title  # index only
+    assert "the last box of section 2 puts the index on one\ndimension" in lesson_text(
+        "positions", "matrix: index")
