@@ -81,24 +81,43 @@ def _last_number(s, encoding: str) -> int:
     return int(s.view.lengths[~np.isnan(accuracy)].max())
 
 
+def _reach(s) -> int:
+    """The furthest input position any row of the unseen length's grid weighs most."""
+    n = s.view.unseen.length
+    return int(s.view.unseen.weights[:n].argmax(1).max())
+
+
+def _old_rows(s) -> list[int]:
+    """The rows whose own position and whose letter's position (n − 1 − i) both occur at the trained lengths."""
+    n, high = s.view.unseen.length, s.view.trained[1]
+    return [i for i in range(n) if i < high and n - 1 - i < high]
+
+
 def _lost_the_diagonal(s) -> bool:
     """At the longest trained length the weight on the letter being written is over three times an even
     spread (the anti-diagonal the step's question describes); at the unseen length it falls below half
-    of that, stays above an even spread but below twice it, and decoding goes wrong."""
+    of that, stays above an even spread but below twice it, and decoding goes wrong; no row weighs a
+    position past the trained ones most, and the rows that meet only trained positions (if any) are
+    below half the trained length's weight too."""
     seen, unseen = s.view.seen, s.view.unseen
     if seen.refused or unseen.refused:
         return False
     even = 1 / unseen.length
     followed = seen.on_target > 3 / seen.length  # at the trained length the weight follows the anti-diagonal
+    old = _old_rows(s)
+    weights, n = unseen.weights, unseen.length
+    old_ok = not old or float(np.mean([weights[i, n - 1 - i] for i in old])) < seen.on_target / 2
     return (followed and unseen.on_target < seen.on_target / 2 and even < unseen.on_target < 2 * even
-            and not unseen.reversed_right)
+            and not unseen.reversed_right and _reach(s) < s.view.trained[1] and old_ok)
 
 
 def _diagonal(s) -> dict:
-    unseen = s.view.unseen
-    return {"on_target": unseen.on_target, "even": 1 / unseen.length, "n": unseen.length,
-            "seen": s.view.seen.on_target, "seen_n": s.view.seen.length,
-            "new": s.view.trained[1], "last": unseen.length - 1}  # positions counted from 0, as on the grid
+    unseen, high = s.view.unseen, s.view.trained[1]
+    n, old = unseen.length, _old_rows(s)
+    rows = "" if not old else (f"; rows {old[0]} to {old[-1]}, meeting only trained positions, put "
+                               f"{np.mean([unseen.weights[i, n - 1 - i] for i in old]):.0%} on their letter")
+    return {"on_target": unseen.on_target, "even": 1 / n, "n": n, "seen": s.view.seen.on_target,
+            "seen_n": s.view.seen.length, "reach": _reach(s), "high": high, "rows": rows}
 
 
 LENGTH_CLAIMS = types.MappingProxyType({

@@ -101,3 +101,33 @@ def test_real_says_the_toy_models_referent_head_was_steered_by_an_extra_loss():
     others = {k: v for k, v in named["every_head"].items() if k != steered}
     best = max(others, key=others.get)
     assert f"{best}, gets {others[best]:.1%}" in flat
+
+
+def test_length_step_two_says_where_the_rows_look_not_that_new_positions_are_the_cause():
+    """Step 2 ended 'Positions 10 to 14 produce encodings it never learned to read', and the prose under the
+    curves 'the model never learned what to do with the new positions and distances'. The grid shows more:
+    the rows that meet only trained positions (5 to 9 at 15 letters) lose their letter too (1 %), and no
+    row looks hardest past position 9. The answer now says that, read from the weights here."""
+    import numpy as np
+
+    from explorer.serve.lessons import LENGTH
+    from explorer.serve.prose import lesson_sections
+    from explorer.serve.steps import load_steps
+    from tests.support.claims import step_view
+
+    step = next(s for s in load_steps("length") if s.title == "Where does it look at 15 letters?")
+    shown = step_view(LENGTH, None, step)
+    from explorer.views.claims import say
+    from explorer.views.length_steps import LENGTH_CLAIMS as STEP_CLAIMS
+
+    said = " ".join(say(STEP_CLAIMS, step.claim, step.reveal, shown).split())
+    w, n = shown.view.unseen.weights, shown.view.unseen.length
+    assert n == 15
+    reach = int(w[:n].argmax(1).max())
+    assert reach == 9 and f"past position {reach}, the last input position it was trained on" in said
+    old = [i for i in range(n) if i < 10 and n - 1 - i < 10]
+    assert old == [5, 6, 7, 8, 9]
+    assert f"rows 5 to 9, meeting only trained positions, put {np.mean([w[i, n - 1 - i] for i in old]):.0%}" in said
+    assert "never learned to read" not in said
+    assert "never learned what to do" not in lesson_sections("length")["claim: falls_past_band"]
+
