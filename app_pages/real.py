@@ -17,7 +17,7 @@ from explorer.views.real import PAGE_MAX_TOKENS
 from explorer.views.real_lesson import sentence_facts, sentence_problem
 
 text = functools.partial(lesson_text, "real")
-GRID_CLAIMS = ("previous_token", "next_token", "cls_share")  # shown where each holds for the sentence
+GRID_CLAIMS = ("head_kinds", "previous_token", "next_token", "cls_share")  # shown where each holds for the sentence
 
 
 def sentence(shown) -> None:

@@ -117,7 +117,7 @@ def sentence_facts(shown) -> dict:
         values["prev_weight"] = math.floor(100 * float(min(weights[0, 2, i, i - 1] for i in range(1, n)))) / 100
         values["next_weight"] = float(np.mean([weights[1, 8, i, i + 1] for i in range(n - 1)]))
         cls = weights[1:5, :, :, 0].mean(axis=(1, 2))
-        values.update(cls_low=float(cls.min()), cls_high=float(cls.max()))
+        values.update(cls_low=float(cls.min()), cls_high=float(cls.max()), **_head_kinds(view.text))
     here = _it_row(view.text, settings.layer, settings.head)
     if here:
         values.update(it_animal=here["animal"], it_street=here["street"])
@@ -126,6 +126,20 @@ def sentence_facts(shown) -> dict:
             row = _it_row(pair_view, layer, head)
             values.update({f"{at}{name}_{noun}": weight for noun, weight in row.items()})
     return values
+
+
+def _head_kinds(text: RealView) -> dict:
+    """How many heads put most of their weight (over half, averaged over the rows) on the markers [CLS] and
+    [SEP], and how many of the others on the token one before or one after: heads that read a place in the
+    text, not a word."""
+    weights, n = text.weights, len(text.tokens)
+    marks = [i for i, token in enumerate(text.tokens) if token in ("[CLS]", "[SEP]")]
+    on_marks = weights[:, :, :, marks].sum(-1).mean(-1)  # (layers, heads)
+    before = np.mean([weights[:, :, i, i - 1] for i in range(1, n)], axis=0)
+    after = np.mean([weights[:, :, i, i + 1] for i in range(n - 1)], axis=0)
+    markers = on_marks > 0.5
+    offset = ~markers & (np.maximum(before, after) > 0.5)
+    return {"markers": int(markers.sum()), "offset": int(offset.sum()), "elsewhere": int(markers.sum() + offset.sum())}
 
 
 def _pieces(tokens: tuple[str, ...]) -> dict:
@@ -148,8 +162,11 @@ def _facts(name: str):
 
 REAL_CLAIMS = {
     # Layer 1 head 3 reads the previous token, and [CLS] takes a large share in layers 2 to 5.
-    "not_meaning": Claim(lambda s: sentence_facts(s).get("prev_weight", 0) >= 0.9 and _facts("cls_low")(s),
-                         sentence_facts),
+    # and at least half of the heads put most of their weight on [CLS] / [SEP] or one token over.
+    "not_meaning": Claim(lambda s: sentence_facts(s).get("prev_weight", 0) >= 0.9 and _facts("cls_low")(s)
+                         and 2 * sentence_facts(s)["elsewhere"] >= sentence_facts(s)["n_heads"], sentence_facts),
+    # The heads counted: most of their weight on the markers, or one token over.
+    "head_kinds": Claim(_facts("elsewhere"), sentence_facts),
     "previous_token": Claim(lambda s: sentence_facts(s).get("prev_weight", 0) >= 0.9, sentence_facts),
     "next_token": Claim(lambda s: sentence_facts(s).get("next_weight", 0) >= 0.5, sentence_facts),
     "cls_share": Claim(lambda s: sentence_facts(s).get("cls_low", 0) >= 0.25, sentence_facts),

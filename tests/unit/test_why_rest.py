@@ -131,3 +131,39 @@ def test_length_step_two_says_where_the_rows_look_not_that_new_positions_are_the
     assert "never learned to read" not in said
     assert "never learned what to do" not in lesson_sections("length")["claim: falls_past_band"]
 
+
+def test_real_counts_the_heads_that_read_a_place_instead_of_saying_most_are_not_about_meaning():
+    """'Real heads are mostly not about meaning' and step 1's 'Mostly somewhere else' were unmeasured (and
+    the notes say each head learns a kind of dependency among the words). On the lecture's sentence 36 of
+    the 72 heads put over half of their weight on [CLS]/[SEP] or one token over: half, counted here from
+    the weights, and the text now gives that count beside the notes' claim."""
+    import numpy as np
+
+    from explorer.serve import runtime
+    from explorer.serve.lessons import REAL
+    from explorer.serve.prose import lesson_sections
+    from explorer.serve.steps import load_steps
+    from explorer.views.claims import say
+    from explorer.views.real_lesson import REAL_CLAIMS
+
+    shown = runtime.shown(REAL, REAL.settings())
+    text = shown.view.text
+    w, tokens = text.weights, text.tokens
+    marks = [tokens.index("[CLS]"), tokens.index("[SEP]")]
+    count_marks = count_offset = 0
+    for layer in range(w.shape[0]):
+        for head in range(w.shape[1]):
+            grid = w[layer, head]
+            if grid[:, marks].sum(1).mean() > 0.5:
+                count_marks += 1
+            elif max(np.mean(np.diagonal(grid, -1)), np.mean(np.diagonal(grid, 1))) > 0.5:
+                count_offset += 1
+    sections = lesson_sections("real")
+    assert "mostly not about meaning" not in " ".join(sections["reading the grid"].split())
+    said = " ".join(say(REAL_CLAIMS, "head_kinds", sections["claim: head_kinds"], shown).split())
+    assert "lecture notes" in said
+    assert f"{count_marks} of the 72 heads" in said and f"and {count_offset} more" in said
+    step = next(s for s in load_steps("real") if s.claim == "not_meaning")
+    answer = say(REAL_CLAIMS, "not_meaning", step.reveal, shown)
+    assert answer.startswith(f"At least half look somewhere else: {count_marks + count_offset} of the 72")
+    assert 2 * (count_marks + count_offset) >= 72
