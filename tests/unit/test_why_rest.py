@@ -167,3 +167,16 @@ def test_real_counts_the_heads_that_read_a_place_instead_of_saying_most_are_not_
     answer = say(REAL_CLAIMS, "not_meaning", step.reveal, shown)
     assert answer.startswith(f"At least half look somewhere else: {count_marks + count_offset} of the 72")
     assert 2 * (count_marks + count_offset) >= 72
+
+
+def test_real_gives_the_parked_on_cls_reading_as_a_cited_guess():
+    """'A head with nothing useful to read parks its weight on a token that changes little' named a mechanism
+    the page does not measure. It is now cited (Clark et al. 2019, §3, who found the habit in BERT and
+    guessed it is a no-op) and said to be their guess."""
+    from explorer.serve.prose import lesson_sections
+    from explorer.views.claims import typed_numbers
+
+    text = " ".join(lesson_sections("real")["claim: cls_share"].split())
+    assert "changes little" not in text
+    assert "Clark et al. (“What Does BERT Look At?”, section 3)" in text and "guess" in text
+    assert not typed_numbers(text), typed_numbers(text)
