@@ -15,6 +15,8 @@ import types
 
 import numpy as np
 
+from ..analysis.length import trained_lengths
+from ..training.pretrained import load_model
 from .claims import Claim
 
 __all__ = ["MARK", "TRAIN_CLAIMS", "anti_diagonal", "race_story", "sorted_rows"]
@@ -88,18 +90,31 @@ def _blind(s) -> bool:
     return stays and 0.5 * even <= values["anti"] <= 1.5 * even
 
 
-# Step 4: one layer of one head learns the reversal too.
+# Step 4: one layer of one head learns the reversal too.  With inputs of varying length (2–10 letters) the
+# answer's i-th letter moves with the length: the shipped one- and two-layer reversal models' cards say how
+# far each got there.
+VARYING = ("reverse-sinusoidal-h4-l1", "reverse-sinusoidal-h4-l2")
+
+
+def _varying() -> dict:
+    cards = [load_model(name).card for name in VARYING]
+    low, high = trained_lengths(VARYING[0])
+    return {"low": low, "high": high, "l1": cards[0]["heldout_accuracy"], "l1_steps": cards[0]["steps"],
+            "l2": cards[1]["heldout_accuracy"], "l2_steps": cards[1]["steps"]}
+
+
 def _one_layer_values(s) -> dict:
     run = _run(s)
     return {"mark": 100 * MARK, "first": _passes(run), "end": 100 * run[-1].accuracy,
-            "anti": float(anti_diagonal(run[-1].attention)[0, 0])}
+            "anti": float(anti_diagonal(run[-1].attention)[0, 0]), **_varying()}
 
 
 def _one_layer(s) -> bool:
     if s.settings.task != "reverse" or _shape(s) != (1, 1):
         return False
     v = _one_layer_values(s)
-    return v["first"] is not None and v["end"] >= 100 * MARK and v["anti"] >= 0.5
+    return (v["first"] is not None and v["end"] >= 100 * MARK and v["anti"] >= 0.5
+            and v["l1"] < v["l2"] and v["l1_steps"] >= v["l2_steps"])  # one layer: less, in as many steps or more
 
 
 # Step 5: sorting — each row looks at the letter it is about to write, wherever it stands.

@@ -132,6 +132,24 @@ def test_length_step_two_says_where_the_rows_look_not_that_new_positions_are_the
     assert "never learned what to do" not in lesson_sections("length")["claim: falls_past_band"]
 
 
+def test_train_step_four_backs_varying_lengths_are_harder_with_the_shipped_cards():
+    """Step 4 ended 'Inputs of varying length are harder: ... which the encoder has to work out first', shown
+    nowhere. It now quotes the shipped one- and two-layer reversal models trained on 2–10 letters, from their
+    cards (one layer: 95.6 % in 6000 steps; two: 100 % in 3000)."""
+    from explorer.analysis.length import trained_lengths
+    from explorer.serve.steps import load_steps
+    from explorer.training.pretrained import load_model
+
+    step = next(s for s in load_steps("train") if s.claim == "one_layer")
+    one, two = (load_model(f"reverse-sinusoidal-h4-l{k}") for k in (1, 2))
+    assert (one.model.config.n_layers, two.model.config.n_layers) == (1, 2)
+    assert trained_lengths(one.card["name"]) == trained_lengths(two.card["name"]) == (2, 10)
+    assert one.card["heldout_accuracy"] < two.card["heldout_accuracy"] and one.card["steps"] >= two.card["steps"]
+    for field in ("{low}", "{high}", "{l1:.1%}", "{l1_steps}", "{l2:.0%}", "{l2_steps}"):
+        assert field in step.reveal, field
+    assert "has to work out first" not in step.reveal
+
+
 def test_real_counts_the_heads_that_read_a_place_instead_of_saying_most_are_not_about_meaning():
     """'Real heads are mostly not about meaning' and step 1's 'Mostly somewhere else' were unmeasured (and
     the notes say each head learns a kind of dependency among the words). On the lecture's sentence 36 of
