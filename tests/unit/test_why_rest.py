@@ -219,3 +219,19 @@ def test_real_describes_the_top_heads_halves_as_measured_and_no_longer_places_wh
         good, other = sorted((head["when_subject"], head["when_object"]), reverse=True)
         assert good >= 0.7 and 0.4 <= other <= 0.55  # one half well, the other near a coin
         assert good + other > 1  # the adjective moves it the right way, part of the way
+
+
+def test_train_race_answer_does_not_say_one_core_runs_nothing_in_parallel():
+    """The race's answer said 'One CPU core runs nothing in parallel': a core's vector units do several
+    multiply-adds at once, and the transformer's one matrix product over all positions is still one call
+    where the GRU makes one per letter. What holds is that both runners train on one CPU thread (the
+    training worker sets it) instead of a GPU; the answer now says that."""
+    import inspect
+
+    from explorer.serve.steps import load_steps
+    from explorer.training import worker
+
+    step = next(s for s in load_steps("train") if s.claim == "race")
+    assert "runs nothing in parallel" not in step.reveal
+    assert "on one CPU thread" in step.reveal
+    assert "torch.set_num_threads(1)" in inspect.getsource(worker._child)
