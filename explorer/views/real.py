@@ -31,6 +31,7 @@ __all__ = [
     "position_tables",
     "real_view",
     "referent_heads",
+    "token_lengths",
 ]
 
 PAGE_MAX_TOKENS = 32  # word pieces drawn, [CLS] and [SEP] included: beyond that no grid reads well
@@ -127,6 +128,16 @@ def minilm_positions() -> tuple[np.ndarray, float]:
     table = np.array(load_minilm().position_table(), dtype=np.float64)
     table.setflags(write=False)
     return table, float(np.percentile(np.abs(table), 99))
+
+
+@loaded(1)
+def token_lengths() -> np.ndarray:
+    """The length of every row of MiniLM's token-embedding table (float64, read-only): what its position
+    vectors are added to, unscaled."""
+    table = load_minilm().encoder.embed.weight.detach().double().numpy()
+    lengths = np.linalg.norm(table, axis=1)
+    lengths.setflags(write=False)
+    return lengths
 
 
 @loaded(1)

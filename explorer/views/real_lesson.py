@@ -28,6 +28,7 @@ from .real import (
     position_tables,
     real_view,
     referent_heads,
+    token_lengths,
 )
 from .settings import setting
 
@@ -280,6 +281,7 @@ def table_view(settings: TableSettings) -> PositionTables:
     facts = {"learned_1": _mean_cosine(learned, 1), "sinusoidal_1": _mean_cosine(sinusoidal, 1),
              "learned_10": _mean_cosine(learned, 10), "sinusoidal_10": _mean_cosine(sinusoidal, 10),
              "shortest": float(norms.min()), "longest": float(norms.max()), "d": d,
+             "position_median": float(np.median(norms)), "token_median": float(np.median(token_lengths())),
              "sinusoidal_length": float(np.linalg.norm(sinusoidal, axis=1).max()),
              "largest": float(np.abs(learned).max()), "clip": clip,
              "rows": learned.shape[0], "row_step": plan.row_step, "col_step": plan.col_step}

@@ -235,3 +235,29 @@ def test_train_race_answer_does_not_say_one_core_runs_nothing_in_parallel():
     assert "runs nothing in parallel" not in step.reveal
     assert "on one CPU thread" in step.reveal
     assert "torch.set_num_threads(1)" in inspect.getsource(worker._child)
+
+
+def test_real_positions_scale_sentence_says_what_the_tables_show():
+    """'MiniLM adds its token embeddings unscaled, so its position vectors are small' gave a cause for the
+    size that does not follow: the position vectors (median 0.48) are on the scale of the token vectors
+    they are added to (median 1.11), and MiniLM's LayerNorm right after the sum sets the size the first layer
+    sees. The text now says that, with both medians read from the weights (checked here with numpy), and
+    cites the paper's √d scaling."""
+    import numpy as np
+
+    from explorer.serve.prose import lesson_sections
+    from explorer.training.minilm import load_minilm
+    from explorer.views.real_lesson import TableSettings, table_view
+
+    model = load_minilm()
+    assert model.config.embedding_norm and not model.config.scale_embeddings
+    tokens = np.linalg.norm(model.encoder.embed.weight.detach().double().numpy(), axis=1)
+    positions = np.linalg.norm(np.asarray(model.position_table(), dtype=np.float64), axis=1)
+    facts = table_view(TableSettings()).facts
+    assert np.isclose(facts["token_median"], np.median(tokens)) and np.isclose(facts["position_median"],
+                                                                                np.median(positions))
+    text = " ".join(lesson_sections("real")["positions"].split())
+    assert "so its position vectors are small" not in text
+    assert "a LayerNorm right after the sum" in text
+    assert "(Vaswani et al. 2017, sections “Embeddings and Softmax” and “Positional Encoding”)" in text
+    assert "{token_median:.2f}" in text and "{position_median:.2f}" in text
