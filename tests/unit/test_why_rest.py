@@ -261,3 +261,28 @@ def test_real_positions_scale_sentence_says_what_the_tables_show():
     assert "a LayerNorm right after the sum" in text
     assert "(Vaswani et al. 2017, sections “Embeddings and Softmax” and “Positional Encoding”)" in text
     assert "{token_median:.2f}" in text and "{position_median:.2f}" in text
+
+
+def test_length_gqa_says_its_layer_is_untrained():
+    """The GQA grids come from a layer with random weights reading random vectors (rebuilt here from its seed,
+    with no training, and the same weights come out), yet the text read them as how heads 'attend in their own
+    ways'. It now says, where the grids are shown, that the layer is untrained and what the grids do show."""
+    import numpy as np
+    import torch
+
+    from explorer.model.attention import MultiHeadAttention, causal_mask
+    from explorer.model.building import seeded
+    from explorer.serve.prose import lesson_sections
+    from explorer.views import length_parts
+    from explorer.views.length_parts import GqaSettings, gqa_view
+
+    settings = GqaSettings()
+    h, g = settings.heads, settings.kv_heads
+    with seeded(length_parts.SEED + 10 * h + g):
+        layer = MultiHeadAttention(length_parts.GQA_D_MODEL, h, n_kv_heads=g).eval()
+        x = torch.randn(1, length_parts.GQA_T, length_parts.GQA_D_MODEL)
+    with torch.no_grad():
+        _, trace = layer(x, mask=causal_mask(length_parts.GQA_T))
+    np.testing.assert_allclose(gqa_view(settings).weights, trace.weights[0].double().numpy())
+    text = " ".join(lesson_sections("length")["gqa"].split())
+    assert "The layer drawn is untrained: random weights" in text and "reading random vectors" in text
