@@ -23,9 +23,11 @@ assume it. Trained with long gaps, this project's RNN, GRU and LSTM each carried
 512 steps (pretrained/recall-experiments.md), and a transformer trained on short inputs fails on
 longer ones (the length lesson).
 
-Every figure here is computed live, on this machine's CPU, from small models you can poke at:
-change a control and the numbers are recomputed on the spot. Each view has its own link, so the
-address bar always reopens exactly what you see.
+Almost every figure here is computed live, on this machine's CPU, from small models you can poke
+at: change a control and the numbers are recomputed on the spot. The exception says so where it is
+shown: how MiniLM's heads treat "it" over a thousand sentences was computed once and ships with the
+app, with the command that redoes it. Each view has its own link, so the address bar always reopens
+exactly what you see.
 """
 )
 

@@ -286,3 +286,21 @@ def test_length_gqa_says_its_layer_is_untrained():
     np.testing.assert_allclose(gqa_view(settings).weights, trace.weights[0].double().numpy())
     text = " ".join(lesson_sections("length")["gqa"].split())
     assert "The layer drawn is untrained: random weights" in text and "reading random vectors" in text
+
+
+def test_home_names_the_figure_that_is_not_computed_live():
+    """'Every figure here is computed live ... change a control and the numbers are recomputed on the spot':
+    the real page's map of MiniLM's heads at "it" is read from a shipped file (computed once; the page gives
+    the command that redoes it). Home now names that exception."""
+    import json
+
+    from explorer.analysis.referent import REFERENT_FILE
+    from explorer.serve.prose import lesson_sections
+
+    at = page_test("app.py").run()
+    assert_no_exception(at)
+    text = " ".join("\n".join(el.value for el in at.markdown).split())
+    assert "Every figure here is computed live" not in text
+    assert "computed once and ships with the app" in text
+    shipped = json.loads(REFERENT_FILE.read_text())
+    assert shipped["sentences"] == 1000 and "{regenerate}" in lesson_sections("real")["referent"]
