@@ -323,3 +323,44 @@ def test_length_attention_text_does_not_say_a_good_model_puts_its_weight_on_the_
     text = " ".join(lesson_sections("length")["attention"].split())
     assert "puts its weight on the anti-diagonal" not in text
     assert "need not hold most of a row's weight" in text
+
+
+def test_train_step_zero_says_the_even_grid_comes_from_the_initialisation():
+    """Step 0's even grid was read as what an untrained model does ('At step 0 the attention is a blur').
+    It is the initialisation's: PyTorch's default draws small weights, so a row's scores differ by about 1
+    before softmax (read from the weights here and checked against the model's own scores); the same model
+    with its query and key projections drawn three times larger gives a sharper, equally meaningless grid.
+    The sentence under the step-0 grid now says so, with the gap read from the weights."""
+    import numpy as np
+    import torch
+
+    from explorer.serve.prose import lesson_sections
+    from explorer.training.live import LiveSettings, build, live_task, probe
+    from explorer.views.train import TrainSettings, score_gap, train_view
+
+    settings = TrainSettings()
+    view = train_view(settings)
+    live = settings.job.runners[0]
+    task = live_task(live.task, live.letters, live.shortest)
+    batch, _, _ = probe(task)
+    model = build(LiveSettings(**{**live.__dict__}), task).eval()
+
+    def cross(model):
+        with torch.no_grad():
+            _, trace = model(batch.inputs, batch.decoder_inputs, valid=batch.valid, target_valid=batch.decoder_valid)
+        return [layer.cross_attention for layer in trace.decoder_layers]
+
+    traces = cross(model)
+    weights = np.stack([t.weights[0].numpy() for t in traces])
+    np.testing.assert_allclose(weights, view.snapshot.attention, atol=1e-6)
+    scores = np.stack([t.scaled_scores[0].numpy() for t in traces])
+    assert np.isclose(score_gap(view.snapshot.attention), (scores.max(-1) - scores.min(-1)).max(), atol=1e-4)
+    assert score_gap(view.snapshot.attention) < 2
+    with torch.no_grad():
+        for layer in model.decoder.layers:
+            layer.cross_attn.q_proj.weight.mul_(3)
+            layer.cross_attn.k_proj.weight.mul_(3)
+    larger = np.stack([t.weights[0].numpy() for t in cross(model)])
+    assert score_gap(larger) > 3 * score_gap(view.snapshot.attention)
+    text = " ".join(lesson_sections("train")["start spread"].split())
+    assert "comes from the initialisation, not from being untrained" in text and "{gap:.2f}" in text
