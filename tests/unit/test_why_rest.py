@@ -364,3 +364,24 @@ def test_train_step_zero_says_the_even_grid_comes_from_the_initialisation():
     assert score_gap(larger) > 3 * score_gap(view.snapshot.attention)
     text = " ".join(lesson_sections("train")["start spread"].split())
     assert "comes from the initialisation, not from being untrained" in text and "{gap:.2f}" in text
+
+
+def test_real_lead_says_how_long_the_toy_models_trained_and_that_encoders_runs_minilm_too():
+    """The real page's lead began 'The other pages run toy models trained for a minute': the encoders page runs
+    MiniLM too, and the shipped toy models trained from 4 seconds to over 7 minutes (their cards). The lead now
+    says 'Most other pages', 'seconds to minutes', names the encoders page, and cites the billion pairs."""
+    import inspect
+    import json
+
+    from explorer.training.pretrained import PRETRAINED_DIR
+    from explorer.views import encoders
+
+    times = [json.loads(path.read_text())["wall_time_s"] for path in PRETRAINED_DIR.glob("*.json")
+             if "wall_time_s" in json.loads(path.read_text())]
+    assert min(times) < 60 < max(times) < 3600  # seconds to minutes, not "a minute"
+    assert "load_minilm" in inspect.getsource(encoders)
+    source = (PRETRAINED_DIR.parent / "app_pages" / "real.py").read_text()
+    lead = source[source.index("lead="):source.index("sidebar=")]
+    flat = " ".join(lead.replace('"', " ").split())
+    assert "trained for a minute" not in flat and "seconds to minutes" in flat and "encoders page uses it too" in flat
+    assert "1B sentence pairs dataset" in source[:source.index("lead=")]
