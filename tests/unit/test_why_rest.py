@@ -385,3 +385,28 @@ def test_real_lead_says_how_long_the_toy_models_trained_and_that_encoders_runs_m
     flat = " ".join(lead.replace('"', " ").split())
     assert "trained for a minute" not in flat and "seconds to minutes" in flat and "encoders page uses it too" in flat
     assert "1B sentence pairs dataset" in source[:source.index("lead=")]
+
+
+def test_home_says_a_decoder_still_writes_one_token_per_pass():
+    """'A transformer instead computes every output at once': a decoder writing new tokens runs once per token
+    (counted here on a shipped reversal model: n tokens, n decoder passes). Home now says a layer computes its
+    outputs at once and a decoder still writes one token per pass."""
+    import torch
+
+    from explorer.training.pretrained import load_model
+
+    loaded = load_model("reverse-sinusoidal-h4-l2")
+    model, task = loaded.model, loaded.task
+    calls = []
+    hook = model.decoder.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        source = torch.tensor([task.encode(list("BEADFC"))])
+        model.generate(source, 7, task.index["<s>"])
+    finally:
+        hook.remove()
+    assert len(calls) == 7
+    at = page_test("app.py").run()
+    assert_no_exception(at)
+    text = " ".join("\n".join(el.value for el in at.markdown).split())
+    assert "A transformer instead computes every output at once" not in text
+    assert "a decoder still writes new tokens one at a time, one pass each" in text
