@@ -410,3 +410,22 @@ def test_home_says_a_decoder_still_writes_one_token_per_pass():
     text = " ".join("\n".join(el.value for el in at.markdown).split())
     assert "A transformer instead computes every output at once" not in text
     assert "a decoder still writes new tokens one at a time, one pass each" in text
+
+
+def test_real_does_not_call_neighbours_alike_the_sinusoidal_tables_main_property():
+    """'training gave it the sinusoidal table's main property — neighbours are alike': the paper chose sinusoids
+    because the encoding k positions on is a fixed linear function of this one (checked here: one matrix maps
+    every row p to row p + k, to float precision). The text now calls 'neighbours are alike' a property the
+    table has too, and names the paper's."""
+    import numpy as np
+
+    from explorer.model.positional import sinusoidal_encoding
+    from explorer.serve.prose import lesson_sections
+
+    table = sinusoidal_encoding(200, 64)
+    k = 7
+    M, *_ = np.linalg.lstsq(table[:-k], table[k:], rcond=None)
+    assert np.abs(table[:-k] @ M - table[k:]).max() < 1e-8
+    text = " ".join(lesson_sections("real")["positions"].split())
+    assert "main property" not in text
+    assert "the encoding k positions on is a fixed linear function of this one" in text
