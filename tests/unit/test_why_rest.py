@@ -429,3 +429,18 @@ def test_real_does_not_call_neighbours_alike_the_sinusoidal_tables_main_property
     text = " ".join(lesson_sections("real")["positions"].split())
     assert "main property" not in text
     assert "the encoding k positions on is a fixed linear function of this one" in text
+
+
+def test_length_kv_answer_says_the_scores_are_plain_attentions():
+    """The KV-cache answer said Llama-2-7B's 'One layer's 4,096 × 4,096 scores over 32 heads take another 2.15 GB',
+    as if the model held them; only plain attention does (tiled attention holds one block of keys at a time:
+    its peak here is far below plain attention's, measured). The answer now says 'In plain attention'."""
+    from explorer.serve.steps import load_steps
+    from explorer.views.length_parts import TiledSettings, tiled_view
+    from tests.support.claims import answer
+
+    step = next(s for s in load_steps("length") if s.claim == "cache_formula")
+    said = " ".join(answer("length", step).split())
+    assert "In plain attention, one layer's 4,096 × 4,096 scores over 32 heads add 2.15 GB (32-bit)" in said
+    view = tiled_view(TiledSettings())
+    assert view.measured_tiled[-1] < view.measured_plain[-1] / 4
