@@ -14,8 +14,9 @@ controls.report()  # any other setting in a link gets a note: the home page has 
 st.markdown(
     """
 A recurrent network reads a sequence the way we read a sentence aloud: one token at a time, carrying
-a running summary forward. A transformer instead computes every output at once, each one a direct
-function of the inputs it is allowed to see. That single change — **attention** in place of the
+a running summary forward. A transformer layer instead computes all of its outputs at once, each one
+a direct function of the inputs it is allowed to see (a decoder still writes new tokens one at a
+time, one pass each, as the decoder lesson shows). That single change — **attention** in place of the
 loop — lets a transformer train on every position of a sequence at once, and gives each output a
 path of one attention step to every input it may see. The lecture notes add that this is why
 transformers learn long-range dependencies that RNNs lose; the lessons measure that rather than

@@ -13,7 +13,7 @@ from explorer.serve import lesson_text, plotly_chart
 from explorer.serve.adapter import Section, serve_lesson
 from explorer.serve.lessons import TRAIN
 from explorer.training.runs import default_manager
-from explorer.views.train import RACE_TASKS
+from explorer.views.train import RACE_TASKS, score_gap
 
 text = functools.partial(lesson_text, "train")
 
@@ -56,7 +56,7 @@ def at_step_zero(view) -> str:
     if view.job.runners[0].task in RACE_TASKS:
         weights = view.snapshot.attention
         lines.append(text("start spread", low=float(np.min(weights)), high=float(np.max(weights)),
-                          keys=len(view.keys), even=1 / len(view.keys)))
+                          keys=len(view.keys), even=1 / len(view.keys), gap=score_gap(weights)))
     return "\n\n".join(lines)
 
 

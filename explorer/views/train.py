@@ -21,7 +21,7 @@ from ..training.runs import LiveJob, RunView
 from .settings import setting
 
 __all__ = ["MODES", "RACE_TASKS", "LossAtStart", "TrainSettings", "TrainView", "at_moment", "first_snapshots",
-           "loss_at_start", "train_view"]
+           "loss_at_start", "score_gap", "train_view"]
 
 RACE_TASKS = ("reverse", "sort")  # the recurrent baseline is an encoder–decoder
 MODES = {"train": "the transformer alone", "race": "against a GRU, for the same seconds"}
@@ -146,6 +146,12 @@ class TrainView:
             else:
                 done.append(shown[-1].training_seconds / race_seconds)
         return float(min(1.0, max(0.0, min(done, default=0.0))))
+
+
+def score_gap(attention: np.ndarray) -> float:
+    """The largest difference between two scores of one row before softmax, read from the weights: softmax
+    makes the ratio of two weights of a row exp(score difference), so it is the largest ln(max / min) of a row."""
+    return float(np.max(np.log(attention.max(-1) / attention.min(-1))))
 
 
 def first_snapshots(job: LiveJob) -> tuple[tuple[Snapshot], ...]:

@@ -258,7 +258,8 @@ def test_real_positions_scale_sentence_says_what_the_tables_show():
                                                                                 np.median(positions))
     text = " ".join(lesson_sections("real")["positions"].split())
     assert "so its position vectors are small" not in text
-    assert "a LayerNorm right after the sum" in text and "(Vaswani et al. 2017, sections “Embeddings and Softmax” and “Positional Encoding”)" in text
+    assert "a LayerNorm right after the sum" in text
+    assert "(Vaswani et al. 2017, sections “Embeddings and Softmax” and “Positional Encoding”)" in text
     assert "{token_median:.2f}" in text and "{position_median:.2f}" in text
 
 
@@ -310,8 +311,6 @@ def test_length_attention_text_does_not_say_a_good_model_puts_its_weight_on_the_
     sinusoidal one at 10 letters, 100 % right) puts 44 % there on average, and some rows weigh another letter
     most. The text now says the line stands out without holding most of a row's weight, and points at the
     mean weight under each grid."""
-    import numpy as np
-
     from explorer.serve import runtime
     from explorer.serve.lessons import LENGTH
     from explorer.serve.prose import lesson_sections
@@ -324,3 +323,124 @@ def test_length_attention_text_does_not_say_a_good_model_puts_its_weight_on_the_
     text = " ".join(lesson_sections("length")["attention"].split())
     assert "puts its weight on the anti-diagonal" not in text
     assert "need not hold most of a row's weight" in text
+
+
+def test_train_step_zero_says_the_even_grid_comes_from_the_initialisation():
+    """Step 0's even grid was read as what an untrained model does ('At step 0 the attention is a blur').
+    It is the initialisation's: PyTorch's default draws small weights, so a row's scores differ by about 1
+    before softmax (read from the weights here and checked against the model's own scores); the same model
+    with its query and key projections drawn three times larger gives a sharper, equally meaningless grid.
+    The sentence under the step-0 grid now says so, with the gap read from the weights."""
+    import numpy as np
+    import torch
+
+    from explorer.serve.prose import lesson_sections
+    from explorer.training.live import LiveSettings, build, live_task, probe
+    from explorer.views.train import TrainSettings, score_gap, train_view
+
+    settings = TrainSettings()
+    view = train_view(settings)
+    live = settings.job.runners[0]
+    task = live_task(live.task, live.letters, live.shortest)
+    batch, _, _ = probe(task)
+    model = build(LiveSettings(**{**live.__dict__}), task).eval()
+
+    def cross(model):
+        with torch.no_grad():
+            _, trace = model(batch.inputs, batch.decoder_inputs, valid=batch.valid, target_valid=batch.decoder_valid)
+        return [layer.cross_attention for layer in trace.decoder_layers]
+
+    traces = cross(model)
+    weights = np.stack([t.weights[0].numpy() for t in traces])
+    np.testing.assert_allclose(weights, view.snapshot.attention, atol=1e-6)
+    scores = np.stack([t.scaled_scores[0].numpy() for t in traces])
+    assert np.isclose(score_gap(view.snapshot.attention), (scores.max(-1) - scores.min(-1)).max(), atol=1e-4)
+    assert score_gap(view.snapshot.attention) < 2
+    with torch.no_grad():
+        for layer in model.decoder.layers:
+            layer.cross_attn.q_proj.weight.mul_(3)
+            layer.cross_attn.k_proj.weight.mul_(3)
+    larger = np.stack([t.weights[0].numpy() for t in cross(model)])
+    assert score_gap(larger) > 3 * score_gap(view.snapshot.attention)
+    text = " ".join(lesson_sections("train")["start spread"].split())
+    assert "comes from the initialisation, not from being untrained" in text and "{gap:.2f}" in text
+
+
+def test_real_lead_says_how_long_the_toy_models_trained_and_that_encoders_runs_minilm_too():
+    """The real page's lead began 'The other pages run toy models trained for a minute': the encoders page runs
+    MiniLM too, and the shipped toy models trained from 4 seconds to over 7 minutes (their cards). The lead now
+    says 'Most other pages', 'seconds to minutes', names the encoders page, and cites the billion pairs."""
+    import inspect
+    import json
+
+    from explorer.training.pretrained import PRETRAINED_DIR
+    from explorer.views import encoders
+
+    times = [json.loads(path.read_text())["wall_time_s"] for path in PRETRAINED_DIR.glob("*.json")
+             if "wall_time_s" in json.loads(path.read_text())]
+    assert min(times) < 60 < max(times) < 3600  # seconds to minutes, not "a minute"
+    assert "load_minilm" in inspect.getsource(encoders)
+    source = (PRETRAINED_DIR.parent / "app_pages" / "real.py").read_text()
+    lead = source[source.index("lead="):source.index("sidebar=")]
+    flat = " ".join(lead.replace('"', " ").split())
+    assert "trained for a minute" not in flat and "seconds to minutes" in flat and "encoders page uses it too" in flat
+    assert "1B sentence pairs dataset" in source[:source.index("lead=")]
+
+
+def test_home_says_a_decoder_still_writes_one_token_per_pass():
+    """'A transformer instead computes every output at once': a decoder writing new tokens runs once per token
+    (counted here on a shipped reversal model: n tokens, n decoder passes). Home now says a layer computes its
+    outputs at once and a decoder still writes one token per pass."""
+    import torch
+
+    from explorer.training.pretrained import load_model
+
+    loaded = load_model("reverse-sinusoidal-h4-l2")
+    model, task = loaded.model, loaded.task
+    calls = []
+    hook = model.decoder.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        source = torch.tensor([task.encode(list("BEADFC"))])
+        model.generate(source, 7, task.index["<s>"])
+    finally:
+        hook.remove()
+    assert len(calls) == 7
+    at = page_test("app.py").run()
+    assert_no_exception(at)
+    text = " ".join("\n".join(el.value for el in at.markdown).split())
+    assert "A transformer instead computes every output at once" not in text
+    assert "a decoder still writes new tokens one at a time, one pass each" in text
+
+
+def test_real_does_not_call_neighbours_alike_the_sinusoidal_tables_main_property():
+    """'training gave it the sinusoidal table's main property — neighbours are alike': the paper chose sinusoids
+    because the encoding k positions on is a fixed linear function of this one (checked here: one matrix maps
+    every row p to row p + k, to float precision). The text now calls 'neighbours are alike' a property the
+    table has too, and names the paper's."""
+    import numpy as np
+
+    from explorer.model.positional import sinusoidal_encoding
+    from explorer.serve.prose import lesson_sections
+
+    table = sinusoidal_encoding(200, 64)
+    k = 7
+    M, *_ = np.linalg.lstsq(table[:-k], table[k:], rcond=None)
+    assert np.abs(table[:-k] @ M - table[k:]).max() < 1e-8
+    text = " ".join(lesson_sections("real")["positions"].split())
+    assert "main property" not in text
+    assert "the encoding k positions on is a fixed linear function of this one" in text
+
+
+def test_length_kv_answer_says_the_scores_are_plain_attentions():
+    """The KV-cache answer said Llama-2-7B's 'One layer's 4,096 × 4,096 scores over 32 heads take another 2.15 GB',
+    as if the model held them; only plain attention does (tiled attention holds one block of keys at a time:
+    its peak here is far below plain attention's, measured). The answer now says 'In plain attention'."""
+    from explorer.serve.steps import load_steps
+    from explorer.views.length_parts import TiledSettings, tiled_view
+    from tests.support.claims import answer
+
+    step = next(s for s in load_steps("length") if s.claim == "cache_formula")
+    said = " ".join(answer("length", step).split())
+    assert "In plain attention, one layer's 4,096 × 4,096 scores over 32 heads add 2.15 GB (32-bit)" in said
+    view = tiled_view(TiledSettings())
+    assert view.measured_tiled[-1] < view.measured_plain[-1] / 4
