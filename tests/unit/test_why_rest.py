@@ -444,3 +444,21 @@ def test_length_kv_answer_says_the_scores_are_plain_attentions():
     assert "In plain attention, one layer's 4,096 × 4,096 scores over 32 heads add 2.15 GB (32-bit)" in said
     view = tiled_view(TiledSettings())
     assert view.measured_tiled[-1] < view.measured_plain[-1] / 4
+
+
+def test_length_curve_sentence_does_not_say_section_two_draws_a_runner_whatever_is_picked():
+    """'section 2 shows where one of them looks instead' was false when the sidebar picks a model that is not
+    one of them (no encoding: section 2 then draws that model). It now says to pick one in the sidebar."""
+    import dataclasses
+
+    from explorer.serve import runtime
+    from explorer.serve.lessons import LENGTH
+    from explorer.serve.prose import lesson_sections
+    from explorer.views.claims import say
+    from explorer.views.length import LENGTH_CLAIMS, LengthSettings, runners
+
+    shown = runtime.shown(LENGTH, dataclasses.replace(LengthSettings(), encoding="none"))
+    assert "none" not in runners(shown.view)
+    said = " ".join(say(LENGTH_CLAIMS, "falls_past_band", lesson_sections("length")["claim: falls_past_band"],
+                        shown).split())
+    assert "section 2 draws where one of them looks instead (pick it in the sidebar)" in said
