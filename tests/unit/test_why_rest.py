@@ -462,3 +462,35 @@ def test_length_curve_sentence_does_not_say_section_two_draws_a_runner_whatever_
     said = " ".join(say(LENGTH_CLAIMS, "falls_past_band", lesson_sections("length")["claim: falls_past_band"],
                         shown).split())
     assert "section 2 draws where one of them looks instead (pick it in the sidebar)" in said
+
+
+def test_length_says_why_alibi_fails_inside_the_band_and_shows_it():
+    """ALiBi's model reverses 18 % inside the band and the page gave no reason. Its bias is symmetric (checked:
+    reflecting the positions leaves it unchanged) and cross-attention has none, so the model writes the same
+    answer for an input and for its mirror image (checked with its own greedy decoding). A claim sentence
+    under the key figure now says so, with the largest logit difference read from the view."""
+    import numpy as np
+    import torch
+
+    from explorer.analysis.length import REVERSAL_MODELS
+    from explorer.model.positional import alibi_bias
+    from explorer.serve import runtime
+    from explorer.serve.lessons import LENGTH
+    from explorer.serve.prose import lesson_sections
+    from explorer.training.pretrained import load_model
+    from explorer.views.claims import say
+    from explorer.views.length import LENGTH_CLAIMS, LengthSettings
+
+    bias = alibi_bias(4, 9)
+    np.testing.assert_array_equal(bias, bias[:, ::-1, ::-1])  # the same under i -> n - 1 - i
+    loaded = load_model(REVERSAL_MODELS["alibi"])
+    task = loaded.task
+    source = torch.tensor([task.encode(list("BEADFC")), task.encode(list("CFDAEB"))])
+    out = loaded.model.generate(source, 7, task.index["<s>"])[0]
+    assert torch.equal(out[0], out[1]), "the same answer for a word and its mirror image"
+    shown = runtime.shown(LENGTH, LengthSettings())
+    said = say(LENGTH_CLAIMS, "alibi_mirror", lesson_sections("length")["claim: alibi_mirror"], shown)
+    assert said is not None and shown.view.alibi_mirror < 1e-3
+    flat = " ".join(said.split())
+    assert "cannot tell an input from the same letters backwards" in flat
+    assert f"largest difference {shown.view.alibi_mirror:.0e}" in flat
