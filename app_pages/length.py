@@ -54,7 +54,7 @@ def limits(shown) -> None:
     left, right = st.columns(2, gap="large")
     if view.learned_rows is not None:
         left.markdown(text("limits", rows=view.learned_rows, last_row=view.learned_rows - 1, published=_published()))
-    said = [sentence for name in ("falls_past_band", "t5_buckets", "fail_inside")
+    said = [sentence for name in ("falls_past_band", "t5_buckets", "fail_inside", "alibi_mirror")
             if (sentence := claimed(LENGTH, name, shown))]
     if said:
         right.markdown("\n\n".join([text("beyond"), *said]))

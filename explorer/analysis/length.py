@@ -41,6 +41,7 @@ __all__ = [
     "accuracy_by_length",
     "difference_without_positions",
     "longest_length",
+    "mirror_difference",
     "sequences_right",
     "stretched_model",
     "t5_buckets_met",
@@ -176,6 +177,26 @@ def difference_without_positions(name: str, samples: int = 20) -> float:
             shipped, _ = loaded.model(source, target)
             without, _ = bare(source, target)
             largest = max(largest, float((shipped - without).abs().max()))
+    return largest
+
+
+@bounded_cache(8, max_bytes=100_000)  # a float each
+def mirror_difference(name: str, samples: int = 20) -> float:
+    """The largest |difference| between the shipped model's logits for `samples` inputs of every trained length
+    and for the same inputs backwards, teacher-forced on the same answer.  Near 0 for ALiBi here: its bias
+    −slope·|i − j| is the same both ways in the encoder and cross-attention has no positions, so the model
+    cannot tell an input from its mirror image."""
+    loaded = load_model(name)
+    task = _task(name)
+    largest = 0.0
+    low, high = trained_lengths(name)
+    with torch.no_grad():
+        for n in range(low, high + 1):
+            source = _inputs(task, n, samples)
+            target = torch.cat([torch.full((samples, 1), task.index["<s>"]), source.flip(1)], dim=1)
+            forwards, _ = loaded.model(source, target)
+            backwards, _ = loaded.model(source.flip(1), target)
+            largest = max(largest, float((forwards - backwards).abs().max()))
     return largest
 
 

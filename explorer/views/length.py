@@ -27,6 +27,7 @@ from ..analysis.length import (
     accuracy_by_length,
     difference_without_positions,
     longest_length,
+    mirror_difference,
     sequences_right,
     stretched_model,
     t5_buckets_met,
@@ -104,6 +105,8 @@ class LengthView:
     t5_buckets: types.MappingProxyType | None = None  # stack -> BucketsMet at the longest length tested
     # the raw-index model's largest logit difference from its own weights run with no encoding (None: not shipped)
     index_unseen: float | None = None
+    # the ALiBi model's largest logit difference between an input and the same input backwards (None: not shipped)
+    alibi_mirror: float | None = None
 
 
 def _attention_at(name: str, n: int) -> AttentionAt:
@@ -162,10 +165,12 @@ def length_view(settings: LengthSettings) -> LengthView:
         buckets = t5_buckets_met(t5, int(lengths[-1]))
     index = REVERSAL_MODELS.get("index")
     index_unseen = difference_without_positions(index) if index and "index" not in damaged else None
+    alibi = REVERSAL_MODELS.get("alibi")
+    alibi_mirror = mirror_difference(alibi) if alibi and "alibi" not in damaged else None
     return LengthView(_readonly(lengths), trained, types.MappingProxyType(dict(REVERSAL_MODELS)),
                       types.MappingProxyType(accuracy), types.MappingProxyType(refused), types.MappingProxyType(card),
                       rows, seen, unseen, types.MappingProxyType(damaged),
-                      None if buckets is None else types.MappingProxyType(buckets), index_unseen)
+                      None if buckets is None else types.MappingProxyType(buckets), index_unseen, alibi_mirror)
 
 
 # --- what the prose under the key figure says about it (explorer/views/claims.py) -------------------
@@ -213,6 +218,13 @@ def _fail_inside(s) -> bool:
             and view.index_unseen is not None and view.index_unseen < INDEX_UNSEEN)
 
 
+def _alibi_mirror(s) -> bool:
+    """ALiBi's model fails inside the band, and its outputs for an input and for the input backwards are the same."""
+    view = s.view
+    return ("alibi" in view.accuracy and "alibi" not in view.damaged and _inside(view, "alibi") < 0.5
+            and view.alibi_mirror is not None and view.alibi_mirror < INDEX_UNSEEN)
+
+
 def _t5_values(s) -> dict:
     met = s.view.t5_buckets
     low, high = s.view.trained
@@ -227,6 +239,9 @@ LENGTH_CLAIMS = {
     # The raw index and no encoding reverse fewer than half of the inputs inside the band, and the raw-index
     # model's logits are its own weights' with no encoding (to float rounding).
     "fail_inside": Claim(_fail_inside, lambda s: {"difference": s.view.index_unseen}),
+    # ALiBi's model reverses fewer than half inside the band, and cannot tell an input from its mirror image.
+    "alibi_mirror": Claim(_alibi_mirror, lambda s: {"difference": s.view.alibi_mirror,
+                                                    "inside": _inside(s.view, "alibi")}),
     # T5's model, at the longest length tested, looks up buckets no input of the trained lengths reached.
     "t5_buckets": Claim(lambda s: s.view.t5_buckets is not None
                         and any(m.untrained for m in s.view.t5_buckets.values()), _t5_values),

@@ -444,3 +444,53 @@ def test_length_kv_answer_says_the_scores_are_plain_attentions():
     assert "In plain attention, one layer's 4,096 × 4,096 scores over 32 heads add 2.15 GB (32-bit)" in said
     view = tiled_view(TiledSettings())
     assert view.measured_tiled[-1] < view.measured_plain[-1] / 4
+
+
+def test_length_curve_sentence_does_not_say_section_two_draws_a_runner_whatever_is_picked():
+    """'section 2 shows where one of them looks instead' was false when the sidebar picks a model that is not
+    one of them (no encoding: section 2 then draws that model). It now says to pick one in the sidebar."""
+    import dataclasses
+
+    from explorer.serve import runtime
+    from explorer.serve.lessons import LENGTH
+    from explorer.serve.prose import lesson_sections
+    from explorer.views.claims import say
+    from explorer.views.length import LENGTH_CLAIMS, LengthSettings, runners
+
+    shown = runtime.shown(LENGTH, dataclasses.replace(LengthSettings(), encoding="none"))
+    assert "none" not in runners(shown.view)
+    said = " ".join(say(LENGTH_CLAIMS, "falls_past_band", lesson_sections("length")["claim: falls_past_band"],
+                        shown).split())
+    assert "section 2 draws where one of them looks instead (pick it in the sidebar)" in said
+
+
+def test_length_says_why_alibi_fails_inside_the_band_and_shows_it():
+    """ALiBi's model reverses 18 % inside the band and the page gave no reason. Its bias is symmetric (checked:
+    reflecting the positions leaves it unchanged) and cross-attention has none, so the model writes the same
+    answer for an input and for its mirror image (checked with its own greedy decoding). A claim sentence
+    under the key figure now says so, with the largest logit difference read from the view."""
+    import numpy as np
+    import torch
+
+    from explorer.analysis.length import REVERSAL_MODELS
+    from explorer.model.positional import alibi_bias
+    from explorer.serve import runtime
+    from explorer.serve.lessons import LENGTH
+    from explorer.serve.prose import lesson_sections
+    from explorer.training.pretrained import load_model
+    from explorer.views.claims import say
+    from explorer.views.length import LENGTH_CLAIMS, LengthSettings
+
+    bias = alibi_bias(4, 9)
+    np.testing.assert_array_equal(bias, bias[:, ::-1, ::-1])  # the same under i -> n - 1 - i
+    loaded = load_model(REVERSAL_MODELS["alibi"])
+    task = loaded.task
+    source = torch.tensor([task.encode(list("BEADFC")), task.encode(list("CFDAEB"))])
+    out = loaded.model.generate(source, 7, task.index["<s>"])[0]
+    assert torch.equal(out[0], out[1]), "the same answer for a word and its mirror image"
+    shown = runtime.shown(LENGTH, LengthSettings())
+    said = say(LENGTH_CLAIMS, "alibi_mirror", lesson_sections("length")["claim: alibi_mirror"], shown)
+    assert said is not None and shown.view.alibi_mirror < 1e-3
+    flat = " ".join(said.split())
+    assert "cannot tell an input from the same letters backwards" in flat
+    assert f"largest difference {shown.view.alibi_mirror:.0e}" in flat
