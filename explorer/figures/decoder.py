@@ -268,7 +268,7 @@ def cache_figure(n_layers: int, n_source: int, position: int, new: int = 1, *, h
         y_axis = token_axis(labels, domain=(0.0, 0.8), anchor=f"x{suffix}", size=FONT_SIZE, show=i == 0)
         layout[f"yaxis{suffix}"] = {**y_axis, "tickangle": 0}
         titles.append(panel_title("with the KV cache" if cached else "without a cache", domain, 0.82, FONT_SIZE + 1))
-    kept = "kept from before (" + ("encoder output; " if n_source else "") + "keys, values)"
+    kept = "kept: " + ("encoder, " if n_source else "") + "keys, values"  # short: one line on a phone
     key = [("computed at this step", OKABE_ITO["orange"]), (kept, OKABE_ITO["sky blue"])]
     for j, (text, colour) in enumerate(key):  # a legend in words, under the titles
         titles.append({"text": f"<span style='color:{colour}'>■</span> {text}", "x": 0.25 + 0.5 * j, "y": 0.97,
