@@ -114,7 +114,7 @@ def _lost_the_diagonal(s) -> bool:
 def _diagonal(s) -> dict:
     unseen, high = s.view.unseen, s.view.trained[1]
     n, old = unseen.length, _old_rows(s)
-    rows = "" if not old else (f"; rows {old[0]} to {old[-1]}, meeting only trained positions, put "
+    rows = "" if not old else (f"; rows {old[0]}–{old[-1]}, all of whose positions were trained, put "
                                f"{np.mean([unseen.weights[i, n - 1 - i] for i in old]):.0%} on their letter")
     return {"on_target": unseen.on_target, "even": 1 / n, "n": n, "seen": s.view.seen.on_target,
             "seen_n": s.view.seen.length, "reach": _reach(s), "high": high, "rows": rows}

@@ -124,10 +124,10 @@ def test_length_step_two_says_where_the_rows_look_not_that_new_positions_are_the
     w, n = shown.view.unseen.weights, shown.view.unseen.length
     assert n == 15
     reach = int(w[:n].argmax(1).max())
-    assert reach == 9 and f"past position {reach}, the last input position trained" in said
+    assert reach == 9 and f"past position {reach}, the last trained" in said
     old = [i for i in range(n) if i < 10 and n - 1 - i < 10]
     assert old == [5, 6, 7, 8, 9]
-    assert f"rows 5 to 9, meeting only trained positions, put {np.mean([w[i, n - 1 - i] for i in old]):.0%}" in said
+    assert f"rows 5–9, all of whose positions were trained, put {np.mean([w[i, n - 1 - i] for i in old]):.0%}" in said
     assert "never learned to read" not in said
     assert "never learned what to do" not in lesson_sections("length")["claim: falls_past_band"]
 
