@@ -83,7 +83,7 @@ def test_the_race_step_points_where_the_steps_are_written():
 def test_length_counts_the_new_positions_as_the_grid_labels_them():
     step = next(s for s in load_steps("length") if s.settings.get("n") == 15 and s.section == "attention")
     text = answer("length", step)
-    assert "No row looks hardest past position 9" in text and "rows 5 to 9" in text, text
+    assert "No row looks hardest past position 9" in text and "rows 5–9" in text, text
     at = page_test("app_pages/length.py", {"n": "15"}).run()
     labels = [f for f in np.ravel([c.proto.spec for c in at.get("plotly_chart")]) if '"14:' in f]
     assert labels, "the 15-letter grid labels its last input position 14"
