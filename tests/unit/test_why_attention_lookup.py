@@ -120,7 +120,10 @@ def test_the_note_reads_the_ablation_from_the_model_not_the_card(monkeypatch):
 
 
 def test_step_1_says_the_head_it_shows_was_nudged_only_where_the_card_says_so(monkeypatch):
-    assert "It was nudged there in training (see beside the grid)." in answer("it_reads_referent")
+    said = answer("it_reads_referent")
+    left = accuracy_without(IT_MODEL, 1, 0)  # layer 2 head 1, from 0, silenced: computed from the model
+    assert f"An extra loss nudged it there for the first 600 training steps; silenced, it leaves the model " \
+           f"{left:.1%} accurate." in said and f"{left:.1%}" == "94.9%"
     other = answer("it_reads_referent", head=3)  # layer 2 head 3 also reads the referent, unaided
     assert other is not None and "nudged" not in other
     monkeypatch.setattr(attention_steps, "attention_hint", lambda choice: None)  # a card without a hint
