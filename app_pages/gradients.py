@@ -5,10 +5,11 @@ import streamlit as st
 
 from explorer.figures.common import frame_csv, subscript
 from explorer.serve import altair_chart, download_csv, plotly_chart
-from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.adapter import Section, measured_box, serve_lesson
 from explorer.serve.lessons import GRADIENT_DEPENDENCY, GRADIENT_RECALL, GRADIENTS
 from explorer.serve.text import counted
 from explorer.views.gradient_lesson import DEPENDENCY_WIDTH, KIND_LABELS, dependency_numbers, loop_dependence, try_gains
+from explorer.views.gradient_limits import attention_limits_box
 from explorer.views.gradient_reading import (
     attention_line,
     dependency_weights,
@@ -113,6 +114,7 @@ def path_length(shown) -> None:
     *path length* column: O(T) for the loop, O(1) for attention.
     """
         )
+    measured_box(attention_limits_box(T, shown.settings.width))
 
 
 def dependency(shown) -> None:
