@@ -38,8 +38,8 @@ def attention_limits_box(T: int, width: int) -> Measured:
         finding = (
             "Within one layer the path is one step, as the notes say, and the values keep their gradient "
             f"({last['values']:.2g} with the scores × {SCORE_SCALES[-1]}). But the gradient reaching the scores, "
-            f"which decide where to look, falls from {_number(peak['scores'])} to {_number(last['scores'])} once the softmax "
-            f"saturates (largest weight {last['top']:.3f}): the reason Vaswani et al. (2017, §3.2.1) give for "
+            f"which decide where to look, falls from {_number(peak['scores'])} to {_number(last['scores'])} once the "
+            f"softmax saturates (largest weight {last['top']:.3f}): the reason Vaswani et al. (2017, §3.2.1) give for "
             f"dividing the scores by √d. And a stack multiplies one Jacobian per layer, as the loop does per step: "
             f"{STACK_LAYERS} layers without residuals lose {lost:.1f} orders of magnitude (the depth lesson). One "
             "step within a layer does not make the gradient safe; residuals and LayerNorm do much of that work.")
