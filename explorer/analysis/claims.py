@@ -10,8 +10,8 @@ source), so a page can show the number beside the sentence instead of asserting 
                                      every projection after it
     convolution_steps                a convolution layer computes all positions at once (one step); what
                                      grows with T is the path: ⌈(T−1)/(k−1)⌉ layers to connect the ends
-    self_match_wins                  q = k_j wins the dot-product lookup for every j only when the keys
-                                     have equal length
+    self_match_wins                  does q = k_j win the dot-product lookup for every j? Keys of equal
+                                     length guarantee it; unequal ones may still (the lecture's do)
     PUBLISHED_LENGTHS                maximum lengths as the papers give them
 """
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Claim", "fill", "listed", "power_of_ten", "say", "typed_numbers"]
+__all__ = ["Claim", "fill", "listed", "power_of_ten", "say", "scientific", "typed_numbers"]
 
 FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
 _COUNTED = re.compile(FIELD.pattern + r"( [^{}()\n]{1,30}?)\(s\)")  # a field, then a noun in the plural with "(s)"
@@ -94,6 +94,14 @@ def listed(items) -> str:
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(x: float) -> str:
+    """0.26 as it is, and below 0.01 two digits and a power of ten, 1.1×10⁻⁵ (not Python's 1.1e-05)."""
+    if x >= 0.01 or x == 0:
+        return f"{x:.2g}"
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa}×10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def power_of_ten(x: float) -> str:

@@ -59,3 +59,9 @@ def test_the_page_shows_the_box_beside_the_path_lengths():
     assert any("Can attention's gradient vanish?" in e.label for e in at.expander)
     text = " ".join(m.value for m in at.markdown)
     assert "once the softmax saturates" in text
+
+
+def test_small_numbers_read_as_powers_of_ten():
+    from explorer.views.claims import scientific
+
+    assert [scientific(x) for x in (0.26, 1.1e-05, 3.4e-14, 0.0)] == ["0.26", "1.1×10⁻⁵", "3.4×10⁻¹⁴", "0"]
