@@ -76,8 +76,7 @@ def quoted_numbers(title: str, snapshots) -> list[str]:
     start, anti = anti_diagonal(first.attention)[:, 0], anti_diagonal(last.attention)[:, 0]
     if title == "Watch the anti-diagonal form":
         return [f"passes 90 % at step {reached}", f"ends at {100 * last.accuracy:.1f} %",
-                f"from {start[1]:.2f} to {anti[1]:.2f}", f"from {start[0]:.2f} to {anti[0]:.2f}",
-                f"averages {last.attention[-1].max(-1).mean():.2f}"]
+                f"from {start[1]:.2f} to {anti[1]:.2f}", f"(layer 1's: {start[0]:.2f} to {anti[0]:.2f})"]
     if title == "Take the positions away":
         return [f"{100 * last.accuracy:.1f} % after {last.step} steps", f"ends at {last.loss:.2f}",
                 f"layer 2 puts {anti[1]:.2f}", "1/6"]
