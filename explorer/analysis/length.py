@@ -168,16 +168,8 @@ def difference_without_positions(name: str, samples: int = 20) -> float:
     config = loaded.model.config.to_dict()
     bare = with_weights(lambda: build_model("transformer", task, {**config, "encoding": "none"}),
                         loaded.model.state_dict()).eval()
-    largest = 0.0
-    low, high = trained_lengths(name)
-    with torch.no_grad():
-        for n in range(low, high + 1):
-            source = _inputs(task, n, samples)
-            target = torch.cat([torch.full((samples, 1), task.index["<s>"]), source.flip(1)], dim=1)
-            shipped, _ = loaded.model(source, target)
-            without, _ = bare(source, target)
-            largest = max(largest, float((shipped - without).abs().max()))
-    return largest
+    return _largest_difference(name, samples, lambda source, target: (loaded.model(source, target)[0],
+                                                                      bare(source, target)[0]))
 
 
 @bounded_cache(8, max_bytes=100_000)  # a float each
@@ -186,7 +178,14 @@ def mirror_difference(name: str, samples: int = 20) -> float:
     and for the same inputs backwards, teacher-forced on the same answer.  Near 0 for ALiBi here: its bias
     −slope·|i − j| is the same both ways in the encoder and cross-attention has no positions, so the model
     cannot tell an input from its mirror image."""
-    loaded = load_model(name)
+    model = load_model(name).model
+    return _largest_difference(name, samples, lambda source, target: (model(source, target)[0],
+                                                                      model(source.flip(1), target)[0]))
+
+
+def _largest_difference(name: str, samples: int, pair) -> float:
+    """The largest |a − b| over `samples` inputs of every length `name` was trained on, teacher-forced on
+    the reversed input, where (a, b) = pair(source, target) are two logit tensors."""
     task = _task(name)
     largest = 0.0
     low, high = trained_lengths(name)
@@ -194,9 +193,8 @@ def mirror_difference(name: str, samples: int = 20) -> float:
         for n in range(low, high + 1):
             source = _inputs(task, n, samples)
             target = torch.cat([torch.full((samples, 1), task.index["<s>"]), source.flip(1)], dim=1)
-            forwards, _ = loaded.model(source, target)
-            backwards, _ = loaded.model(source.flip(1), target)
-            largest = max(largest, float((forwards - backwards).abs().max()))
+            first, second = pair(source, target)
+            largest = max(largest, float((first - second).abs().max()))
     return largest
 
 
