@@ -18,6 +18,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..model.building import seeded
+
 __all__ = ["norm_batch_dependence", "notes_residual_block"]
 
 
@@ -99,8 +101,9 @@ def notes_residual_block(input_dim: int, hidden_dim: int, *, n: int = 256, seed:
     {"runs": bool, "error": str, "passed": float | None, "add_passed": float}."""
     generator = torch.Generator().manual_seed(seed)
     x = torch.randn(n, input_dim, generator=generator)
-    block = _NotesBlock(input_dim, hidden_dim)
-    sublayer = nn.Linear(input_dim, input_dim)
+    with seeded(seed):  # their draws are zeroed below; built on a generator of their own all the same
+        block = _NotesBlock(input_dim, hidden_dim)
+        sublayer = nn.Linear(input_dim, input_dim)
     with torch.no_grad():
         for module in (block, sublayer):
             for parameter in module.parameters():
