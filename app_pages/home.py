@@ -2,8 +2,8 @@
 
 import streamlit as st
 
+from explorer.lessons import LESSONS
 from explorer.serve import UrlControls
-from explorer.serve.catalog import LESSONS
 from explorer.serve.present import present_setting, style_page
 
 style_page()

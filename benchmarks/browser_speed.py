@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from tests.support.server import ROOT, streamlit_server
 from tests.support.wsclient import Session
 

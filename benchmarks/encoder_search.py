@@ -29,9 +29,9 @@ import time
 import torch
 
 from explorer.analysis import encoders as encoder_analysis
+from explorer.lessons.encoders.view import SearchSettings, search_view
 from explorer.training import minilm
 from explorer.training.sentences import load_corpus
-from explorer.views.encoders import SearchSettings, search_view
 
 QUERIES = ("How do I keep my plants alive?", "Is it going to rain tomorrow?", "The striker scored in the final minute.",
            "My laptop will not turn on.", "Where can I buy cheap train tickets?", "A song stuck in my head all day.",

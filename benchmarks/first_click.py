@@ -17,7 +17,7 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from tests.support.server import streamlit_server
 
 CHROMIUM = "/usr/bin/chromium"

@@ -37,25 +37,29 @@ BEFORE = "d0248c6"
 
 # page script → the link of its largest (most expensive) settings
 PAGES = {
-    "gradients": ("app_pages/gradients.py", {"T": "512", "width": "64", "init": "orthogonal", "gain": "3.0",
+    "gradients": ("explorer/lessons/gradients/gradients.py",
+                           {"T": "512", "width": "64", "init": "orthogonal", "gain": "3.0",
                                              "bptt": "full", "seeds": "5", "dep_T": "64", "dep_kind": "lstm"}),
     # The same, as a user changing a setting finds it: the recall models' evaluation, done once per process
     # (by the warm-up thread at start), is kept.
-    "gradients, setting": ("app_pages/gradients.py", {"T": "512", "width": "64", "init": "orthogonal", "gain": "3.0",
+    "gradients, setting": ("explorer/lessons/gradients/gradients.py",
+                           {"T": "512", "width": "64", "init": "orthogonal", "gain": "3.0",
                                                       "bptt": "full", "seeds": "5", "dep_T": "64", "dep_kind": "lstm"}),
-    "depth": ("app_pages/depth.py", {"layers": "24", "width": "64", "T": "32", "seeds": "5"}),
-    "cost": ("app_pages/cost.py", {"T": "4096", "d": "64", "layers": "24", "time_T": "4096"}),
-    "attention": ("app_pages/attention.py", {"task": "reverse", "weights": "random", "heads": "8", "layers": "4",
+    "depth": ("explorer/lessons/depth/depth.py", {"layers": "24", "width": "64", "T": "32", "seeds": "5"}),
+    "cost": ("explorer/lessons/cost/cost.py", {"T": "4096", "d": "64", "layers": "24", "time_T": "4096"}),
+    "attention": ("explorer/lessons/attention/attention.py",
+                  {"task": "reverse", "weights": "random", "heads": "8", "layers": "4",
                                              "compare": "the other weights"}),
-    "positions": ("app_pages/positions.py", {"kind": "MiniLM", "positions": "512", "d_model": "384"}),
-    "decoder": ("app_pages/decoder.py", {"task": "induction", "arch_d": "1024", "arch_layers": "12",
+    "positions": ("explorer/lessons/positions/positions.py", {"kind": "MiniLM", "positions": "512", "d_model": "384"}),
+    "decoder": ("explorer/lessons/decoder/decoder.py", {"task": "induction", "arch_d": "1024", "arch_layers": "12",
                                          "arch_vocab": "50000"}),
-    "real": ("app_pages/real.py", {}),
-    "lookup": ("app_pages/lookup.py", {"scale": "true", "temperature": "10.0"}),
+    "real": ("explorer/lessons/real/real.py", {}),
+    "lookup": ("explorer/lessons/lookup/lookup.py", {"scale": "true", "temperature": "10.0"}),
 }
 
 
-KEEP = {"gradients, setting": {"explorer.views.gradients.recall_accuracy"}}  # caches a page's measured rerun keeps
+# caches a page's measured rerun keeps
+KEEP = {"gradients, setting": {"explorer.lessons.gradients.measures.recall_accuracy"}}
 
 
 def _clear_view_caches(keep: set[str] = frozenset()) -> None:

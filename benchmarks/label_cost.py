@@ -67,7 +67,7 @@ def per_panel(spec: dict, n_heads: int, n_keys: int) -> dict:
     """The grid as it was drawn before each layer's row became one heatmap: a heatmap (and a grey mask
     heatmap) per panel, each panel with its own pair of axes, its own key-token ticks and the row's
     query-token ticks on the first panel only.  The same cells, colours, labels and selected frame."""
-    from explorer.figures.attention import head_gap
+    from explorer.lessons.attention.figures import head_gap
 
     stride = n_keys + head_gap(n_heads, n_keys)
     width = n_heads * stride - (stride - n_keys)
@@ -118,8 +118,8 @@ def per_panel(spec: dict, n_heads: int, n_keys: int) -> dict:
 def figures() -> dict[str, tuple[str, dict]]:
     """name → (page title, Plotly spec as sent)."""
     from explorer.figures.common import FONT_SIZE, frozen, token_axis
+    from explorer.lessons.attention.spec import ATTENTION
     from explorer.serve import runtime
-    from explorer.serve.lessons import ATTENTION
 
     floor = _floor()  # plotly_draw's: browser_speed's floor heatmap, as JSON
     shown = runtime.shown(ATTENTION, ATTENTION.settings())

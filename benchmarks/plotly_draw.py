@@ -49,8 +49,9 @@ def _floor() -> dict:
 def lesson_figures() -> dict[str, dict[str, dict]]:
     """{lesson.figure: {"sent": spec as sent, "automargin": spec as built}} of every lesson's default view."""
     from explorer.figures.common import frozen
+    from explorer.lessons import specs
     from explorer.serve import runtime
-    from explorer.serve.lessons import LESSONS
+    LESSONS = specs()
 
     found = {}
     for lesson in LESSONS:

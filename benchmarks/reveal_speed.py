@@ -23,7 +23,7 @@ import statistics
 import time
 from pathlib import Path
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from explorer.serve.steps import load_steps
 from tests.support.claims import answer
 from tests.support.server import ROOT, streamlit_server

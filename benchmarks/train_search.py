@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from explorer.lessons.train.claims import anti_diagonal
 from explorer.training.live import LiveSettings, run_settings
-from explorer.views.train_steps import anti_diagonal
 
 CONFIGS: dict[str, dict] = {
     "h2l2": {},  # the lesson's old default: 2 heads × 2 layers, d 32, lr 5e-3, 800 steps
@@ -65,7 +65,7 @@ def measure(name: str, seed: int) -> dict:
 def run_default(seeds: tuple[int, ...] = (0, 1, 2)) -> dict:
     """Phase `train-default`: the live-training lesson's default run (TrainSettings().job, one torch
     thread), one run per seed, one at a time."""
-    from explorer.views.train import TrainSettings
+    from explorer.lessons.train.view import TrainSettings
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -3,13 +3,14 @@
     model      attention, positional encodings, the transformer, recurrent networks
     training   tasks, the shipped models (loading, cards, evaluation), the training command
     analysis   lookup, gradients, back-propagation through time, dependency, depth, cost, timing
-    views      what each lesson page shows, computed and cached, read-only (no Streamlit)
+    kit        what a lesson declares itself with: LessonSpec, settings as controls, claims (no Streamlit)
     figures    Plotly/Altair builders: handed arrays, they return figures (import no other layer)
-    serve      the lesson runtime and the only Streamlit code: lessons declared and served, URL-bound
-               controls, presentation mode, lesson steps, downloads, the page catalog
+    serve      the lesson runtime and its Streamlit adapter (each lesson's page script uses it): URL-bound
+               controls, presentation mode, lesson steps, downloads, the page catalog (home + the registry)
+    lessons    one folder per lesson (its settings, views, claims, figures, page, prose and steps),
+               found by the registry explorer/lessons/__init__.py; no lesson imports another
     caching    the one cache mechanism, for every layer (the runtime lists and budgets the caches)
-
-model ← training ← analysis ← views; tests/system/test_layers.py keeps it so.
+model ← training ← analysis ← kit ← lessons; tests/system/test_layers.py keeps it so.
 
 The names below are the public API for notebook users (see the README, "Use it from Python").  They
 are imported on first use (PEP 562), so that `explorer.serve` loads without torch: the app's home page

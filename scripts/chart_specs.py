@@ -25,15 +25,15 @@ sys.path.insert(0, str(ROOT))
 # page script -> list of query-parameter sets: the defaults and two other settings.
 VIEWS: dict[str, list[dict[str, str]]] = {
     "app.py": [{}],  # the home page, run through the navigation its links need
-    "app_pages/lookup.py": [{}, {"scale": "true", "temperature": "2.5"}, {"q1": "-1.5", "q2": "2.0"}],
-    "app_pages/attention.py": [{}, {"task": "sort", "mask": "none", "heads": "4"},
+    "explorer/lessons/lookup/lookup.py": [{}, {"scale": "true", "temperature": "2.5"}, {"q1": "-1.5", "q2": "2.0"}],
+    "explorer/lessons/attention/attention.py": [{}, {"task": "sort", "mask": "none", "heads": "4"},
                                {"task": "coreference", "layer": "1", "head": "3", "compare": "the other weights"}],
-    "app_pages/positions.py": [{}, {"kind": "learned", "positions": "20", "d_model": "16"},
+    "explorer/lessons/positions/positions.py": [{}, {"kind": "learned", "positions": "20", "d_model": "16"},
                                {"scheme": "ALiBi", "att_block": "encoder"}],
-    "app_pages/gradients.py": [{}, {"T": "128", "width": "16", "init": "orthogonal", "gain": "1.5"},
+    "explorer/lessons/gradients/gradients.py": [{}, {"T": "128", "width": "16", "init": "orthogonal", "gain": "1.5"},
                                {"bptt": "16", "seeds": "2", "dep_kind": "lstm"}],
-    "app_pages/depth.py": [{}, {"layers": "6", "width": "16"}, {"T": "32", "seeds": "2"}],
-    "app_pages/cost.py": [{}, {"T": "64", "k": "5", "layers": "6"}, {"T": "2048", "time_T": "512"}],
+    "explorer/lessons/depth/depth.py": [{}, {"layers": "6", "width": "16"}, {"T": "32", "seeds": "2"}],
+    "explorer/lessons/cost/cost.py": [{}, {"T": "64", "k": "5", "layers": "6"}, {"T": "2048", "time_T": "512"}],
 }
 
 

@@ -1,5 +1,5 @@
 """What "Add & Norm" computes, measured on torch's own modules beside the claims the lecture notes make
-about it (the depth lesson's "Claims, measured" boxes, explorer/views/depth.py).
+about it (the depth lesson's "Claims, measured" boxes, explorer/lessons/depth/view.py).
 
 `norm_batch_dependence` asks how much one sentence's normalised activations move when nothing about that
 sentence changes: the other sentences of its batch are replaced, they are padded, or the model switches

@@ -1,7 +1,7 @@
 """Where attention's gradient can still shrink, although its path from any input is one step: a softmax
 that saturates passes almost nothing back to the scores that decide where to look, and a stack of
 layers multiplies one Jacobian per layer again.  Measured for the gradients lesson's "Claims, measured"
-box (explorer/views/gradient_limits.py), against the lecture notes' "gradients within a layer … can't
+box (explorer/lessons/gradients/limits.py), against the lecture notes' "gradients within a layer … can't
 vanish or explode".  Pure torch, float64, seeded with its own generators.
 """
 

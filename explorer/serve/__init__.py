@@ -3,7 +3,6 @@ view, figures, named sections); this package owns what serving it takes — the 
 lesson's settings, the figures made once per setting, the warm-up of every lesson's default view,
 and the adapter to Streamlit.
 
-    lessons.py   every lesson's declaration (`LessonSpec`) and the catalogue of them (`LESSONS`)
     runtime.py   the one cache, the budget of every cache, and the warm-up (no Streamlit)
     adapter.py   `serve_lesson`: a page script declares its sections; this draws them
     opening.py   a lesson opened in a browser: its key figure first, its controls a run later
@@ -18,11 +17,13 @@ and the adapter to Streamlit.
     present.py   presentation mode (?present=1) and Plotly charts drawn for it
     steps.py, prose.py, text.py   lesson steps and lesson text, kept as files beside the pages
     chart_code.py  the charts' code fetched where no chart is shown yet (the home page, a step's question)
-    catalog.py   the app's pages;  client.py  the visitor's address
+    catalog.py   the app's pages: home, then the lessons the registry finds (explorer/lessons);
+    client.py    the visitor's address
     internals.py every use of Streamlit's non-public modules (tests/unit/test_streamlit_internals.py)
 
 Every cache of the library is made by explorer/caching.py; runtime.py lists, budgets and clears them.
-Every lesson page (app_pages/, all but home.py) is one call to `serve_lesson`.
+Every lesson page (explorer/lessons/<name>/<name>.py) is one call to `serve_lesson`; this package names no
+lesson: it reaches them through the registry (explorer.lessons.LESSONS, specs()).
 
 The names below are what a page script uses besides `serve_lesson`.  They load without torch, so
 the home page renders before torch is imported.

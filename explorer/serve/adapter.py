@@ -3,7 +3,7 @@
     serve_lesson(DEPTH, title="…", lead="…", sidebar="Stack",
                  sections=[Section("gradient", key_figure), Section("details", details)])
 
-It makes the lesson's controls from its settings dataclass (explorer.views.settings: URL-bound,
+It makes the lesson's controls from its settings dataclass (explorer.kit.settings: URL-bound,
 each bad link value noted with the default shown), its lesson steps, and the view and figures
 through the runtime's one cache (figures converted to what Streamlit sends once per setting); then
 it draws the sections in order.  The first is the key figure, drawn in the page's run; the others
@@ -16,7 +16,7 @@ the top of the section, which is a fragment (moving them redraws that section al
 is cached by those settings.  Fields of the part's settings that have no control take the value of
 the main settings' field of the same name.  A section with a `title` is anchored by its name; a
 lesson step about it says, under the key figure, that its figure is further down (with the link).
-A control marked `main` (explorer.views.settings) is drawn in a row above the key figure instead
+A control marked `main` (explorer.kit.settings) is drawn in a row above the key figure instead
 of the sidebar (under the section a revealed step is about, when that section is drawn first).  A
 control drawn by the page itself (a preset picker with a text box) is passed in `custom`:
 {field name: make(controls, where, settings_so_far)}.
@@ -54,15 +54,17 @@ import altair as alt
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.kit.claims import say
+from explorer.kit.settings import controls_of, so_far
+
 from ..figures.common import frozen
-from ..views.claims import say
-from ..views.settings import controls_of, so_far
+from ..kit.spec import LessonSpec
+from ..lessons import specs
 from . import runtime
 from .chart_code import load_chart_code
 from .controls import NOWHERE, vega_lite_spec
 from .first_chart import until_first_chart
 from .later import below_the_fold, drawn_anew, head_start, note_figures_appear
-from .lessons import LESSONS, LessonSpec
 from .live import serve_live
 from .opening import page_after_opening, staged_opening
 from .page import lesson_page, next_lesson, page_settings, serve_heavy_work
@@ -133,13 +135,13 @@ def sendable(figures):
 
 
 def claimed(lesson: LessonSpec, name: str, shown: runtime.Shown) -> str | None:
-    """The sentence of claim `name` (the section "claim: name" of the lesson's app_pages/lessons/<page>.md)
+    """The sentence of claim `name` (the section "claim: name" of the lesson's explorer/lessons/<page>/prose.md)
     with its numbers read from what is shown; None where the claim does not hold for it."""
     return say(lesson.claims, name, lesson_sections(lesson.page)[f"claim: {name}"], shown)
 
 
 def measured_box(box) -> None:
-    """A "Claims, measured" box (explorer/views/measured.py): folded, titled with its question; inside,
+    """A "Claims, measured" box (explorer/kit/measured.py): folded, titled with its question; inside,
     what the notes say, the measurement as a table and the finding read from it."""
     with st.expander(f":material/science: Claims, measured: {box.title}"):
         st.markdown(f"**The notes:** {box.notes_say}")
@@ -150,8 +152,9 @@ def measured_box(box) -> None:
 def warm_lessons() -> dict[str, float]:
     """Every lesson's default view and figures, then every lesson step's, as the pages will ask for
     them (the server's warm-up: explorer/serve/startup.py)."""
-    pages = {lesson.page for lesson in LESSONS}
-    return runtime.warm(sendable, LESSONS, {page: [step.settings for step in load_steps(page)] for page in pages})
+    lessons = specs()
+    pages = {lesson.page for lesson in lessons}
+    return runtime.warm(sendable, lessons, {page: [step.settings for step in load_steps(page)] for page in pages})
 
 
 def _widget(name: str, control, default, controls, where, values: dict, custom: Custom):
@@ -204,7 +207,7 @@ def _shown(lesson: LessonSpec, settings, working: Callable[[object], str] | None
 
 
 def make_settings(settings_type: type, controls, places, custom: Custom = NOTHING, given: Mapping = NOTHING):
-    """The settings from their controls, in field order (see explorer.views.settings): `places` is
+    """The settings from their controls, in field order (see explorer.kit.settings): `places` is
     where each control goes (one container for all, a list of one per control, a mapping of field
     names to containers with None for the rest, or a function of the field's name and the settings so far)."""
     values, made, heading = dict(given), 0, None

@@ -17,7 +17,7 @@ the finished run's moment; until then it says it waits for the run (the prose's 
 At every moment the lesson's own `at(view, run, index)` gives its view and the section draws it;
 the figures of a moment are made once for every session at the same point of the same run
 (runtime.shown_at).  The notes (queue full, client busy, the run gone) are sections of the lesson's
-prose, app_pages/lessons/<page>.md.  Session state: `_<page>_watch` (the job watched and when the
+prose, explorer/lessons/<page>/prose.md.  Session state: `_<page>_watch` (the job watched and when the
 session pressed start), `_<page>_scrub` (the scrubber), `_<page>_note` (a note for the next run).
 """
 

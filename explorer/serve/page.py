@@ -8,7 +8,8 @@ import uuid
 import streamlit as st
 
 from .. import pieces
-from .catalog import LESSONS, PAGES
+from ..lessons import LESSONS
+from .catalog import HOME
 from .controls import NOWHERE, UrlControls
 from .internals import StreamlitPageNotFoundError, yield_point
 from .pool import POOL, Requester
@@ -76,7 +77,7 @@ def page_settings(controls: UrlControls, where=st.sidebar) -> None:
 def next_lesson(page: str) -> None:
     """A link to the lesson after this one (the home page after the last)."""
     index = next(i for i, p in enumerate(LESSONS) if p.url_path == page)
-    following = LESSONS[index + 1] if index + 1 < len(LESSONS) else PAGES[0]
+    following = LESSONS[index + 1] if index + 1 < len(LESSONS) else HOME
     st.divider()
     label = f"Next lesson: {following.title}" if following.url_path else "Back to the start"
     try:

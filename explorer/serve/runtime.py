@@ -31,11 +31,13 @@ import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from explorer.kit.settings import check, from_link
+
 from .. import caching
 from ..caching import bounded_cache
+from ..kit.spec import LessonSpec
+from ..lessons import specs
 from ..pieces import run_pieces_with
-from ..views.settings import check, from_link
-from .lessons import LESSONS, LessonSpec
 from .pool import POOL, Requester
 
 __all__ = ["RESULT_BUDGET", "Shown", "at_step", "caches", "clear", "given_by", "ready", "shown", "shown_at", "warm"]
@@ -113,13 +115,14 @@ def given_by(lesson: LessonSpec, page_settings) -> dict:
             if "control" not in f.metadata and hasattr(page_settings, f.name)}
 
 
-def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] = LESSONS,
+def warm(prepare: Callable = _identity, lessons: tuple[LessonSpec, ...] | None = None,
          steps: Mapping[str, Sequence[Mapping[str, object]]] | None = None) -> dict[str, float]:
     """Every lesson's default view and figures, computed now (through the work pool, as one more
     session): first every page's own (its key figure's, which a page opened in a browser draws
     first), then its sections' (`section`: further down the page), then every step's (`steps`: each
     page's steps' values); the seconds each lesson's defaults took, and "steps of <page>" for each
     page's steps.  A failure is left for the page to report."""
+    lessons = specs() if lessons is None else lessons
     seconds = {}
     with run_pieces_with(POOL.runner(Requester("server warm-up"))):
         for lesson in sorted(lessons, key=lambda lesson: lesson.section is not None):  # stable: pages first

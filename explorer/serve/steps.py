@@ -1,6 +1,6 @@
 """Lesson steps: a lecturer clicks through a page's short sequence of views — predict, then reveal.
 
-Each lesson page has its steps as data beside its prose (`<page>.md`), in `app_pages/lessons/<page>.toml`:
+Each lesson has its steps as data beside its prose (`prose.md`), in `explorer/lessons/<page>/lesson.toml`:
 
     [[steps]]
     title = "Where does “it” look?"
@@ -8,7 +8,7 @@ Each lesson page has its steps as data beside its prose (`<page>.md`), in `app_p
     predict = "Which noun will the word “it” attend to most?"  # asked before the figure shows
     reveal = "It picks the animal when the adjective describes an agent…"  # shown with the figure
     section = "forcing"  # optional: the page section whose figure the step is about (default: the key figure)
-    claim = "picks_noun"  # optional: the claim (explorer/views/claims.py) that makes the answer true
+    claim = "picks_noun"  # optional: the claim (explorer/kit/claims.py) that makes the answer true
 
 A step about a section has that section drawn first, under the step bar, so the answer and the
 figure it is about share the first screen.  The answer stands where the question stood.  With a
@@ -30,12 +30,12 @@ from pathlib import Path
 import streamlit as st
 
 from ..caching import loaded
-from ..views.claims import Claim, say
+from ..kit.claims import Claim, say
+from ..lessons import FOLDER as STEP_DIR
 from .text import escape_markdown
 
 __all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps", "step_heading"]
 
-STEP_DIR = Path(__file__).resolve().parents[2] / "app_pages" / "lessons"
 STEP_KEY = "step"
 _APPLIED = "_lesson_applied"  # session-state key: the (page, step) whose settings were last applied
 _REVEALED = "_lesson_revealed"  # session-state key: (page, step) pairs revealed in this session
@@ -57,7 +57,7 @@ class Step:
 def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
     """The steps of a page (its url_path), checked: every step has a title, a question to predict,
     what to reveal, and a table of settings.  A page without a file has no steps."""
-    path = directory / f"{page}.toml"
+    path = directory / page / "lesson.toml"
     if not path.exists():
         return ()
     data = tomllib.loads(path.read_text())
@@ -65,7 +65,7 @@ def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
     for number, raw in enumerate(data.get("steps", []), start=1):
         missing = [field for field in ("title", "predict", "reveal") if not str(raw.get(field, "")).strip()]
         if missing or not isinstance(raw.get("settings", {}), dict):
-            raise ValueError(f"{path.name}, step {number}: needs {', '.join(missing) or 'a settings table'}")
+            raise ValueError(f"{page}/{path.name}, step {number}: needs {', '.join(missing) or 'a settings table'}")
         steps.append(Step(raw["title"].strip(), raw["predict"].strip(), raw["reveal"].strip(),
                           dict(raw.get("settings", {})), str(raw.get("section", "")).strip(),
                           str(raw.get("claim", "")).strip()))

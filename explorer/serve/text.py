@@ -36,5 +36,5 @@ def quoted(text: object, limit: int = 40) -> str:
 
 def counted(n: int, noun: str) -> str:
     """ "1 seed", "3 seeds": a count with its noun, for a sentence built in a page (lesson text writes
-    "{n} seed(s)", and explorer.views.claims.fill does the same)."""
+    "{n} seed(s)", and explorer.kit.claims.fill does the same)."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,6 +1,6 @@
 """Controls of the lesson runtime (explorer/serve/adapter.py) beyond one Streamlit widget per field:
 a text with named presets, a number with a button that moves it on, and a part's controls in rows.
-See explorer.views.settings."""
+See explorer.kit.settings."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from ..views.settings import controls_of
+from explorer.kit.settings import controls_of
+
 from .controls import OWN_TEXT
 from .text import escape_markdown
 

@@ -49,9 +49,12 @@ __all__ = [
     "MiniLM",
     "MiniLMError",
     "bert_config",
+    "checked_text",
     "load_minilm",
     "minilm_dir",
+    "minilm_positions",
     "parameter_names",
+    "unreadable",
 ]
 
 MODEL_DIR = PRETRAINED_DIR / "all-MiniLM-L6-v2"
@@ -325,3 +328,41 @@ def load_minilm(model_dir: Path | str | None = None) -> MiniLM:
     (nothing is cached then, so restored files are picked up on the next call)."""
     # Two sessions opening the page at once load it once: the second waits for the first's load.
     return _load(Path(model_dir) if model_dir is not None else minilm_dir())
+
+
+@loaded(1)
+def minilm_positions() -> tuple[np.ndarray, float]:
+    """The learned position table (512, 384) as a read-only float64 copy, and the 99th percentile of
+    its |values|: a few dimensions reach 1.9 while 99 % of the values are within ±0.065, so a colour
+    scale has to stop there to show anything."""
+    table = np.array(load_minilm().position_table(), dtype=np.float64)
+    table.setflags(write=False)
+    return table, float(np.percentile(np.abs(table), 99))
+
+
+def unreadable(text: str, *, latin: bool = True) -> str | None:
+    """Why MiniLM cannot read `text` as words (None if it can): it needs at least one word piece made of
+    Latin letters or digits (the model was trained on English text); with `latin` False, of letters or
+    digits of any script (its attention to them is still worth seeing)."""
+    if not text.strip():
+        return "is empty"
+    pieces = load_minilm().encode(text, SENTENCE_TOKENS).tokens[1:-1]
+    if not pieces:
+        return "has nothing the model reads (only spaces or invisible characters)"
+    if any(p != "[UNK]" and any((c.isascii() or not latin) and c.isalnum() for c in p.lstrip("#")) for p in pieces):
+        return None
+    if all(p == "[UNK]" for p in pieces):
+        return "is made only of characters the model has no word pieces for (emoji, symbols, some scripts): " \
+               "it would read [UNK] alone"
+    if not any(any(c.isalpha() for c in p) for p in pieces if p != "[UNK]"):
+        return "has only punctuation or symbols: no words to read"
+    return "has no word in the Latin alphabet: MiniLM was trained on English text, so its vectors for " \
+           "other scripts mean little"
+
+
+def checked_text(text: str, default: str, what: str, *, latin: bool = True) -> tuple[str, tuple[str, ...]]:
+    """The text to use (`default` where `unreadable`) and the messages about it."""
+    reason = unreadable(text, latin=latin)
+    if reason is None:
+        return text, ()
+    return default, (f"The {what} {reason}. Showing the default instead: “{default}”",)

@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from explorer.serve.catalog import LESSONS, PAGES
+from explorer.lessons import LESSONS
+from explorer.serve.catalog import PAGES
 from tests.browser.conftest import _log_tail, full_page_screenshot, require_chromium
 
 IDLE_TIMEOUT_MS = 30_000  # one script run, first load included (imports torch, builds figures)

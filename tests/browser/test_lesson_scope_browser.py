@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from explorer.serve.controls import UrlControls
 from explorer.serve.later import PLACEHOLDER
 from tests.browser.conftest import _log_tail, require_chromium

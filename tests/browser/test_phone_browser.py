@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from explorer.serve.later import PLACEHOLDER
 from tests.browser.conftest import require_chromium
 from tests.browser.test_browser import assert_no_exception, assert_no_label_cut, assert_toolbar_clear, open_page

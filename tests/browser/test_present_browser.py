@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from explorer.serve.steps import load_steps
 from tests.browser.conftest import VIEWPORT, require_chromium
 from tests.browser.test_browser import (

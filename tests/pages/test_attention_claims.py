@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from explorer.views.attention_claims import CHECKS, Seen, mask_claim, notices
-from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
+from explorer.lessons.attention.notices import CHECKS, Seen, mask_claim, notices
+from explorer.lessons.attention.view import AttentionSettings, attention_lesson_view
 from tests.pages.test_page_attention import PAGE, grey_cells, grid, label
 from tests.support.apptest import run_page
 

@@ -6,8 +6,8 @@ import io
 import numpy as np
 import pytest
 
-from explorer.serve.catalog import LESSONS
-from explorer.views.attention import PRESETS
+from explorer.lessons import LESSONS
+from explorer.lessons.attention.models import PRESETS
 from tests.support.apptest import downloaded_text, run_page_with_downloads
 
 PAGES = [lesson.path for lesson in LESSONS]
@@ -29,7 +29,8 @@ def test_every_download_button_delivers_a_table(path):
 
 
 def test_the_attention_download_is_the_enlarged_head():
-    at, manager = run_page_with_downloads("app_pages/attention.py", {"task": "coreference", "layer": "2", "head": "3"})
+    at, manager = run_page_with_downloads("explorer/lessons/attention/attention.py",
+                                          {"task": "coreference", "layer": "2", "head": "3"})
     button = next(b for b in at.get("download_button") if "head" in b.proto.label)
     rows = rows_of(downloaded_text(manager, button))
     words = PRESETS["coreference"][0].split()
@@ -41,7 +42,7 @@ def test_the_attention_download_is_the_enlarged_head():
 
 
 def test_the_gradient_download_has_one_row_per_network_and_position():
-    at, manager = run_page_with_downloads("app_pages/gradients.py", {"T": "16"})
+    at, manager = run_page_with_downloads("explorer/lessons/gradients/gradients.py", {"T": "16"})
     button = next(b for b in at.get("download_button") if b.proto.label == "Download the curves (CSV)")
     rows = rows_of(downloaded_text(manager, button))
     assert rows[0][:2] == ["model", "t"] and len(rows) == 1 + 4 * 16
@@ -56,7 +57,7 @@ def test_the_camera_button_saves_the_format_chosen_in_the_sidebar(link, expected
 
     from tests.support.apptest import run_page
 
-    at = run_page("app_pages/depth.py", link)
+    at = run_page("explorer/lessons/depth/depth.py", link)
     configs = [json.loads(chart.proto.config) for chart in at.get("plotly_chart")]
     assert configs
     for config in configs:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from explorer.serve.controls import UrlControls
 from tests.support.apptest import ROOT, assert_no_exception
 

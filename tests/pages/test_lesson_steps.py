@@ -1,15 +1,15 @@
-"""Lesson steps (app_pages/lessons/*.toml): every step of every page opens from its link with the
+"""Lesson steps (explorer/lessons/*/lesson.toml): every step of every page opens from its link with the
 controls it names, hides the figures until Reveal, then shows them with its explanation; Next and
 Back move between steps."""
 
 import pytest
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from explorer.serve.steps import STEP_DIR, load_steps
 from tests.support.apptest import assert_no_exception, page_test
 from tests.support.claims import answer
 
-STEPPED = [p for p in LESSONS if (STEP_DIR / f"{p.url_path}.toml").exists()]
+STEPPED = [p for p in LESSONS if (STEP_DIR / p.url_path / "lesson.toml").exists()]
 CASES = [(p, n) for p in STEPPED for n in range(1, len(load_steps(p.url_path)) + 1)]
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from explorer.serve.controls import PARAMETERS_KEY
 from explorer.serve.text import escape_markdown
 from tests.pages.test_hostile_input import CHOICE_KINDS, link_text, run

@@ -1,7 +1,8 @@
 """AppTest: the entry point, the navigation and the home page (run through app.py, because
 st.page_link only resolves pages registered with st.navigation)."""
 
-from explorer.serve.catalog import LESSONS, PAGES
+from explorer.lessons import LESSONS
+from explorer.serve.catalog import PAGES
 from tests.support.apptest import ROOT, assert_no_exception, page_test
 
 

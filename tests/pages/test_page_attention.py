@@ -7,7 +7,7 @@ import pytest
 
 from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page
 
-PAGE = "app_pages/attention.py"
+PAGE = "explorer/lessons/attention/attention.py"
 
 
 def panels(figure, grey: bool) -> list[np.ndarray]:

@@ -6,15 +6,15 @@ from torch import nn
 
 from explorer.analysis.cost import attention_cost, conv1d_cost, encoder_layer_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS
+from explorer.lessons.cost import view as cost_lesson
 from explorer.model.attention import MultiHeadAttention
 from explorer.model.parameters import count_parameters
 from explorer.model.rnn import RecurrentNet
 from explorer.model.transformer import EncoderLayer
 from explorer.serve import runtime
-from explorer.views import cost_lesson
 from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
 
-PAGE = "app_pages/cost.py"
+PAGE = "explorer/lessons/cost/cost.py"
 UP_TO_256 = {"time_T": "256"}  # the stopwatch shown up to T = 256
 
 

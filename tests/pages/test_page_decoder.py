@@ -11,13 +11,13 @@ import torch
 from explorer.analysis.cost import cache_setup_cost, generation_step_cost, teacher_forced_cost
 from explorer.analysis.decoding import decode_steps
 from explorer.analysis.kv_timing import CacheSweep, cache_sweep
+from explorer.lessons.decoder import view as decoder_lesson
+from explorer.lessons.decoder.view import CLOCK, SWEEP_LENGTHS, WIDER, timing_claim, wider_claim
 from explorer.model.parameters import count_parameters
 from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.serve import lesson_text, runtime
 from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from explorer.views import decoder_lesson
-from explorer.views.decoder_lesson import CLOCK, SWEEP_LENGTHS, WIDER, timing_claim, wider_claim
 from tests.support.apptest import (
     assert_no_exception,
     info_text,
@@ -29,7 +29,7 @@ from tests.support.apptest import (
 )
 from tests.support.claims import answer
 
-PAGE = "app_pages/decoder.py"
+PAGE = "explorer/lessons/decoder/decoder.py"
 
 
 def step_panels(at) -> dict:
@@ -328,7 +328,7 @@ def test_step_texts_agree_with_the_view_they_reveal():
 def test_the_reading_names_the_panel_where_self_attention_is_drawn(task):
     # An encoder–decoder's step figure has three panels (self-attention in the middle); a decoder-only
     # model's two (self-attention on the right).
-    at = run_page("app_pages/decoder.py", {"task": task})
+    at = run_page("explorer/lessons/decoder/decoder.py", {"task": task})
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     panels = sum(1 for key in spec["layout"] if re.fullmatch(r"xaxis\d*", key))
     reading = next(c.value for c in at.caption if c.value.startswith("**Reading it.**"))

@@ -6,7 +6,7 @@ import pytest
 from explorer.analysis.depth import layer_gradient_norms
 from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
 
-PAGE = "app_pages/depth.py"
+PAGE = "explorer/lessons/depth/depth.py"
 
 
 

@@ -8,11 +8,11 @@ import pytest
 
 from explorer.analysis.dependency import dependency_path_lengths
 from explorer.analysis.encoders import attention_sinks, pooling_report
+from explorer.lessons.encoders.view import DEFAULT_QUERY, DEFAULT_TEXT, PRESETS
+from explorer.lessons.gradients.measures import dependency_views
 from explorer.serve.steps import load_steps
 from explorer.training.minilm import load_minilm
 from explorer.training.sentences import load_corpus, word_overlap_search, words
-from explorer.views.encoders import DEFAULT_QUERY, DEFAULT_TEXT, PRESETS
-from explorer.views.gradients import dependency_views
 from tests.support.apptest import (
     assert_no_exception,
     heatmap_z,
@@ -23,7 +23,7 @@ from tests.support.apptest import (
 )
 from tests.support.claims import answer
 
-PAGE = "app_pages/encoders.py"
+PAGE = "explorer/lessons/encoders/encoders.py"
 HOSTILE = {
     "empty": ("", "is empty"),
     "spaces": ("   \n\t ", "is empty"),

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.lessons.gradients import measures as gradients
+from explorer.lessons.gradients.measures import RECALL_MODELS, dependency_views
+from explorer.lessons.gradients.view import GradientSettings, gradient_view
 from explorer.training.pretrained import forward, load_model
 from explorer.training.tasks import Batch
-from explorer.views import gradients
-from explorer.views.gradient_lesson import GradientSettings, gradient_view
-from explorer.views.gradients import RECALL_MODELS, dependency_views
 from tests.support.apptest import (
     assert_no_exception,
     info_text,
@@ -19,7 +19,7 @@ from tests.support.apptest import (
     vega_data,
 )
 
-PAGE = "app_pages/gradients.py"
+PAGE = "explorer/lessons/gradients/gradients.py"
 LOOPS = ("tanh RNN", "LSTM", "GRU")
 
 

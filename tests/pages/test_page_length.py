@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from explorer.analysis.length import REVERSAL_MODELS, accuracy_by_length
+from explorer.lessons.length.view import LENGTHS
 from explorer.serve.steps import load_steps
-from explorer.views.length import LENGTHS
 from tests.support.apptest import (
     assert_no_exception,
     downloaded_text,
@@ -23,7 +23,7 @@ from tests.support.apptest import (
 )
 from tests.support.claims import answer
 
-PAGE = "app_pages/length.py"
+PAGE = "explorer/lessons/length/length.py"
 
 
 
@@ -201,7 +201,7 @@ def test_bad_url_values_fall_back_with_a_note(params, expected):
 
 @pytest.mark.parametrize("block", ["4", "12"])
 def test_tiled_says_the_matrix_is_never_made_only_when_a_tile_is_smaller(block):
-    at = run_page("app_pages/length.py", {"tile_T": "12", "block": block})
+    at = run_page("explorer/lessons/length/length.py", {"tile_T": "12", "block": block})
     text = markdown(at)
     whole = block == "12"  # one block of every key: the tile is the whole 12 × 12 matrix
     assert ("which is never made" in text) is not whole and ("tiling saves nothing" in text) is whole
@@ -210,14 +210,14 @@ def test_tiled_says_the_matrix_is_never_made_only_when_a_tile_is_smaller(block):
 
 @pytest.mark.parametrize("window", ["1", "2", "4"])
 def test_a_window_of_one_carries_nothing_between_positions(window):
-    text = markdown(run_page("app_pages/length.py", {"window": window, "win_layers": "8"}))
+    text = markdown(run_page("explorer/lessons/length/length.py", {"window": window, "win_layers": "8"}))
     assert ("each layer carries it 0 positions" in text) is False
     assert ("no position reads another" in text) is (window == "1")
     assert ("stacking layers widens the reach" in text) is (window != "1")
 
 
 def test_the_longest_control_says_the_lengths_are_a_selection():
-    at = run_page("app_pages/length.py", {"longest": "40"})
+    at = run_page("explorer/lessons/length/length.py", {"longest": "40"})
     slider = next(w for w in at.get("select_slider") if w.label.startswith("Longest input tested"))
     lengths = sorted({int(n) for n in re.findall(r"\b(\d+)\b", markdown(at).split("lengths tested, from")[1]
                                                      .split(".")[0])})

@@ -6,7 +6,7 @@ import pytest
 from explorer.analysis.lookup import EXAMPLE_KEYS
 from tests.support.apptest import heatmap_z, info_text, plotly_array_1d, plotly_figures, run_page
 
-PAGE = "app_pages/lookup.py"
+PAGE = "explorer/lessons/lookup/lookup.py"
 LECTURE_SCORES = [2.0, 2.4, -10.0, 1.8, -12.5]
 LECTURE_WEIGHTS = [0.30, 0.45, 0.00, 0.25, 0.00]
 

@@ -10,13 +10,21 @@ import pytest
 
 import explorer.training.minilm as minilm
 from explorer.analysis.referent import REFERENT_FILE
+from explorer.lessons.real.heads import (
+    PAGE_MAX_TOKENS,
+    PAIR,
+    PRESETS,
+    pair_views,
+    position_tables,
+    real_view,
+    referent_heads,
+)
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
-from explorer.views.real import PAGE_MAX_TOKENS, PAIR, PRESETS, pair_views, position_tables, real_view, referent_heads
 from tests.pages.test_broken_models import clear_caches
 from tests.support.apptest import heatmap_z, info_text, page_test, plotly_array, plotly_figures, run_page
 
-PAGE = "app_pages/real.py"
+PAGE = "explorer/lessons/real/real.py"
 FIELD = re.compile(r"\{[A-Za-z_]\w*(?::[^{}]*)?\}")
 TYPED = re.compile(r"\d+\.\d+|\d+ ?%")
 
@@ -166,9 +174,9 @@ def test_a_damaged_package_gives_a_clear_message_and_the_rest_works(damaged_pack
     errors = " ".join(e.value for e in at.error)
     assert "could not be loaded" in errors and "model.safetensors" in errors and "git checkout" in errors
     assert not at.get("plotly_chart")
-    at = run_page("app_pages/positions.py", {"kind": "MiniLM"})
+    at = run_page("explorer/lessons/positions/positions.py", {"kind": "MiniLM"})
     assert "model.safetensors" in " ".join(e.value for e in at.error) and at.get("plotly_chart")
-    at = run_page("app_pages/attention.py", {"task": "coreference"})
+    at = run_page("explorer/lessons/attention/attention.py", {"task": "coreference"})
     assert not at.error and at.get("plotly_chart")
 
 
@@ -184,7 +192,7 @@ def test_missing_model_files_say_how_to_restore_them(monkeypatch, tmp_path):
 
 
 def test_missing_it_scores_do_not_hide_the_rest(tmp_path, monkeypatch):
-    import explorer.views.real as views
+    import explorer.lessons.real.heads as views
 
     monkeypatch.setattr(views, "REFERENT_FILE", tmp_path / "gone.json")
     clear_caches()  # the runtime's cache too: a test before may have made this page's view (tests/unit/test_serve.py)

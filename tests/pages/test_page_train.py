@@ -10,13 +10,13 @@ import time
 import numpy as np
 import pytest
 
+from explorer.lessons.train.view import TrainSettings
 from explorer.training.live import LiveSettings, run_settings
 from explorer.training.runs import LiveJob, default_manager
-from explorer.views.train import TrainSettings
 from tests.support import train_runs
 from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
 
-PAGE = "app_pages/train.py"
+PAGE = "explorer/lessons/train/train.py"
 SCRUB = "_train_scrub"
 
 
@@ -203,8 +203,8 @@ def test_an_answer_whose_claim_fails_at_its_own_settings_says_so(monkeypatch):
     run that went otherwise on this machine), the step says so instead of claiming the controls moved."""
     import dataclasses
 
-    from explorer.serve import lessons
-    from explorer.views.claims import Claim
+    from explorer.kit.claims import Claim
+    from explorer.lessons.train import spec as lessons
 
     never = dataclasses.replace(lessons.TRAIN, claims={**lessons.TRAIN.claims, "even_at_start": Claim(lambda s: False)})
     monkeypatch.setattr(lessons, "TRAIN", never)

@@ -7,7 +7,7 @@ import pytest
 from tests.support.apptest import run_page
 
 
-@pytest.mark.parametrize("page", ["app_pages/positions.py", "app_pages/decoder.py", "app_pages/encoders.py"])
+@pytest.mark.parametrize("page", [f"explorer/lessons/{n}/{n}.py" for n in ("positions", "decoder", "encoders")])
 def test_every_table_is_sent_the_same_on_every_run(page):
     first, second = run_page(page), run_page(page)
     assert len(first.table) >= 1, "the page draws a table"

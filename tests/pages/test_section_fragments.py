@@ -21,7 +21,7 @@ def sidebar_keys(at) -> set[str]:
 
 
 def test_gradients_dependency_controls_sit_beside_their_section_and_redraw_it():
-    at = run_page("app_pages/gradients.py", {"T": "16", "seeds": "1"})
+    at = run_page("explorer/lessons/gradients/gradients.py", {"T": "16", "seeds": "1"})
     assert not {"dep_T", "dep_kind"} & sidebar_keys(at)
     assert not at.info
     before = chart(at, "dependency")
@@ -33,22 +33,23 @@ def test_gradients_dependency_controls_sit_beside_their_section_and_redraw_it():
 
 
 def test_gradients_bad_dependency_link_value_is_still_reported():
-    at = run_page("app_pages/gradients.py", {"T": "16", "seeds": "1", "dep_T": "500"})
+    at = run_page("explorer/lessons/gradients/gradients.py", {"T": "16", "seeds": "1", "dep_T": "500"})
     assert "Sequence length for the matrices" in info_text(at)
 
 
 def test_hidden_step_does_not_call_section_controls_unknown():
-    at = run_page("app_pages/gradients.py", {"step": "1", "dep_T": "16", "dep_kind": "lstm"})
+    at = run_page("explorer/lessons/gradients/gradients.py", {"step": "1", "dep_T": "16", "dep_kind": "lstm"})
     assert "not a setting" not in info_text(at)
 
 
 def test_hidden_positions_step_does_not_call_lower_section_controls_unknown():
-    at = run_page("app_pages/positions.py", {"step": "1", "scheme": "ALiBi", "alibi_heads": "8", "seed": "2"})
+    at = run_page("explorer/lessons/positions/positions.py",
+                  {"step": "1", "scheme": "ALiBi", "alibi_heads": "8", "seed": "2"})
     assert "not a setting" not in info_text(at)
 
 
 def test_decoder_architecture_controls_sit_beside_their_section_and_redraw_it():
-    at = run_page("app_pages/decoder.py")
+    at = run_page("explorer/lessons/decoder/decoder.py")
     assert not {"arch_d", "arch_layers", "arch_vocab"} & sidebar_keys(at)
     before = chart(at, "architectures")
     at.slider(key="arch_layers").set_value(4).run()
@@ -58,7 +59,7 @@ def test_decoder_architecture_controls_sit_beside_their_section_and_redraw_it():
 
 
 def test_real_split_control_sits_beside_the_it_map():
-    at = run_page("app_pages/real.py")
+    at = run_page("explorer/lessons/real/real.py")
     assert "split" not in sidebar_keys(at)
     before = chart(at, "referent_map")
     at.radio(key="split").set_value("“it” means the object").run()
@@ -67,7 +68,8 @@ def test_real_split_control_sits_beside_the_it_map():
 
 
 def test_positions_t5_note_is_beside_its_control():
-    at = run_page("app_pages/positions.py", {"scheme": "T5", "t5_buckets": "64", "t5_max_distance": "16"})
+    at = run_page("explorer/lessons/positions/positions.py",
+                  {"scheme": "T5", "t5_buckets": "64", "t5_max_distance": "16"})
     assert "32 is used instead of 16" in info_text(at)
     at.selectbox(key="scheme").set_value("ALiBi").run()
     assert_no_exception(at)

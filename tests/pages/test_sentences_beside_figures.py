@@ -11,12 +11,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from explorer.serve.lessons import ATTENTION, DECODER, DECODER_ARCHITECTURES
+from explorer.kit.claims import say
+from explorer.lessons.attention.spec import ATTENTION
+from explorer.lessons.decoder.spec import DECODER, DECODER_ARCHITECTURES
+from explorer.lessons.lookup.view import NOTHING
+from explorer.lessons.train.view import LIVE_TASKS, TrainSettings
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
-from explorer.views.claims import say
-from explorer.views.lookup import NOTHING
-from explorer.views.train import LIVE_TASKS, TrainSettings
 from tests.support.apptest import info_text, page_test, run_page
 from tests.support.claims import answer, step_view
 
@@ -29,7 +30,7 @@ def test_lookup_says_every_key_shares_when_the_temperature_spreads_the_weight():
     """At temperature 10 (step 2) keys scoring far below the best still get a share: the page must not
     say that only those scoring about as well as the best do."""
     for temperature, every in (("10.0", True), ("1.0", False)):
-        at = run_page("app_pages/lookup.py", {"temperature": temperature})
+        at = run_page("explorer/lessons/lookup/lookup.py", {"temperature": temperature})
         weights = [float(w) for w in re.search(r"become the weights\s+(.+?)\.(?:\s|$)", markdown(at), re.S)
                    .group(1).replace(" and ", ", ").split(", ")]
         assert (min(weights) >= NOTHING) is every, weights
@@ -40,7 +41,7 @@ def test_lookup_says_every_key_shares_when_the_temperature_spreads_the_weight():
 
 @pytest.mark.parametrize(("d_model", "odd"), [("3", True), ("5", True), ("4", False), ("16", False)])
 def test_positions_says_the_diagonals_are_constant_only_for_an_even_width(d_model, odd):
-    at = run_page("app_pages/positions.py", {"positions": "20", "d_model": d_model})
+    at = run_page("explorer/lessons/positions/positions.py", {"positions": "20", "d_model": d_model})
     text = markdown(at)
     share = float(re.search(r"explains ([\d.]+)% of this matrix", text).group(1))
     assert ("Every diagonal of the sinusoidal matrix is constant" in text) is not odd
@@ -51,7 +52,7 @@ def test_positions_says_the_diagonals_are_constant_only_for_an_even_width(d_mode
 @pytest.mark.parametrize("params", [{}, {"arch_d": "512", "arch_layers": "6", "arch_vocab": "32000"},
                                     {"arch_d": "64", "arch_layers": "1"}])
 def test_decoder_quotes_the_same_weights_per_layer_as_its_step(params):
-    at = run_page("app_pages/decoder.py", params)
+    at = run_page("explorer/lessons/decoder/decoder.py", params)
     said = re.search(r"about (\d+)·d² weights, against (\d+)·d² for", markdown(at)).groups()
     table = at.table[0].value.set_index("architecture")
     counted = table.loc[["decoder-only", "encoder–decoder"], "in the layers"].to_numpy(dtype=float)
@@ -64,7 +65,7 @@ def test_decoder_quotes_the_same_weights_per_layer_as_its_step(params):
 
 
 def test_train_asks_about_the_line_only_for_reversing():
-    text = {task: markdown(run_page("app_pages/train.py", {"task": task}))
+    text = {task: markdown(run_page("explorer/lessons/train/train.py", {"task": task}))
             for task in ("reverse", "sort", "induction")}
     # What another seed gives is asked, not told: the sentence stands before any run, at settings that
     # may keep the line from forming (no positions, a run of 200 steps).
@@ -84,7 +85,7 @@ def test_length_counts_the_new_positions_as_the_grid_labels_them():
     step = next(s for s in load_steps("length") if s.settings.get("n") == 15 and s.section == "attention")
     text = answer("length", step)
     assert "No row looks hardest past position 9" in text and "rows 5–9" in text, text
-    at = page_test("app_pages/length.py", {"n": "15"}).run()
+    at = page_test("explorer/lessons/length/length.py", {"n": "15"}).run()
     labels = [f for f in np.ravel([c.proto.spec for c in at.get("plotly_chart")]) if '"14:' in f]
     assert labels, "the 15-letter grid labels its last input position 14"
 
@@ -98,9 +99,10 @@ def test_the_birnn_step_counts_positions_on_the_axis_and_steps_along_the_loop():
 
 
 @pytest.mark.parametrize(("page", "params", "key"), [
-    ("app_pages/train.py", {"race_seconds": "7"}, "race\\_seconds"),  # a race's only
-    ("app_pages/real.py", {"text": "hello"}, "text"),  # the own-text box's, with a preset chosen
-    ("app_pages/attention.py", {"block": "cross", "task": "coreference"}, "block"),  # encoder–decoder tasks'
+    ("explorer/lessons/train/train.py", {"race_seconds": "7"}, "race\\_seconds"),  # a race's only
+    ("explorer/lessons/real/real.py", {"text": "hello"}, "text"),  # the own-text box's, with a preset chosen
+    ("explorer/lessons/attention/attention.py", {"block": "cross", "task": "coreference"},
+     "block"),  # encoder–decoder tasks'
 ])
 def test_a_link_value_for_a_control_that_does_not_apply_is_not_called_unknown(page, params, key):
     note = info_text(run_page(page, params))
@@ -113,7 +115,7 @@ def test_a_link_value_for_a_control_that_does_not_apply_is_not_called_unknown(pa
 def test_length_names_the_lengths_its_accuracy_chart_plots(longest):
     # The lengths tested are a selection (every length up to a little past training, sparser beyond):
     # the sentence lists them, and does not say every length between the first and the last.
-    at = run_page("app_pages/length.py", {"longest": longest})
+    at = run_page("explorer/lessons/length/length.py", {"longest": longest})
     said = re.search(r"at each of the lengths tested, from (\d+) to (\d+): ([\d, ]+)\.", markdown(at))
     assert said is not None and "of each length from" not in markdown(at)
     listed = [int(n) for n in said.group(3).split(", ")]

@@ -12,9 +12,9 @@ def probe_script():
 
     import streamlit as st
 
+    from explorer.kit.settings import check, setting
     from explorer.serve import UrlControls
     from explorer.serve.adapter import make_settings
-    from explorer.views.settings import check, setting
 
     @dataclass(frozen=True)
     class Probe:

@@ -5,7 +5,7 @@ from urllib.parse import unquote
 import pytest
 from markdown_it import MarkdownIt
 
-from explorer.serve.catalog import LESSONS
+from explorer.lessons import LESSONS
 from tests.support.apptest import info_text, run_page
 
 # The attack from the classroom issue: a parameter name that closes the code span it is shown in.
@@ -26,7 +26,8 @@ def test_a_hostile_parameter_name_is_shown_as_text(page):
 
 
 def test_a_hostile_value_and_typed_words_are_shown_as_text():
-    at = run_page("app_pages/attention.py", {"task": "coreference", "input_coreference": "your own text…",
+    at = run_page("explorer/lessons/attention/attention.py",
+                  {"task": "coreference", "input_coreference": "your own text…",
                                               "text_coreference": "the **dog** [x](//e.vil) `code` it"})
     note = info_text(at)
     assert "vil" in note and "code" in note, "the unknown words are reported"

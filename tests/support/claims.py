@@ -1,4 +1,4 @@
-"""The check behind "claims are code" (explorer/views/claims.py), for the tests: every sentence a lesson
+"""The check behind "claims are code" (explorer/kit/claims.py), for the tests: every sentence a lesson
 states about its figure — a step's answer, a "claim: name" section of its prose — is checked against
 the views it stands beside.
 
@@ -19,13 +19,16 @@ the views it stands beside.
 
 from __future__ import annotations
 
+from explorer.kit.claims import say, typed_numbers
+from explorer.kit.settings import _values as choices
+from explorer.kit.settings import check, controls_of, samples
+from explorer.kit.spec import LessonSpec
+from explorer.lessons import specs
 from explorer.serve import runtime
-from explorer.serve.lessons import LESSONS, LessonSpec
 from explorer.serve.prose import lesson_sections, lesson_text
 from explorer.serve.steps import load_steps
-from explorer.views.claims import say, typed_numbers
-from explorer.views.settings import _values as choices
-from explorer.views.settings import check, controls_of, samples
+
+LESSONS = specs()
 
 __all__ = ["answer", "around", "claim_texts", "problems", "step_view"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import functools
 
+from explorer.lessons.train.view import TrainSettings
 from explorer.training.live import Snapshot, run_settings
-from explorer.views.train import TrainSettings
 
 __all__ = ["lesson_run"]
 

@@ -89,7 +89,7 @@ def test_a_deferred_sections_link_values_are_noted_under_it_not_called_unknown(s
 def test_apptest_has_no_browser_so_every_section_is_drawn_at_once():
     """Opening a lesson through app.py's navigation in AppTest: no browser would ask for the follow-ups."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page("app_pages/depth.py").run()
+    at.switch_page("explorer/lessons/depth/depth.py").run()
     assert not at.exception
     assert PLACEHOLDER not in [c.value for c in at.caption]
     assert len(at.get("vega_lite_chart")) == 1 and len(at.get("plotly_chart")) == 1

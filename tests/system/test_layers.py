@@ -1,20 +1,28 @@
-"""The library's layers import one way, and no file or function outgrows one idea.
+"""The library's layers import one way, and each lesson is a folder no other lesson reaches into.
 
-    model ← training ← analysis ← views      (each may import the layers to its left)
-    figures                                  handed data: imports no other layer
-    serve                                    the lesson runtime: may use every layer; the only
-                                             Streamlit code of explorer
+    model ← training ← analysis          (each may import the layers to its left)
+    kit                                  what a lesson declares itself with: may import model, training,
+                                         analysis; never a lesson, never the server
+    figures                              handed data: imports no other layer
+    lessons/<name>/                      one lesson: may use model, training, analysis, kit and figures;
+                                         its page script (<name>.py) alone uses Streamlit and the server's kit
+                                         (explorer.serve); it never imports another lesson
+    lessons/__init__.py                  the registry: finds the folders, imports none of them by name
+    serve                                the lesson runtime and the only other Streamlit code: may use
+                                         every layer but the lessons, which it reaches only through
+                                         the registry (it names no lesson)
 
-Pages (app_pages/) and app.py may import anything; only they and explorer/serve import streamlit.
-Streamlit's non-public modules (anything but `streamlit` itself) are imported by one file alone,
-explorer/serve/internals.py, which tests/unit/test_streamlit_internals.py pins.
+app_pages/home.py and app.py may import anything.  Streamlit's non-public modules (anything but
+`streamlit` itself) are imported by one file alone, explorer/serve/internals.py, which
+tests/unit/test_streamlit_internals.py pins.
 Every cache is made by explorer/caching.py (a foundation every layer may import; it imports none),
 which lists them for the runtime: no other cache mechanism anywhere (functools' caches, Streamlit's),
 but the runtime's use of st.cache_resource for what runs once per server (explorer/serve).
 Heavy work is cut into pieces with explorer/pieces.py (the other foundation); where the pieces run is
 the runtime's work pool (explorer/serve/pool.py): the layers below it start no thread of their own
 (but training, which runs the live lesson's jobs in a process of their own).
-Every import counts, also one inside a function.
+Every import counts, also one inside a function.  Files are as long as their one idea needs: no cap
+on a file's length, but a function stays short enough to read at once.
 """
 
 from __future__ import annotations
@@ -26,28 +34,35 @@ import pytest
 
 from tests.support.apptest import ROOT
 
-LAYERS = ("model", "training", "analysis", "views", "figures", "serve")
+LAYERS = ("model", "training", "analysis", "kit", "figures", "lessons", "serve")
 ALLOWED = {
     "model": set(),
     "training": {"model"},
     "analysis": {"model", "training"},
-    "views": {"model", "training", "analysis"},
+    "kit": {"model", "training", "analysis"},
     "figures": set(),
-    "serve": {"model", "training", "analysis", "views", "figures"},
+    "lessons": {"model", "training", "analysis", "kit", "figures", "serve"},
+    "serve": {"model", "training", "analysis", "kit", "figures", "lessons"},
 }
-STREAMLIT_ALLOWED = {"serve"}
+STREAMLIT_ALLOWED = {"serve", "page script"}
 PRIVATE_STREAMLIT_ALLOWED = ROOT / "explorer" / "serve" / "internals.py"
 PLOTTING = ("plotly", "altair")
-PLOTTING_ALLOWED = {"figures", "serve/adapter.py", "serve/present.py"}
-MAX_LIBRARY_LINES = 400
-MAX_PAGE_LINES = 300
+PLOTTING_ALLOWED = {"figures", "figures.py", "charts.py", "serve/adapter.py", "serve/present.py"}
 MAX_FUNCTION_LINES = 80
 
 LIBRARY = sorted((ROOT / "explorer").rglob("*.py"))
 CACHING = ROOT / "explorer" / "caching.py"
 FOUNDATIONS = {CACHING, ROOT / "explorer" / "pieces.py"}  # every layer may import them; they import none
 CONCURRENCY_ALLOWED = {"serve", "training"}  # the runtime's pool; the live lesson's training jobs
-PAGES = sorted((ROOT / "app_pages").glob("*.py"))
+LESSON_FOLDERS = sorted(p.parent for p in (ROOT / "explorer" / "lessons").glob("*/lesson.toml"))
+LESSON_NAMES = {folder.name for folder in LESSON_FOLDERS}
+PAGES = sorted([ROOT / "app_pages" / "home.py", *(folder / f"{folder.name}.py" for folder in LESSON_FOLDERS)])
+
+
+def lesson_of(path: Path) -> str | None:
+    """The lesson a file belongs to (its folder's name), or None."""
+    parts = path.relative_to(ROOT / "explorer").parts
+    return parts[1] if parts[0] == "lessons" and len(parts) > 2 else None
 
 
 def layer_of(path: Path) -> str | None:
@@ -77,10 +92,12 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
 def test_the_rules_see_every_layer():
     layers = {layer_of(path) for path in LIBRARY} - {None}
     assert layers == set(LAYERS), "a new layer needs its rule here"
-    assert all(len(path.relative_to(ROOT / "explorer").parts) <= 2 for path in LIBRARY), "one level of packages"
+    deep = [p for p in LIBRARY if len(p.relative_to(ROOT / "explorer").parts) > (3 if layer_of(p) == "lessons" else 2)]
+    assert not deep, f"one level of packages (two in lessons/: a folder per lesson): {deep}"
+    assert len(LESSON_FOLDERS) == 11 and all((folder / f"{folder.name}.py").exists() for folder in LESSON_FOLDERS)
     # The resolver itself: a relative import two levels up names the right layer.
-    model = ROOT / "explorer" / "views" / "attention.py"
-    assert any(name.startswith("explorer.training") for _, name in imported_modules(model))
+    analysis = ROOT / "explorer" / "analysis" / "attention_maps.py"
+    assert any(name.startswith("explorer.training") for _, name in imported_modules(analysis))
 
 
 @pytest.mark.parametrize("path", LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
@@ -91,29 +108,33 @@ def test_imports_run_one_way(path: Path):
         return
     if layer is None:  # explorer/__init__.py: the public API, loaded lazily
         return
+    lesson = lesson_of(path)
     wrong = []
     for line, module in imported_modules(path):
         parts = module.split(".")
         if parts[0] == "explorer" and len(parts) > 1 and parts[1] in LAYERS:
             if parts[1] != layer and parts[1] not in ALLOWED[layer]:
                 wrong.append(f"line {line}: {module} (a {layer} module may import {sorted(ALLOWED[layer])})")
+            if parts[1] == "lessons" and len(parts) > 2 and parts[2] in LESSON_NAMES and parts[2] != lesson:
+                wrong.append(f"line {line}: {module} names the lesson {parts[2]!r}"
+                             + (f" from the lesson {lesson!r}" if lesson else ": only the registry's names may"))
+            if parts[1] == "serve" and lesson and path.stem != lesson:
+                wrong.append(f"line {line}: {module}: only a lesson's page script (<name>.py) uses the server's kit")
         elif parts[:2] in (["explorer", "caching"], ["explorer", "pieces"]):
             pass  # the foundations: the one cache mechanism, heavy work's pieces
         elif parts[0] == "explorer" and len(parts) > 1:
             wrong.append(f"line {line}: {module} is not a layer of explorer")
-        where = {layer, "/".join(path.relative_to(ROOT / "explorer").parts)}
+        role = ("page script" if path.stem == lesson else path.name) if lesson else layer
+        where = {layer, "/".join(path.relative_to(ROOT / "explorer").parts), role}
         if parts[0] == "streamlit" and not where & STREAMLIT_ALLOWED:
-            wrong.append(f"line {line}: streamlit outside the runtime (explorer/serve)")
+            wrong.append(f"line {line}: streamlit outside the runtime (explorer/serve) and the lessons' page scripts")
         if parts[0] in PLOTTING and not where & PLOTTING_ALLOWED:
-            wrong.append(f"line {line}: {parts[0]} outside explorer/figures")
+            wrong.append(f"line {line}: {parts[0]} outside explorer/figures and the lessons' figures.py, charts.py")
     assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.parametrize("path", [*LIBRARY, *PAGES], ids=lambda p: str(p.relative_to(ROOT)))
-def test_sizes(path: Path):
-    limit = MAX_PAGE_LINES if path.parent.name == "app_pages" else MAX_LIBRARY_LINES
-    lines = len(path.read_text().splitlines())
-    assert lines <= limit, f"{lines} lines (at most {limit}): split it by idea"
+def test_functions_read_at_once(path: Path):
     long = [f"{node.name} (line {node.lineno}): {node.end_lineno - node.lineno + 1} lines"
             for node in ast.walk(ast.parse(path.read_text()))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -121,15 +142,40 @@ def test_sizes(path: Path):
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
 
 
-def test_rules_catch_a_violation(tmp_path):
-    """The checker is not vacuous: a figures module importing a view is reported."""
-    bad = ROOT / "explorer" / "figures" / "_probe_for_test.py"
-    bad.write_text("from ..views import attention\nimport streamlit\n")
+def _probe(where: str, source: str):
+    bad = ROOT / "explorer" / where
+    bad.write_text(source)
     try:
-        with pytest.raises(AssertionError, match=r"views\.attention"):
-            test_imports_run_one_way(bad)
+        test_imports_run_one_way(bad)
     finally:
         bad.unlink()
+
+
+def test_rules_catch_a_violation():
+    """The checker is not vacuous: a figures module importing a lesson, a lesson importing another, the kit
+    importing the server, a lesson's view using Streamlit, and the server naming a lesson are reported."""
+    with pytest.raises(AssertionError, match=r"lessons\.attention"):
+        _probe("figures/_probe_for_test.py", "from ..lessons.attention import view\n")
+    with pytest.raises(AssertionError, match=r"names the lesson 'attention' from the lesson 'depth'"):
+        _probe("lessons/depth/_probe_for_test.py", "from explorer.lessons.attention.view import compute_view\n")
+    with pytest.raises(AssertionError, match=r"explorer\.serve"):
+        _probe("kit/_probe_for_test.py", "from ..serve import runtime\n")
+    with pytest.raises(AssertionError, match=r"streamlit outside"):
+        _probe("lessons/depth/_probe_for_test.py", "import streamlit\n")
+    with pytest.raises(AssertionError, match=r"names the lesson 'depth'"):
+        _probe("serve/_probe_for_test.py", "from ..lessons.depth import spec\n")
+    _probe("lessons/depth/_probe_for_test.py", "from .view import depth_view\nfrom explorer.kit.claims import Claim\n")
+
+
+def test_the_registry_names_no_lesson():
+    """explorer/lessons/__init__.py finds the folders; no module of the framework names one of them."""
+    registry = ROOT / "explorer" / "lessons" / "__init__.py"
+    names = {folder.name for folder in LESSON_FOLDERS}
+    framework = [registry, *(ROOT / "explorer" / "serve").glob("*.py"), *(ROOT / "explorer" / "kit").glob("*.py"),
+                 ROOT / "app.py"]
+    named = [f"{path.relative_to(ROOT)}: {module}" for path in framework for _, module in imported_modules(path)
+             if module.startswith("explorer.lessons.") and module.split(".")[2] in names]
+    assert not named, named
 
 
 def concurrency(source: str) -> list[str]:

@@ -21,15 +21,16 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from explorer.analysis import dependency_views as dependency_module
 from explorer.analysis import depth as depth_analysis
 from explorer.analysis.timing import TIMED_LAYERS, build_timed_layer
+from explorer.lessons.attention import models as attention_view
+from explorer.lessons.depth.view import depth_curves
+from explorer.lessons.gradients import measures as gradient_view
 from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.training.live import LiveSettings, build, live_task, run_settings
 from explorer.training.minilm import MiniLM, minilm_dir
 from explorer.training.pretrained import load_model_uncached
-from explorer.views import attention as attention_view
-from explorer.views import gradients as gradient_view
-from explorer.views.depth import depth_curves
 
 ROUNDS = 2  # computations of every view while the other threads build
 SHIPPED = ("reverse-learned-h4-l2", "reverse-rope-h4-l2", "recall-lstm", "coreference-sinusoidal-h4-l2")
@@ -85,7 +86,7 @@ def _depth(n_layers: int, width: int, T: int, n_seeds: int) -> list[np.ndarray]:
 
 
 def _dependency(kind: str, init: str, gain: float) -> list[np.ndarray]:
-    gradient_view._attention_dependency.cache_clear()  # cached apart from the recurrent matrix
+    dependency_module._attention_dependency.cache_clear()  # cached apart from the recurrent matrix
     return arrays(gradient_view.dependency_views.__wrapped__(kind, 12, 8, init, gain, 0))
 
 

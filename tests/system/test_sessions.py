@@ -7,7 +7,7 @@
 * Per-session state (Streamlit's session_state) of every page stays small.
 * Every cache in explorer/ and app_pages/ is bounded (lru_cache with a maxsize, st.cache_* with
   max_entries or ttl): nothing a class of users sets can grow process memory without limit.
-* The caches of computed results (explorer/views, explorer/analysis) are bounded by bytes as well
+* The caches of computed results (explorer/lessons, explorer/analysis) are bounded by bytes as well
   (explorer.caching.bounded_cache with max_bytes); only a load (explorer.caching.loaded) of at most
   SMALL_LRU entries (shipped files, a few results fixed by them) is left bounded by count alone.
 * Every cache of the library is listed by explorer.caching, and their byte budgets together fit the

@@ -16,12 +16,14 @@ from urllib.parse import urlencode
 
 import pytest
 
-from explorer.serve.lessons import LESSONS
+from explorer.kit.settings import controls_of
+from explorer.lessons import specs
 from explorer.serve.links import Choice, Flag, Number
-from explorer.views.settings import controls_of
 from tests.support.apptest import run_async
 from tests.support.server import streamlit_server
 from tests.support.wsclient import RunResult, Session
+
+LESSONS = specs()
 
 CHARTS = ("plotly_chart", "vega_lite_chart")
 STAGED = [lesson for lesson in LESSONS if lesson.section is None]

@@ -8,11 +8,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from explorer.lessons.attention import view as attention_lesson
+from explorer.lessons.attention.models import PRESETS, ModelChoice, choose_model, compute_view
+from explorer.lessons.attention.spec import ATTENTION, ATTENTION_COMPARE
+from explorer.lessons.attention.view import AttentionSettings, CompareSettings
 from explorer.serve import runtime
-from explorer.serve.lessons import ATTENTION, ATTENTION_COMPARE
-from explorer.views import attention_lesson
-from explorer.views.attention import PRESETS, ModelChoice, choose_model, compute_view
-from explorer.views.attention_lesson import AttentionSettings, CompareSettings
 
 CORE = AttentionSettings(task="coreference", mask="none", input_coreference=PRESETS["coreference"][2],
                          text_coreference=PRESETS["coreference"][0], pad_coreference=12, layer=2)
@@ -89,7 +89,7 @@ def test_a_broken_shipped_model_falls_back_to_labelled_random_weights(monkeypatc
     def broken(name, *args, **kwargs):
         raise attention_lesson.PretrainedModelError(f"{name} is damaged")
 
-    monkeypatch.setattr("explorer.views.attention.load_model", broken)
+    monkeypatch.setattr("explorer.lessons.attention.models.load_model", broken)
     view = attention_lesson.attention_lesson_view(CORE)
     assert view.run.failure == "coreference-sinusoidal-h4-l2 is damaged" and not view.run.trained
     assert "could not be loaded" in view.run.label and view.watch is None

@@ -9,8 +9,8 @@ from torch import nn
 import explorer
 from explorer.analysis.dependency import dependency_matrix, dependency_path_lengths, fast_dependency_matrix
 from explorer.analysis.gradients import build_sequence_model, random_sequence
+from explorer.lessons.gradients import measures as gv
 from explorer.model.building import seeded
-from explorer.views import gradients as gv
 
 
 def torch_birnn_like(model: nn.Module, width: int) -> nn.RNN:

@@ -9,35 +9,18 @@ import re
 
 import pytest
 
-from explorer.serve.lessons import (
-    ATTENTION,
-    COST,
-    DECODER,
-    DECODER_ARCHITECTURES,
-    DECODER_CACHE,
-    DEPTH,
-    ENCODER_BIRNN,
-    ENCODER_SEARCH,
-    ENCODER_SIMILARITY,
-    ENCODER_SINKS,
-    ENCODERS,
-    GRADIENT_DEPENDENCY,
-    GRADIENTS,
-    LENGTH,
-    LENGTH_GQA,
-    LENGTH_MEMORY,
-    LENGTH_TILED,
-    LENGTH_WINDOW,
-    LOOKUP,
-    POSITION_MODELS,
-    POSITION_RELATIVE,
-    POSITIONS,
-    REAL,
-    REAL_REFERENT,
-    REAL_TABLES,
-)
+from explorer.kit.claims import Claim, fill, power_of_ten, typed_numbers
+from explorer.lessons.attention.spec import ATTENTION
+from explorer.lessons.cost.spec import COST
+from explorer.lessons.decoder.spec import DECODER, DECODER_ARCHITECTURES, DECODER_CACHE
+from explorer.lessons.depth.spec import DEPTH
+from explorer.lessons.encoders.spec import ENCODER_BIRNN, ENCODER_SEARCH, ENCODER_SIMILARITY, ENCODER_SINKS, ENCODERS
+from explorer.lessons.gradients.spec import GRADIENT_DEPENDENCY, GRADIENTS
+from explorer.lessons.length.spec import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
+from explorer.lessons.lookup.spec import LOOKUP
+from explorer.lessons.positions.spec import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
+from explorer.lessons.real.spec import REAL, REAL_REFERENT, REAL_TABLES
 from explorer.serve.steps import load_steps
-from explorer.views.claims import Claim, fill, power_of_ten, typed_numbers
 from tests.support.claims import problems
 
 CLAIMED = {  # lesson -> its sections with settings of their own

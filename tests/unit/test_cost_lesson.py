@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from explorer.analysis.timing import Timing
+from explorer.lessons.cost import view as cost_lesson
+from explorer.lessons.cost.view import CostSettings, cost_facts, cost_view
 from explorer.serve import runtime
 from explorer.serve.steps import load_steps
-from explorer.views import cost_lesson
-from explorer.views.cost_lesson import CostSettings, cost_facts, cost_view
 from tests.support.apptest import page_test, run_page, vega_data
 
-PAGE = "app_pages/cost.py"
+PAGE = "explorer/lessons/cost/cost.py"
 
 
 def sampled_settings(count: int = 36) -> list[CostSettings]:

@@ -1,11 +1,10 @@
-"""explorer.views.cost and explorer.analysis.timing against real modules and fake clocks."""
+"""explorer.lessons.cost.counts and explorer.analysis.timing against real modules and fake clocks."""
 
 import pytest
 
 from explorer.analysis.cost import attention_cost, conv1d_cost, encoder_layer_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS, Timing, measure_forward_times, slower_from
-from explorer.model.parameters import count_parameters
-from explorer.views.cost import (
+from explorer.lessons.cost.counts import (
     build_stack,
     complexity_rows,
     layers_to_connect,
@@ -13,6 +12,7 @@ from explorer.views.cost import (
     operations_lengths,
     stack_cost,
 )
+from explorer.model.parameters import count_parameters
 
 
 @pytest.mark.parametrize("layer", ["cnn", "rnn", "attention", "encoder"])

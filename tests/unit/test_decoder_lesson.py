@@ -1,4 +1,4 @@
-"""explorer.views.decoder_lesson: the decoder lesson's declaration — its settings keep the page's link
+"""explorer.lessons.decoder.view: the decoder lesson's declaration — its settings keep the page's link
 names, its input parsing says what it changed, and its sentences are chosen by the view they describe
 (the stopwatch's by a measured crossover, injected here both ways; the mistake's by the run)."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from explorer.analysis.kv_timing import CacheSweep
-from explorer.serve.controls import OWN_TEXT as UI_OWN_TEXT
-from explorer.views.decoder_lesson import (
+from explorer.kit.settings import check, controls_of
+from explorer.lessons.decoder.view import (
     OWN_TEXT,
     ArchitectureSettings,
     DecoderSettings,
@@ -20,7 +20,7 @@ from explorer.views.decoder_lesson import (
     tokens_of,
     wider_claim,
 )
-from explorer.views.settings import check, controls_of
+from explorer.serve.controls import OWN_TEXT as UI_OWN_TEXT
 
 LENGTHS = np.array([2, 4, 8, 16, 32])
 

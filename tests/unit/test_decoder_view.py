@@ -1,4 +1,4 @@
-"""explorer.views.decoder: what the decoder page shows, against the library it is computed from."""
+"""explorer.lessons.decoder.models: what the decoder page shows, against the library it is computed from."""
 
 import subprocess
 import sys
@@ -9,11 +9,7 @@ import torch
 
 from explorer.analysis.cost import cache_setup_cost, generation_step_cost
 from explorer.analysis.decoding import decode_steps
-from explorer.model.building import shapes_only
-from explorer.model.parameters import count_parameters
-from explorer.model.transformer import Transformer, TransformerConfig
-from explorer.training.pretrained import load_model
-from explorer.views.decoder import (
+from explorer.lessons.decoder.models import (
     DECODER_MODELS,
     architecture_rows,
     decoding_run,
@@ -21,6 +17,10 @@ from explorer.views.decoder import (
     induction_answer,
     step_counts,
 )
+from explorer.model.building import shapes_only
+from explorer.model.parameters import count_parameters
+from explorer.model.transformer import Transformer, TransformerConfig
+from explorer.training.pretrained import load_model
 
 PROMPT = ("t3", "t7", "t1", "t9", "t4", "t3")
 
@@ -132,7 +132,7 @@ def test_shapes_only_builds_without_memory_and_without_importing_the_compiler():
                                               architecture="encoder-decoder"))
     assert all(p.is_meta for p in model.parameters()) and count_parameters(model) > 400_000_000
     assert torch.nn.Embedding(3, 3).weight.std() > 0, "outside, initialisers run as ever"
-    code = ("import sys, explorer.views.decoder as v; v.architecture_rows(64, 2, 19); "
+    code = ("import sys, explorer.lessons.decoder.models as v; v.architecture_rows(64, 2, 19); "
             "print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.strip() == "False"

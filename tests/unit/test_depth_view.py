@@ -1,10 +1,10 @@
-"""explorer.views.depth: the cached, seed-batched depth curves equal the plain module stacks."""
+"""explorer.lessons.depth.view: the cached, seed-batched depth curves equal the plain module stacks."""
 
 import numpy as np
 import pytest
 
 from explorer.analysis.depth import layer_gradient_norms
-from explorer.views.depth import depth_curves
+from explorer.lessons.depth.view import depth_curves
 
 FLOAT32_RTOL = 2e-3  # the page's pass runs in float32: ~1e-5 typically, ~5e-4 for 24 pre-norm layers with residual
 

@@ -1,4 +1,4 @@
-"""explorer.views.encoders and explorer.figures.encoders: the encoders lesson's views against direct
+"""explorer.lessons.encoders.view and explorer.lessons.encoders.figures: the encoders lesson's views against direct
 computations (the model run by hand, torch-free closed forms), text the model cannot read, the
 settings' bounds, a missing model, and figures that pass Plotly's full validation."""
 
@@ -10,11 +10,10 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.analysis.dependency import dependency_path_lengths
-from explorer.figures import encoders as figures
-from explorer.training.minilm import MiniLMError, load_minilm
-from explorer.training.sentences import load_corpus
-from explorer.views import encoders
-from explorer.views.encoders import (
+from explorer.kit.settings import check
+from explorer.lessons.encoders import figures
+from explorer.lessons.encoders import view as encoders
+from explorer.lessons.encoders.view import (
     MAX_SENTENCES,
     PRESETS,
     BiRNNSettings,
@@ -24,8 +23,9 @@ from explorer.views.encoders import (
     SinkSettings,
     unreadable,
 )
-from explorer.views.gradients import dependency_views
-from explorer.views.settings import check
+from explorer.lessons.gradients.measures import dependency_views
+from explorer.training.minilm import MiniLMError, load_minilm
+from explorer.training.sentences import load_corpus
 
 
 def validated(fig: go.Figure) -> dict:

@@ -1,4 +1,4 @@
-"""explorer.figures.attention: the layer × head grid and one head's pipeline pass Plotly's full
+"""explorer.lessons.attention.figures: the layer × head grid and one head's pipeline pass Plotly's full
 validation, share their colour scales, and stay small at the largest settings."""
 
 from itertools import pairwise
@@ -7,8 +7,6 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures import attention as figures
-from explorer.figures.attention import MASK_GREY
 from explorer.figures.common import (
     DIVERGING,
     FONT_SIZE,
@@ -19,6 +17,8 @@ from explorer.figures.common import (
     label_step,
     plotly_text,
 )
+from explorer.lessons.attention import figures
+from explorer.lessons.attention.figures import MASK_GREY
 from tests.support.apptest import plotly_array
 
 TOKENS = ["<s>", "the", "cat", "the", "</s>"]
@@ -264,8 +264,8 @@ def test_thinned_rows_keep_the_row_a_step_asks_about_labelled(n):
 @pytest.mark.parametrize("sentence", range(4))
 def test_the_coreference_grid_names_the_row_of_it_at_the_desk_and_presenting(sentence):
     from explorer.figures.presentation import enlarge_plotly
-    from explorer.views.attention import PRESETS
-    from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
+    from explorer.lessons.attention.models import PRESETS
+    from explorer.lessons.attention.view import AttentionSettings, attention_lesson_view
 
     text = PRESETS["coreference"][sentence]
     view = attention_lesson_view(AttentionSettings(task="coreference", mask="none", input_coreference=text,

@@ -1,4 +1,4 @@
-"""explorer.figures.cost: the bars pass Plotly's full validation, the charts validate against the
+"""explorer.lessons.cost.figures: the bars pass Plotly's full validation, the charts validate against the
 Vega-Lite schema, and the tables hold the counts and timings given."""
 
 import numpy as np
@@ -6,9 +6,9 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.analysis.timing import TIMED_LAYERS, Timing
-from explorer.figures import cost as figures
 from explorer.figures.common import frame_csv
-from explorer.views.cost import complexity_rows, operations_curves, operations_lengths
+from explorer.lessons.cost import figures
+from explorer.lessons.cost.counts import complexity_rows, operations_curves, operations_lengths
 
 
 def validated(fig: go.Figure) -> dict:

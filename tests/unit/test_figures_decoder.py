@@ -1,10 +1,10 @@
-"""explorer.figures.decoder: every builder passes Plotly's full validation and draws what it is handed."""
+"""explorer.lessons.decoder.charts: every builder passes Plotly's full validation and draws what it is handed."""
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures import decoder as figures
+from explorer.lessons.decoder import charts as figures
 from tests.support.apptest import plotly_array
 
 
@@ -104,8 +104,8 @@ def test_the_step_figure_fits_a_phone_chart_and_its_titles_on_lines_are_measured
     import numpy as np
 
     from explorer.figures.common import FrozenFigure
-    from explorer.figures.decoder import step_figure
     from explorer.figures.margins import PHONE_GRID_PX, label_width, phone_width
+    from explorer.lessons.decoder.charts import step_figure
     from explorer.serve.present import PHONE_CHART_PX
 
     figure = step_figure(list("OILNG"), [1, 0, 0, 0, 0], "O", np.eye(8)[:, :6], ["<s>", *"?" * 7], ["<s>", *"?" * 5],

@@ -1,12 +1,12 @@
-"""explorer.figures.depth: the chart validates against the Vega-Lite schema, the heatmap passes
+"""explorer.lessons.depth.figures: the chart validates against the Vega-Lite schema, the heatmap passes
 Plotly's full validation, and the table reads the orders of magnitude off the data."""
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures import depth as figures
-from explorer.views.depth import depth_curves
+from explorer.lessons.depth import figures
+from explorer.lessons.depth.view import depth_curves
 from tests.support.apptest import plotly_array
 
 

@@ -1,12 +1,12 @@
-"""explorer.figures.gradients: every Plotly spec passes full validation (the app skips it per rerun),
+"""explorer.lessons.gradients.figures: every Plotly spec passes full validation (the app skips it per rerun),
 every Altair chart validates against the Vega-Lite schema, and the data drawn is the data given."""
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures import gradients as figures
-from explorer.views import gradients as gv
+from explorer.lessons.gradients import figures
+from explorer.lessons.gradients import measures as gv
 from tests.support.apptest import plotly_array
 
 

@@ -1,4 +1,4 @@
-"""explorer.figures.length: the grouped-query grids are large enough to read at the desk and presenting,
+"""explorer.lessons.length.figures: the grouped-query grids are large enough to read at the desk and presenting,
 number their heads from 1 as the attention lesson does, and the phrase the page says about where the
 heads sharing a key/value head stand holds for the grid drawn."""
 
@@ -13,11 +13,11 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.analysis.memory import PUBLISHED_SHAPES, attention_scores_bytes, kv_cache_bytes
-from explorer.figures.attention import attention_grid
-from explorer.figures.byte_scale import LINE_BREAK, byte_ticks
-from explorer.figures.length import gqa_figures, gqa_sharing, memory_figures
 from explorer.figures.presentation import enlarge_plotly
-from explorer.views.length_parts import GqaSettings, gqa_view
+from explorer.lessons.attention.figures import attention_grid
+from explorer.lessons.length.charts import LINE_BREAK, byte_ticks
+from explorer.lessons.length.figures import gqa_figures, gqa_sharing, memory_figures
+from explorer.lessons.length.parts import GqaSettings, gqa_view
 
 GQA_SHAPES = [(8, 1), (8, 2), (8, 4), (8, 8), (4, 1), (4, 2), (4, 4)]
 MIN_PANEL_PX = 150  # a panel's rows, 8 of them, each about as tall as a line of the desk's text or more

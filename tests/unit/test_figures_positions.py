@@ -1,4 +1,4 @@
-"""explorer.figures.positions: every spec passes Plotly's / Vega-Lite's full validation, matrices
+"""explorer.figures.matrices: every spec passes Plotly's / Vega-Lite's full validation, matrices
 go out as float32 on their true indices, and lines are drawn in data order."""
 
 import altair as alt
@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures.positions import line_chart, matrix_heatmap, panel_grid
+from explorer.figures.matrices import line_chart, matrix_heatmap, panel_grid
 from tests.support.apptest import plotly_array
 
 

@@ -1,12 +1,12 @@
-"""explorer.figures.real: the 72-head overview, the pair with its difference and the per-head score
+"""explorer.lessons.real.charts: the 72-head overview, the pair with its difference and the per-head score
 map pass Plotly's full validation and draw exactly the arrays they are handed."""
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures import real as figures
 from explorer.figures.presentation import enlarge_plotly
+from explorer.lessons.real import charts as figures
 from tests.support.apptest import plotly_array
 
 TOKENS = ["[CLS]", "the", "<b>cat</b>", "the", "[SEP]"]  # a repeated token, and one plotly would read as HTML

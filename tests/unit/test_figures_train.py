@@ -1,4 +1,4 @@
-"""explorer.figures.train: the curves and the race pass Plotly's full validation and draw the data
+"""explorer.lessons.train.figures: the curves and the race pass Plotly's full validation and draw the data
 they are handed, on axes fixed to the whole run."""
 
 import gc
@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures.common import FrozenFigure, frozen
-from explorer.figures.train import Curve, attention_panels, race_figure, training_curves
+from explorer.lessons.train.figures import Curve, attention_panels, race_figure, training_curves
 from tests.support.apptest import plotly_array, plotly_array_1d
 
 

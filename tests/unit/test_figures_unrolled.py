@@ -1,11 +1,11 @@
-"""explorer.figures.unrolled: the diagram passes Plotly's full validation and labels each input with
+"""explorer.lessons.gradients.charts: the diagram passes Plotly's full validation and labels each input with
 its path length, at any sequence length."""
 
 import plotly.graph_objects as go
 import pytest
 
-from explorer.figures.unrolled import path_frame, unrolled_figure
-from explorer.views import gradients as gv
+from explorer.lessons.gradients import measures as gv
+from explorer.lessons.gradients.charts import path_frame, unrolled_figure
 
 
 def validated(fig: go.Figure) -> dict:

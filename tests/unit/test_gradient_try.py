@@ -10,9 +10,9 @@ import re
 import numpy as np
 import pytest
 
-from explorer.serve import runtime
-from explorer.serve.lessons import GRADIENT_DEPENDENCY
-from explorer.views.gradient_lesson import (
+from explorer.lessons.gradients.measures import gain_probe
+from explorer.lessons.gradients.spec import GRADIENT_DEPENDENCY
+from explorer.lessons.gradients.view import (
     TRY_GAINS,
     TRY_PROBES,
     DependencySettings,
@@ -23,7 +23,7 @@ from explorer.views.gradient_lesson import (
     loop_dependence,
     try_gains,
 )
-from explorer.views.gradients import gain_probe
+from explorer.serve import runtime
 from tests.unit.test_lib_bptt import reference_log10
 
 QUOTED = re.compile(r"([+-]\d+\.\d) \((exploding|about flat|still fading)\) at gain ([\d.]+)|"

@@ -1,4 +1,4 @@
-"""explorer.views.gradients against independent references: plain autograd (explorer.analysis.gradients),
+"""explorer.lessons.gradients.measures against independent references: plain autograd (explorer.analysis.gradients),
 the batched dependency matrix, a one-batch evaluation of the recall models."""
 
 import numpy as np
@@ -11,11 +11,11 @@ from explorer.analysis.gradients import (
     build_sequence_model,
     random_sequence,
 )
+from explorer.lessons.gradients import measures as gv
 from explorer.model.rnn import RecurrentTagger
 from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.training.pretrained import LoadedModel, PretrainedModelError, forward, recall_correct
 from explorer.training.tasks import RecallTask
-from explorer.views import gradients as gv
 from tests.unit.test_lib_bptt import reference_log10
 
 

@@ -1,5 +1,5 @@
 """The length-and-memory lesson's views against independent computations, and every number its lesson
-steps (app_pages/lessons/length.toml) state, read back from the views at the step's settings."""
+steps (explorer/lessons/length/lesson.toml) state, read back from the views at the step's settings."""
 
 import dataclasses
 import math
@@ -11,23 +11,10 @@ import torch
 
 from explorer.analysis.length import REVERSAL_MODELS, accuracy_by_length
 from explorer.analysis.memory import PUBLISHED_SHAPES
-from explorer.figures.length import human_bytes
-from explorer.serve import runtime
-from explorer.serve.lessons import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
-from explorer.serve.prose import lesson_sections
-from explorer.serve.steps import load_steps
-from explorer.training.pretrained import load_model
-from explorer.views.claims import say, typed_numbers
-from explorer.views.length import (
-    LENGTH_CLAIMS,
-    LENGTHS,
-    LengthSettings,
-    MemorySettings,
-    length_view,
-    memory_view,
-    runners,
-)
-from explorer.views.length_parts import (
+from explorer.kit.claims import say, typed_numbers
+from explorer.kit.settings import check, controls_of, samples
+from explorer.lessons.length.figures import human_bytes
+from explorer.lessons.length.parts import (
     GqaSettings,
     TiledSettings,
     WindowSettings,
@@ -36,7 +23,20 @@ from explorer.views.length_parts import (
     tiled_view,
     window_view,
 )
-from explorer.views.settings import check, controls_of, samples
+from explorer.lessons.length.spec import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
+from explorer.lessons.length.view import (
+    LENGTH_CLAIMS,
+    LENGTHS,
+    LengthSettings,
+    MemorySettings,
+    length_view,
+    memory_view,
+    runners,
+)
+from explorer.serve import runtime
+from explorer.serve.prose import lesson_sections
+from explorer.serve.steps import load_steps
+from explorer.training.pretrained import load_model
 from tests.support.claims import answer
 
 

@@ -1,4 +1,4 @@
-"""explorer.views.positions against closed forms written out here, and the shuffle demo's claims."""
+"""explorer.lessons.positions.encodings against closed forms written out here, and the shuffle demo's claims."""
 
 import math
 
@@ -6,13 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.model.positional import t5_relative_buckets
-from explorer.serve import runtime
-from explorer.serve.lessons import POSITIONS
-from explorer.training.pretrained import load_model
-from explorer.training.tasks import get_task
-from explorer.views.position_lesson import PositionSettings
-from explorer.views.positions import (
+from explorer.lessons.positions.encodings import (
     DRAW_BUDGET,
     LEARNED_MODEL,
     SHIPPED_ENCODINGS,
@@ -32,6 +26,12 @@ from explorer.views.positions import (
     square_plan,
     toeplitz_projection,
 )
+from explorer.lessons.positions.spec import POSITIONS
+from explorer.lessons.positions.view import PositionSettings
+from explorer.model.positional import t5_relative_buckets
+from explorer.serve import runtime
+from explorer.training.pretrained import load_model
+from explorer.training.tasks import get_task
 
 
 def sinusoid(n, d, base):

@@ -1,4 +1,4 @@
-"""explorer.views.relative against closed forms written out here: RoPE's angles and scores, ALiBi's
+"""explorer.lessons.positions.relative against closed forms written out here: RoPE's angles and scores, ALiBi's
 bias, T5's buckets."""
 
 import math
@@ -6,8 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from explorer.model.positional import alibi_slopes, t5_relative_buckets
-from explorer.views.relative import (
+from explorer.lessons.positions.relative import (
     alibi_causal_bias,
     rope_offset_scores,
     rope_rotation_degrees,
@@ -16,6 +15,7 @@ from explorer.views.relative import (
     t5_offset_buckets,
     wrapped_degrees,
 )
+from explorer.model.positional import alibi_slopes, t5_relative_buckets
 
 
 def test_wrapped_degrees():

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from explorer.analysis.lookup import EXAMPLE_KEYS, EXAMPLE_VALUES
+from explorer.kit.settings import controls_of
+from explorer.lessons.lookup.view import LookupSettings, lookup_facts, lookup_view, read_dictionary
 from explorer.serve.steps import load_steps
-from explorer.views.lookup import LookupSettings, lookup_facts, lookup_view, read_dictionary
-from explorer.views.settings import controls_of
 from tests.support.apptest import info_text, page_test, run_page
 
-PAGE = "app_pages/lookup.py"
+PAGE = "explorer/lessons/lookup/lookup.py"
 
 
 def softmax(x):

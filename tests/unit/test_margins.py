@@ -13,8 +13,11 @@ import pytest
 from explorer.figures.common import FONT_SIZE, bar_chart, frozen, heatmap, token_axis
 from explorer.figures.margins import FITTED, PAD, SAFETY, TITLE_AXES, fit_margins, label_width, phone_width
 from explorer.figures.presentation import PRESENT_FONT_PX, enlarge_plotly
+from explorer.lessons import specs
 from explorer.serve import runtime
-from explorer.serve.lessons import LESSONS
+
+LESSONS = specs()
+
 
 BY_NAME = {lesson.name: lesson for lesson in LESSONS}
 
@@ -156,8 +159,8 @@ def test_a_charts_title_stands_above_its_top_axis_and_the_axis_title(n):
     `y` of the chart's height; the axis's labels and title reach up from the plot area."""
     import numpy as np
 
-    from explorer.figures.length import attention_figure
     from explorer.figures.margins import LINE, tick_reach
+    from explorer.lessons.length.figures import attention_figure
 
     letters = [chr(ord("A") + i % 26) for i in range(n)]
     figure, _ = attention_figure(np.full((n + 1, n), 1 / n), letters, f"{n} letters (never seen)")

@@ -9,25 +9,19 @@ import pytest
 
 from explorer.analysis.kv_timing import CacheSweep
 from explorer.analysis.timing import Timing, slower_at, slower_from
+from explorer.kit.claims import say
+from explorer.lessons.attention.view import AttentionSettings, attention_lesson_view
+from explorer.lessons.cost.spec import COST
+from explorer.lessons.decoder.spec import DECODER, DECODER_CACHE
+from explorer.lessons.decoder.view import timing_claim
+from explorer.lessons.length.spec import LENGTH, LENGTH_MEMORY
+from explorer.lessons.lookup.spec import LOOKUP
+from explorer.lessons.lookup.view import LOOKUP_CLAIMS
+from explorer.lessons.positions import claims as facts
+from explorer.lessons.positions.spec import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
-from explorer.serve.lessons import (
-    COST,
-    DECODER,
-    DECODER_CACHE,
-    LENGTH,
-    LENGTH_MEMORY,
-    LOOKUP,
-    POSITION_MODELS,
-    POSITION_RELATIVE,
-    POSITIONS,
-)
 from explorer.serve.steps import load_steps
-from explorer.views import position_facts as facts
-from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
-from explorer.views.claims import say
-from explorer.views.decoder_lesson import timing_claim
-from explorer.views.lookup import LOOKUP_CLAIMS
 from tests.support.claims import step_settings
 
 

@@ -148,12 +148,14 @@ def test_one_thread_per_pool():
 def test_the_heavy_views_give_the_same_numbers_in_pieces_on_the_pool():
     import numpy as np
 
+    from explorer.analysis import dependency_views as dependency_views_module
+    from explorer.lessons.depth import view as depth
+    from explorer.lessons.gradients import measures as gradients
     from explorer.serve.pool import POOL
-    from explorer.views import depth, gradients
 
     def compute():
         for cached in (gradients.gradient_curves, gradients.dependency_views,
-                       gradients._attention_dependency):
+                       dependency_views_module._attention_dependency):
             cached.cache_clear()
         return (dict(depth.depth_curves(3, 16, 4, 2)), gradients.gradient_curves(16, 8, "orthogonal", 2.0, None, 2),
                 gradients.dependency_views("gru", 8, 8))

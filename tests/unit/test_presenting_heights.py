@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 from explorer.figures.common import FONT_SIZE, LABEL_FONT_PX, PRESENT_HEIGHT, label_step
-from explorer.figures.length import (
+from explorer.figures.matrices import matrix_heatmap
+from explorer.figures.presentation import enlarge_plotly
+from explorer.lessons.gradients.charts import PRESENT_PX, unrolled_figure
+from explorer.lessons.length.figures import (
     DESK_GRID_WIDTH_PX,
     PRESENT_GQA_PX,
     PRESENT_GRID_PX,
@@ -17,11 +20,8 @@ from explorer.figures.length import (
     attention_figure,
     gqa_figures,
 )
-from explorer.figures.position_lesson import PRESENT_MATRIX_PX
-from explorer.figures.positions import matrix_heatmap
-from explorer.figures.presentation import enlarge_plotly
-from explorer.figures.unrolled import PRESENT_PX, unrolled_figure
-from explorer.views.length_parts import GqaSettings, gqa_view
+from explorer.lessons.length.parts import GqaSettings, gqa_view
+from explorer.lessons.positions.figures import PRESENT_MATRIX_PX
 
 
 def spec_of(figure) -> dict:
@@ -92,8 +92,8 @@ def test_a_tall_encoding_matrix_fits_the_projector(rows):
 def test_the_similarity_grid_fits_the_projector_under_a_steps_answer(kind):
     """Steps 3 and 4 of the positions lesson draw section 2 first: its 11-row grid (the learned table)
     ended 9 px below a 1280 × 720 screen."""
-    from explorer.figures.position_lesson import PRESENT_SIMILARITY_PX, position_figures
-    from explorer.views.position_lesson import PositionSettings, position_view
+    from explorer.lessons.positions.figures import PRESENT_SIMILARITY_PX, position_figures
+    from explorer.lessons.positions.view import PositionSettings, position_view
 
     view = position_view(PositionSettings(kind=kind, n_positions=11 if kind == "sinusoidal" else 4))
     desk = spec_of(position_figures(view).similarity)

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from explorer.analysis.cost import attention_cost, recurrent_cost
+from explorer.lessons.positions.view import BASES
 from explorer.model.positional import sinusoidal_encoding
-from explorer.views.position_lesson import BASES
 
 
 @pytest.mark.parametrize("base", BASES)

@@ -5,7 +5,8 @@ from explorer.serve import prose
 
 
 def test_a_comment_over_several_lines_is_dropped(tmp_path, monkeypatch):
-    (tmp_path / "demo.md").write_text(
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "prose.md").write_text(
         "<!--\nfor editors\n-->\n\n<!-- one -->\nFirst {n}.\n<!--\nCited: a paper, §3.\n-->\nStill first.\n"
         "\n<!-- two -->\nSecond.\n", encoding="utf-8")
     monkeypatch.setattr(prose, "LESSON_DIR", tmp_path)

@@ -8,12 +8,14 @@ from dataclasses import FrozenInstanceError, dataclass
 import pytest
 import streamlit as st
 
+from explorer.kit.settings import check, controls_of, setting
+from explorer.lessons import specs
 from explorer.serve import runtime
 from explorer.serve.adapter import ATTEMPT, sendable, warm_lessons
-from explorer.serve.lessons import LESSONS
 from explorer.serve.steps import load_steps
-from explorer.views.settings import check, controls_of, setting
 from tests.support.apptest import page_test, run_page
+
+LESSONS = specs()
 
 PAGES = [lesson for lesson in LESSONS if lesson.section is None]
 
@@ -36,11 +38,11 @@ def test_after_the_warm_up_a_page_and_the_reveal_of_any_step_compute_nothing(les
     """A visitor's first page, and a lecturer's Reveal of any step, find their views (the page's and
     its sections') computed."""
     misses = runtime._shown.cache_info().misses
-    at = run_page(f"app_pages/{lesson.page}.py")
+    at = run_page(f"explorer/lessons/{lesson.page}/{lesson.page}.py")
     assert not at.exception and not at.info
     assert runtime._shown.cache_info().misses == misses, "the page found its default view warmed"
     for number in range(1, len(load_steps(lesson.page)) + 1):
-        at = page_test(f"app_pages/{lesson.page}.py", {"step": str(number)}).run()
+        at = page_test(f"explorer/lessons/{lesson.page}/{lesson.page}.py", {"step": str(number)}).run()
         at.button(key="lesson_next").click().run()  # Reveal
         assert not at.exception, [e.value for e in at.exception]
         assert runtime._shown.cache_info().misses == misses, f"step {number} computed a view"
@@ -146,11 +148,11 @@ def test_a_run_whose_views_are_made_starts_no_spinner(monkeypatch, warmed):
     (the page's views made) uses none; a run that computes a view shows one."""
     used, real = [], st.spinner
     monkeypatch.setattr(st, "spinner", lambda *args, **kwargs: used.append(args) or real(*args, **kwargs))
-    run_page("app_pages/positions.py")  # its views warmed
+    run_page("explorer/lessons/positions/positions.py")  # its views warmed
     assert used == []
     lesson = next(spec for spec in LESSONS if spec.name == "positions")
     value, _ = _not_made(lesson, "positions", range(41, 1024, 17))
-    run_page("app_pages/positions.py", {"positions": str(value)})
+    run_page("explorer/lessons/positions/positions.py", {"positions": str(value)})
     assert used, "computing a view shows the spinner"
 
 
@@ -165,11 +167,11 @@ def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_un
     for module in (present, controls):  # every chart is sent through these two (they call chart_sent)
         monkeypatch.setattr(module, "chart_sent", lambda _real=module.chart_sent: charts.append(1) or _real())
     monkeypatch.setattr(later, "_wait", lambda seconds: pauses.append((seconds, list(charts))))
-    run_page(f"app_pages/{page}.py")
+    run_page(f"explorer/lessons/{page}/{page}.py")
     assert pauses == [] and len(charts) > 1, "no browser: no pause"
     charts.clear()
     monkeypatch.setattr(later, "_in_browser", lambda: True)
-    at = run_page(f"app_pages/{page}.py")
+    at = run_page(f"explorer/lessons/{page}/{page}.py")
     assert not at.exception
     assert len(pauses) == 1, pauses
     seconds, before = pauses[0]
@@ -188,7 +190,7 @@ def test_a_run_that_sends_the_figures_already_drawn_does_not_pause(monkeypatch, 
     pauses = []
     monkeypatch.setattr(later, "_wait", pauses.append)
     monkeypatch.setattr(later, "_in_browser", lambda: True)
-    at = run_page("app_pages/positions.py")
+    at = run_page("explorer/lessons/positions/positions.py")
     assert pauses == [later.HEAD_START_S], "the session's first run draws its figures anew"
     at.run()
     assert not at.exception and pauses == [later.HEAD_START_S], "the same settings again: no pause"

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.lessons.train.view import RACE_TASKS, LossAtStart, TrainSettings, train_view
 from explorer.serve import lesson_text
 from explorer.training.live import HELD_OUT, LIVE_TASKS, live_task, run_settings
-from explorer.views.train import RACE_TASKS, LossAtStart, TrainSettings, train_view
 from tests.support.apptest import run_page
 
 # 32 settings: every task, encoding, head count and layer count, with several seeds and both modes.
@@ -84,7 +84,7 @@ def test_a_planted_false_claim_is_caught():
 @pytest.mark.parametrize("link", [{}, {"seed": "1"}, {"task": "sort", "seed": "5", "heads": "1"},
                                   {"task": "induction", "layers": "1"}, {"mode": "race", "seed": "3"}])
 def test_the_page_shows_the_sentences_of_its_own_view(link):
-    at = run_page("app_pages/train.py", link)
+    at = run_page("explorer/lessons/train/train.py", link)
     shown = "\n".join(m.value for m in at.markdown)
     settings = TrainSettings(**{name: type(getattr(TrainSettings(), name))(link[url])
                                 for name, url in (("task", "task"), ("seed", "seed"), ("n_heads", "heads"),
@@ -104,10 +104,10 @@ def test_the_page_shows_the_sentences_of_its_own_view(link):
 def test_the_first_steps_reveal_holds_for_its_settings():
     """Step 1's answer: no weight near 0 or 1, an even spread of 1/6, 19 output tokens — read from the
     untrained model's view (the claim `even_at_start`), and not said of a model that is not so."""
-    from explorer.serve.lessons import TRAIN
+    from explorer.kit.claims import say
+    from explorer.lessons.train.spec import TRAIN
     from explorer.serve.runtime import Shown
     from explorer.serve.steps import load_steps
-    from explorer.views.claims import say
 
     step = load_steps("train")[0]
     names = {"heads": "n_heads", "layers": "n_layers"}

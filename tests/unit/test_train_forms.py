@@ -3,7 +3,7 @@ its planned number of steps (never timed: a run is a function of its settings), 
 held-out accuracy, and its last layer's head — the probe's sharpest, named under the grid — rests
 each row mostly on one input letter: a mean row maximum of 0.7 or more, on the anti-diagonal.  The
 second lesson step's answer quotes this run, steps 3–5 quote runs of their own.  Their answers are
-claims read from the finished run (explorer/views/train_steps.py): here each answer, filled from its
+claims read from the finished run (explorer/lessons/train/claims.py): here each answer, filled from its
 run, must state what an independent reading of the run gives, and be shown only when the run is done
 (the race of step 6 is timed: its claim is checked on made-up races in test_train_race_claim.py)."""
 
@@ -14,12 +14,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from explorer.serve.lessons import TRAIN
+from explorer.kit.claims import say
+from explorer.lessons.train.spec import TRAIN
+from explorer.lessons.train.view import TrainSettings, at_moment, train_view
 from explorer.serve.runtime import Shown
 from explorer.serve.steps import load_steps
 from explorer.training.runs import RunView
-from explorer.views.claims import say
-from explorer.views.train import TrainSettings, at_moment, train_view
 from tests.support.train_runs import lesson_run
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.serve.lessons import TRAIN
+from explorer.kit.claims import say
+from explorer.lessons.train.claims import race_story
+from explorer.lessons.train.spec import TRAIN
+from explorer.lessons.train.view import TrainSettings, at_moment, train_view
 from explorer.serve.runtime import Shown
 from explorer.serve.steps import load_steps
 from explorer.training.live import Snapshot
 from explorer.training.runs import RunView
-from explorer.views.claims import say
-from explorer.views.train import TrainSettings, at_moment, train_view
-from explorer.views.train_steps import race_story
 
 RACE = TrainSettings(mode="race", race_seconds=20)
 STEP = load_steps("train")[5]

@@ -1,4 +1,4 @@
-"""explorer.views.train: the page's step 0 is the run's step 0 — the same numbers whatever the run's
+"""explorer.lessons.train.view: the page's step 0 is the run's step 0 — the same numbers whatever the run's
 length or pace, and for each runner of a race — and what the model is made of changes it."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import dataclasses
 
 import numpy as np
 
+from explorer.lessons.train.spec import TRAIN
+from explorer.lessons.train.view import TrainSettings, first_snapshots, train_view
 from explorer.serve import runtime
-from explorer.serve.lessons import TRAIN
 from explorer.training.live import LiveSettings, run_settings
 from explorer.training.runs import LiveJob
-from explorer.views.train import TrainSettings, first_snapshots, train_view
 
 SETTINGS = LiveSettings(task="sort", n_heads=1, n_layers=1, d_model=16, seed=3)
 LESSON = TrainSettings(task="sort", n_heads=1, n_layers=1, seed=3)

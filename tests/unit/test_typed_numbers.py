@@ -1,5 +1,5 @@
 """No lesson types a number into its text that its view should give (issue 28): in every lesson's step
-answers and prose sections (app_pages/lessons/<page>.toml and .md), every number is a {field} filled
+answers and prose sections (explorer/lessons/<page>/lesson.toml and .md), every number is a {field} filled
 from the view, or is listed here with the reason it may be typed — a definition (rows sum to 1), a
 constant of the formula it stands in, a section's name, an option the question offered, or a
 setting of the code, which the test then reads from the code.  A number typed anywhere else fails."""
@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from explorer.kit.claims import typed_numbers
+from explorer.kit.settings import controls_of
+from explorer.lessons.depth.view import DepthSettings
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
 from explorer.training.live import HELD_OUT, LiveSettings, live_task
 from explorer.training.minilm import load_minilm
-from explorer.views.claims import typed_numbers
-from explorer.views.depth import DepthSettings
-from explorer.views.settings import controls_of
 from tests.unit.test_lib_decoding import TOLERANCE
 
-LESSONS = sorted(path.stem for path in Path("app_pages/lessons").glob("*.toml"))
+LESSONS = sorted(path.parent.name for path in Path("explorer/lessons").glob("*/lesson.toml"))
 
 DEFINITION = ("a definition: softmax rows sum to 1, a masked weight is 0, −ln p is 0 at p = 1, the overlap of "
               "equal word sets is 1")
@@ -62,7 +62,8 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("positions", "matrix: why sines and cosines"): {"−1": "the range of sin and cos", "1": "the range of sin and cos"},
     ("positions", "matrix: lecture table"): {"2": "the exponent 2/d of the formula"},
     ("positions", "matrix: learned"): {"2": "the name GPT-2"},
-    ("positions", "matrix: MiniLM"): {"99": "the 99th percentile the view computes (explorer/views/positions.py)"},
+    ("positions", "matrix: MiniLM"): {"99": "the 99th percentile the view computes "
+                                                      "(explorer/lessons/positions/encodings.py)"},
     ("positions", "matrix: none"): {"3": SECTIONS, "4": SECTIONS},
     ("positions", "geometry: MiniLM"): {"1": "p + 1: the next position"},
     ("positions", "geometry: index"): {"1": "a cosine of 1: vectors on one line, a definition"},

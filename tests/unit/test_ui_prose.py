@@ -7,10 +7,10 @@ from explorer.serve.prose import LESSON_DIR, lesson_sections, lesson_text
 
 
 def test_every_lesson_file_has_named_sections_without_the_editors_note():
-    files = sorted(LESSON_DIR.glob("*.md"))
-    assert files, "app_pages/lessons/ holds the lesson text"
+    files = sorted(LESSON_DIR.glob("*/prose.md"))
+    assert files, "explorer/lessons/<page>/prose.md holds the lesson text"
     for path in files:
-        sections = lesson_sections(path.stem)
+        sections = lesson_sections(path.parent.name)
         assert sections and all(name and text and not text.startswith("\n") for name, text in sections.items())
         assert not any("<!--" in text for text in sections.values()), "a marker line was not recognised"
 
@@ -30,16 +30,16 @@ def test_a_missing_field_is_an_error():
 
 def test_a_count_written_noun_s_agrees_with_its_number():
     """Lesson text writes "{n} layer(s)"; a lecturer reads "1 layer" and "2 layers", never "(s)"."""
+    from explorer.kit.claims import fill
     from explorer.serve.text import counted
-    from explorer.views.claims import fill
 
     said = fill("With {n} layer(s) and {g} key/value head(s).", {"n": 1, "g": 2})
     assert said == "With 1 layer and 2 key/value heads."
     assert fill("{n:,} run(s) at a time", {"n": 1000}) == "1,000 runs at a time"
     assert counted(1, "seed") == "1 seed" and counted(0, "seed") == "0 seeds"
-    for path in sorted(LESSON_DIR.glob("*.md")):  # every "(s)" in the lesson text follows a field
-        for name, text in lesson_sections(path.stem).items():
-            assert "(s)" not in fill(text, _AnyNumber(), where=name), f"{path.name} {name!r}"
+    for path in sorted(LESSON_DIR.glob("*/prose.md")):  # every "(s)" in the lesson text follows a field
+        for name, text in lesson_sections(path.parent.name).items():
+            assert "(s)" not in fill(text, _AnyNumber(), where=name), f"{path} {name!r}"
 
 
 class _AnyNumber(dict):

@@ -9,9 +9,9 @@ from streamlit.testing.v1 import AppTest
 SCRIPT = """
 import streamlit as st
 
-from explorer.figures.depth import depth_chart, depth_frame
+from explorer.lessons.depth.figures import depth_chart, depth_frame
 from explorer.serve import altair_chart, vega_lite_spec
-from explorer.views.depth import depth_curves
+from explorer.lessons.depth.view import depth_curves
 
 frame = depth_frame(depth_curves(4, 16, 4, 2))
 spec = vega_lite_spec(depth_chart(frame))

@@ -16,15 +16,15 @@ import pytest
 import torch
 
 from explorer.analysis.heads import accuracy_without, self_attention_layers, silenced
-from explorer.serve.lessons import ATTENTION
+from explorer.kit.claims import say
+from explorer.lessons.attention import claims as attention_steps
+from explorer.lessons.attention import models as attention_views
+from explorer.lessons.attention.models import ModelChoice, referent_head_note
+from explorer.lessons.attention.spec import ATTENTION
+from explorer.lessons.attention.view import AttentionSettings, attention_lesson_view
 from explorer.serve.prose import lesson_text
 from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from explorer.views import attention as attention_views
-from explorer.views import attention_steps
-from explorer.views.attention import ModelChoice, referent_head_note
-from explorer.views.attention_lesson import AttentionSettings, attention_lesson_view
-from explorer.views.claims import say
 from tests.support.claims import step_view
 
 IT_MODEL = "coreference-sinusoidal-h4-l2"
@@ -173,7 +173,7 @@ def test_the_coreference_notice_names_the_head_and_its_nudge_and_needs_the_card_
     text = lesson_text("attention", "notice: coreference encoder", **fields)
     assert "the head the model learned to use" not in text.replace("\n", " ")
     assert "layer 2, head 1, the head the model's card names (an extra\nloss nudged it" in text
-    monkeypatch.setattr("explorer.views.attention_lesson.attention_hint", lambda choice: None)
+    monkeypatch.setattr("explorer.lessons.attention.view.attention_hint", lambda choice: None)
     hidden = attention_lesson_view(AttentionSettings(task="coreference", mask="none"))
     assert "notice: coreference encoder" not in dict(hidden.notices)
 
@@ -246,8 +246,8 @@ def test_the_pipeline_gives_vaswanis_reason_for_the_square_root_not_no_saturatio
 
 
 def test_sqrt_d_holds_for_independent_components_of_zero_mean_and_unit_variance_and_the_text_says_so():
-    from explorer.views.lookup import LookupSettings
-    from explorer.views.settings import controls_of
+    from explorer.kit.settings import controls_of
+    from explorer.lessons.lookup.view import LookupSettings
 
     generator = np.random.default_rng(0)
     for d in (4, 64):
@@ -268,7 +268,7 @@ def step_lookup(claim: str):
 
 def test_the_lookup_box_no_longer_says_equal_lengths_are_needed():
     from explorer.analysis.lookup import EXAMPLE_KEYS
-    from explorer.views.measured import self_match
+    from explorer.lessons.lookup.boxes import self_match
 
     # The lecture's keys differ in length and every one still finds itself: equal length is not needed.
     lengths = np.linalg.norm(EXAMPLE_KEYS, axis=1)

@@ -5,8 +5,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from explorer.analysis.cost import cache_setup_cost
+from explorer.lessons.decoder.models import DECODER_MODELS, step_counts
 from explorer.training.pretrained import load_model
-from explorer.views.decoder import DECODER_MODELS, step_counts
 
 
 def _multiplications(fn) -> int:
@@ -57,8 +57,8 @@ def test_attention_row_label_bounds_its_count_at_every_size():
     constants at every size the page reaches; O(T²·d) does not (at T = 16, d = 512 the count is 65 times
     T²·d, 98 % of it in the Q, K, V and output projections)."""
     from explorer.analysis.cost import attention_cost
-    from explorer.views.cost import BIG_O, complexity_rows
-    from explorer.views.cost_lesson import WIDTHS
+    from explorer.lessons.cost.counts import BIG_O, complexity_rows
+    from explorer.lessons.cost.view import WIDTHS
 
     label = BIG_O["attention"][1]
     assert label == "O(T·d² + T²·d)"
@@ -70,14 +70,14 @@ def test_attention_row_label_bounds_its_count_at_every_size():
 
 
 def test_the_measured_box_states_the_work_with_its_projections():
-    from explorer.views.measured import attention_parameters
+    from explorer.lessons.cost.boxes import attention_parameters
 
     finding = attention_parameters(64).finding
     assert "the work, O(T·d² + T²·d)" in finding and "O(T²·d), not" not in finding
 
 
 def test_the_chart_names_the_term_it_draws():
-    from explorer.views.cost import operations_curves
+    from explorer.lessons.cost.counts import operations_curves
 
     curves = operations_curves(8, [4])
     assert curves["T²·d (attention's scores and mix)"] == [4 * 4 * 8] and "T²·d (attention's term)" not in curves
@@ -103,7 +103,7 @@ def test_one_parallel_pass_gives_every_teacher_forced_loss():
     loss, equal to the step-by-step teacher-forced losses (each step run alone with the KV cache)."""
     import numpy as np
 
-    from explorer.views.decoder_lesson import DecoderSettings, decoder_view, parallel_claim
+    from explorer.lessons.decoder.view import DecoderSettings, decoder_view, parallel_claim
 
     view = decoder_view(DecoderSettings(task="sort", input_sort="P E A C H", mistake="2"))
     by_hand = _parallel_losses_by_hand("sort", list("PEACH"), [*"ACEHP", "</s>"])
@@ -136,9 +136,9 @@ def test_the_forcing_section_gives_the_real_reason_and_names_exposure_bias():
 def test_reversing_can_go_by_position_and_sorting_cannot():
     """Step 3's reason, as a fact about the tasks: the k-th letter a reversal writes is the k-th from
     the end of every input, whatever its letters; no position map does that for sorting."""
+    from explorer.lessons.decoder.models import PRESETS
     from explorer.serve.steps import load_steps
     from explorer.training.tasks import get_task
-    from explorer.views.decoder import PRESETS
 
     for text in PRESETS["reverse"]:
         tokens = text.split()
@@ -175,9 +175,9 @@ def test_cost_steps_and_the_parameters_box_say_what_is_counted():
     """Step 7: N stacked loops take T + N − 1 steps because each layer *can* start after the one
     below's first output (the dependency depth; torch's nn.RNN runs layer after layer). The box's
     notes line is what one version of the notes says (seed 001: T times an RNN's parameters)."""
+    from explorer.lessons.cost.boxes import attention_parameters
+    from explorer.lessons.cost.counts import stack_cost
     from explorer.serve.steps import load_steps
-    from explorer.views.cost import stack_cost
-    from explorer.views.measured import attention_parameters
 
     step = next(s for s in load_steps("cost") if s.title == "A stack of six")
     assert "can start as soon as" in step.reveal and "each layer starts as soon" not in step.reveal

@@ -9,7 +9,7 @@ import torch
 from explorer.analysis.addnorm import norm_batch_dependence, notes_residual_block
 from explorer.analysis.depth import _stack_gradient_norms, build_layer_stack
 from explorer.analysis.gradients import random_sequence
-from explorer.views.depth import addnorm_boxes
+from explorer.lessons.depth.view import addnorm_boxes
 from tests.support.apptest import run_page
 
 
@@ -77,7 +77,7 @@ def test_the_direct_path_carries_the_gradient_unchanged_only_without_a_norm_on_i
 
 
 def test_the_page_defines_add_and_norm_and_answers_the_notes():
-    at = run_page("app_pages/depth.py")
+    at = run_page("explorer/lessons/depth/depth.py")
     text = " ".join(m.value for m in at.markdown)
     assert "What Add & Norm computes" in text
     assert "shifted to mean 0 and divided by their standard deviation" in text

@@ -11,7 +11,7 @@ import torch
 from explorer.analysis.attention_limits import SCORE_SCALES, score_gradient, stacked_orders_lost
 from explorer.analysis.depth import layer_gradient_norms
 from explorer.analysis.gradients import default_readout, random_sequence
-from explorer.views.gradient_limits import attention_limits_box
+from explorer.lessons.gradients.limits import attention_limits_box
 from tests.support.apptest import run_page
 
 
@@ -55,13 +55,13 @@ def test_the_box_answers_the_notes_from_its_numbers():
 
 
 def test_the_page_shows_the_box_beside_the_path_lengths():
-    at = run_page("app_pages/gradients.py")
+    at = run_page("explorer/lessons/gradients/gradients.py")
     assert any("Can attention's gradient vanish?" in e.label for e in at.expander)
     text = " ".join(m.value for m in at.markdown)
     assert "once the softmax saturates" in text
 
 
 def test_small_numbers_read_as_powers_of_ten():
-    from explorer.views.claims import scientific
+    from explorer.kit.claims import scientific
 
     assert [scientific(x) for x in (0.26, 1.1e-05, 3.4e-14, 0.0)] == ["0.26", "1.1×10⁻⁵", "3.4×10⁻¹⁴", "0"]

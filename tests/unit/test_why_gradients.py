@@ -17,12 +17,9 @@ from torch import nn
 
 from explorer.analysis import bptt
 from explorer.analysis.gradients import build_sequence_model, input_gradient_norms, random_sequence
-from explorer.model.building import seeded
-from explorer.model.rnn import RecurrentNet
-from explorer.serve.steps import load_steps
-from explorer.training.pretrained import load_model
-from explorer.views import gradients as gv
-from explorer.views.gradient_lesson import (
+from explorer.kit.settings import check
+from explorer.lessons.gradients import measures as gv
+from explorer.lessons.gradients.view import (
     GRADIENT_CLAIMS,
     DependencySettings,
     GradientSettings,
@@ -30,7 +27,10 @@ from explorer.views.gradient_lesson import (
     gradient_view,
     recall_view,
 )
-from explorer.views.settings import check
+from explorer.model.building import seeded
+from explorer.model.rnn import RecurrentNet
+from explorer.serve.steps import load_steps
+from explorer.training.pretrained import load_model
 from tests.support.claims import answer
 from tests.unit.test_lib_bptt import reference_log10
 
@@ -38,7 +38,7 @@ from tests.unit.test_lib_bptt import reference_log10
 def reading():
     """The lesson's sentences on its slopes (imported here, so that each test below fails on its own on
     the code before them, where the module did not exist)."""
-    from explorer.views import gradient_reading
+    from explorer.lessons.gradients import reading as gradient_reading
 
     return gradient_reading
 
@@ -294,5 +294,5 @@ def test_below_gain_1_the_gradient_on_the_state_shrinks_by_at_least_the_gain_per
     norms = np.array([float(state.grad.norm()) for state in states])  # ‖∂L/∂h_t‖, t = 0 … 23
     assert np.all(norms > 0)
     assert np.all(norms[:-1] <= gain * norms[1:] * (1 + 1e-12))
-    page = " ".join(Path("app_pages/gradients.py").read_text().split())
+    page = " ".join(Path("explorer/lessons/gradients/gradients.py").read_text().split())
     assert "the gradient on the tanh RNN's state shrinks by at least that factor at every step back" in page

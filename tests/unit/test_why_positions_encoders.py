@@ -11,17 +11,18 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from explorer.serve.lessons import ENCODER_SIMILARITY, POSITIONS
+from explorer.lessons.encoders.spec import ENCODER_SIMILARITY
+from explorer.lessons.encoders.view import PRESETS, SimilaritySettings, shared_piece_cosines, similarity_view
+from explorer.lessons.positions import boxes as measured
+from explorer.lessons.positions.claims import neighbour_facts, table_facts
+from explorer.lessons.positions.encodings import REVERSE_TASK, encoder_output, float64_encoder, reversal_run
+from explorer.lessons.positions.spec import POSITIONS
+from explorer.lessons.positions.view import PositionSettings, index_vanishes, position_view
 from explorer.serve.prose import lesson_text
 from explorer.serve.steps import load_steps
 from explorer.training.minilm import SENTENCE_TOKENS, load_minilm
 from explorer.training.pretrained import load_model, model_name
 from explorer.training.tasks import get_task
-from explorer.views import measured
-from explorer.views.encoders import PRESETS, SimilaritySettings, shared_piece_cosines, similarity_view
-from explorer.views.position_facts import neighbour_facts, table_facts
-from explorer.views.position_lesson import PositionSettings, index_vanishes, position_view
-from explorer.views.positions import REVERSE_TASK, encoder_output, float64_encoder, reversal_run
 from tests.support.apptest import ROOT
 from tests.support.claims import answer
 
@@ -87,7 +88,7 @@ def test_without_position_vectors_a_reordering_leaves_both_sentence_vectors_exac
     assert torch.allclose(cls_a, cls_b, atol=1e-5) and torch.allclose(mean_a, mean_b, atol=1e-5)
     (cls_a, mean_a), (cls_b, mean_b) = vectors["with"]
     assert (cls_a - cls_b).abs().max() > 1e-2 and (mean_a - mean_b).abs().max() > 1e-2
-    prose = (ROOT / "app_pages/lessons/encoders.md").read_text()
+    prose = (ROOT / "explorer/lessons/encoders/prose.md").read_text()
     assert "after pooling the vectors are averaged" not in prose
     assert "the mean and [CLS] would both stay *exactly* the same" in prose
 
@@ -173,7 +174,7 @@ def test_a_dense_layer_sees_order_attention_without_positions_does_not():
     assert dense_undone > 0.1 and shared_change > 0.1 and max(shared_undone, attention_undone) < 1e-12
     assert "“e.g., Fully Connected”" in box.notes_say and "so it sees the order." in box.finding
     assert "only move each output with its input" in box.finding
-    prose = (ROOT / "app_pages/lessons/positions.md").read_text()
+    prose = (ROOT / "explorer/lessons/positions/prose.md").read_text()
     assert "does see the order; the box below measures all three" in prose
     assert "self-attention treats its input as a *set*" not in prose
 

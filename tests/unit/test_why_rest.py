@@ -39,12 +39,12 @@ def test_length_says_why_the_raw_index_fails_and_shows_it_on_the_spot():
     import torch
 
     from explorer.analysis.length import REVERSAL_MODELS
+    from explorer.kit.claims import say
+    from explorer.lessons.length.spec import LENGTH
+    from explorer.lessons.length.view import LENGTH_CLAIMS, LengthSettings
     from explorer.serve import runtime
-    from explorer.serve.lessons import LENGTH
     from explorer.serve.prose import lesson_sections
     from explorer.training.pretrained import load_model
-    from explorer.views.claims import say
-    from explorer.views.length import LENGTH_CLAIMS, LengthSettings
 
     model = load_model(REVERSAL_MODELS["index"]).model
     assert model.config.norm == "pre" and model.config.encoding == "index"
@@ -73,13 +73,13 @@ def test_real_says_the_toy_models_referent_head_was_steered_by_an_extra_loss():
     100 %', and step 4 asked with 'the toy model's head manages 100 %'. That head is the one its card's
     attention_hint steered towards the referent with an extra loss term. Every sentence naming the toy model
     now says so, with the numbers read from the card."""
+    from explorer.kit.claims import say
+    from explorer.lessons.real.spec import REAL_REFERENT
+    from explorer.lessons.real.view import REFERENT_CLAIMS, TOY_MODEL
     from explorer.serve import runtime
-    from explorer.serve.lessons import REAL_REFERENT
     from explorer.serve.prose import lesson_sections
     from explorer.serve.steps import load_steps
     from explorer.training.pretrained import load_model
-    from explorer.views.claims import say
-    from explorer.views.real_lesson import REFERENT_CLAIMS, TOY_MODEL
 
     card = load_model(TOY_MODEL).card
     hint, named = card["attention_hint"], card["referent_head"]
@@ -110,15 +110,15 @@ def test_length_step_two_says_where_the_rows_look_not_that_new_positions_are_the
     row looks hardest past position 9. The answer now says that, read from the weights here."""
     import numpy as np
 
-    from explorer.serve.lessons import LENGTH
+    from explorer.lessons.length.spec import LENGTH
     from explorer.serve.prose import lesson_sections
     from explorer.serve.steps import load_steps
     from tests.support.claims import step_view
 
     step = next(s for s in load_steps("length") if s.title == "Where does it look at 15 letters?")
     shown = step_view(LENGTH, None, step)
-    from explorer.views.claims import say
-    from explorer.views.length_steps import LENGTH_CLAIMS as STEP_CLAIMS
+    from explorer.kit.claims import say
+    from explorer.lessons.length.claims import LENGTH_CLAIMS as STEP_CLAIMS
 
     said = " ".join(say(STEP_CLAIMS, step.claim, step.reveal, shown).split())
     w, n = shown.view.unseen.weights, shown.view.unseen.length
@@ -157,12 +157,12 @@ def test_real_counts_the_heads_that_read_a_place_instead_of_saying_most_are_not_
     the weights, and the text now gives that count beside the notes' claim."""
     import numpy as np
 
+    from explorer.kit.claims import say
+    from explorer.lessons.real.spec import REAL
+    from explorer.lessons.real.view import REAL_CLAIMS
     from explorer.serve import runtime
-    from explorer.serve.lessons import REAL
     from explorer.serve.prose import lesson_sections
     from explorer.serve.steps import load_steps
-    from explorer.views.claims import say
-    from explorer.views.real_lesson import REAL_CLAIMS
 
     shown = runtime.shown(REAL, REAL.settings())
     text = shown.view.text
@@ -191,8 +191,8 @@ def test_real_gives_the_parked_on_cls_reading_as_a_cited_guess():
     """'A head with nothing useful to read parks its weight on a token that changes little' named a mechanism
     the page does not measure. It is now cited (Clark et al. 2019, §3, who found the habit in BERT and
     guessed it is a no-op) and said to be their guess."""
+    from explorer.kit.claims import typed_numbers
     from explorer.serve.prose import lesson_sections
-    from explorer.views.claims import typed_numbers
 
     text = " ".join(lesson_sections("real")["claim: cls_share"].split())
     assert "changes little" not in text
@@ -245,9 +245,9 @@ def test_real_positions_scale_sentence_says_what_the_tables_show():
     cites the paper's √d scaling."""
     import numpy as np
 
+    from explorer.lessons.real.view import TableSettings, table_view
     from explorer.serve.prose import lesson_sections
     from explorer.training.minilm import load_minilm
-    from explorer.views.real_lesson import TableSettings, table_view
 
     model = load_minilm()
     assert model.config.embedding_norm and not model.config.scale_embeddings
@@ -270,11 +270,11 @@ def test_length_gqa_says_its_layer_is_untrained():
     import numpy as np
     import torch
 
+    from explorer.lessons.length import parts as length_parts
+    from explorer.lessons.length.parts import GqaSettings, gqa_view
     from explorer.model.attention import MultiHeadAttention, causal_mask
     from explorer.model.building import seeded
     from explorer.serve.prose import lesson_sections
-    from explorer.views import length_parts
-    from explorer.views.length_parts import GqaSettings, gqa_view
 
     settings = GqaSettings()
     h, g = settings.heads, settings.kv_heads
@@ -311,10 +311,10 @@ def test_length_attention_text_does_not_say_a_good_model_puts_its_weight_on_the_
     sinusoidal one at 10 letters, 100 % right) puts 44 % there on average, and some rows weigh another letter
     most. The text now says the line stands out without holding most of a row's weight, and points at the
     mean weight under each grid."""
+    from explorer.lessons.length.spec import LENGTH
+    from explorer.lessons.length.view import LengthSettings
     from explorer.serve import runtime
-    from explorer.serve.lessons import LENGTH
     from explorer.serve.prose import lesson_sections
-    from explorer.views.length import LengthSettings
 
     seen = runtime.shown(LENGTH, LengthSettings()).view.seen
     n = seen.length
@@ -334,9 +334,9 @@ def test_train_step_zero_says_the_even_grid_comes_from_the_initialisation():
     import numpy as np
     import torch
 
+    from explorer.lessons.train.view import TrainSettings, score_gap, train_view
     from explorer.serve.prose import lesson_sections
     from explorer.training.live import LiveSettings, build, live_task, probe
-    from explorer.views.train import TrainSettings, score_gap, train_view
 
     settings = TrainSettings()
     view = train_view(settings)
@@ -373,14 +373,14 @@ def test_real_lead_says_how_long_the_toy_models_trained_and_that_encoders_runs_m
     import inspect
     import json
 
+    from explorer.lessons.encoders import view as encoders
     from explorer.training.pretrained import PRETRAINED_DIR
-    from explorer.views import encoders
 
     times = [json.loads(path.read_text())["wall_time_s"] for path in PRETRAINED_DIR.glob("*.json")
              if "wall_time_s" in json.loads(path.read_text())]
     assert min(times) < 60 < max(times) < 3600  # seconds to minutes, not "a minute"
     assert "load_minilm" in inspect.getsource(encoders)
-    source = (PRETRAINED_DIR.parent / "app_pages" / "real.py").read_text()
+    source = (PRETRAINED_DIR.parent / "explorer" / "lessons" / "real" / "real.py").read_text()
     lead = source[source.index("lead="):source.index("sidebar=")]
     flat = " ".join(lead.replace('"', " ").split())
     assert "trained for a minute" not in flat and "seconds to minutes" in flat and "encoders page uses it too" in flat
@@ -435,8 +435,8 @@ def test_length_kv_answer_says_the_scores_are_plain_attentions():
     """The KV-cache answer said Llama-2-7B's 'One layer's 4,096 × 4,096 scores over 32 heads take another 2.15 GB',
     as if the model held them; only plain attention does (tiled attention holds one block of keys at a time:
     its peak here is far below plain attention's, measured). The answer now says 'In plain attention'."""
+    from explorer.lessons.length.parts import TiledSettings, tiled_view
     from explorer.serve.steps import load_steps
-    from explorer.views.length_parts import TiledSettings, tiled_view
     from tests.support.claims import answer
 
     step = next(s for s in load_steps("length") if s.claim == "cache_formula")
@@ -451,11 +451,11 @@ def test_length_curve_sentence_does_not_say_section_two_draws_a_runner_whatever_
     one of them (no encoding: section 2 then draws that model). It now says to pick one in the sidebar."""
     import dataclasses
 
+    from explorer.kit.claims import say
+    from explorer.lessons.length.spec import LENGTH
+    from explorer.lessons.length.view import LENGTH_CLAIMS, LengthSettings, runners
     from explorer.serve import runtime
-    from explorer.serve.lessons import LENGTH
     from explorer.serve.prose import lesson_sections
-    from explorer.views.claims import say
-    from explorer.views.length import LENGTH_CLAIMS, LengthSettings, runners
 
     shown = runtime.shown(LENGTH, dataclasses.replace(LengthSettings(), encoding="none"))
     assert "none" not in runners(shown.view)
@@ -473,13 +473,13 @@ def test_length_says_why_alibi_fails_inside_the_band_and_shows_it():
     import torch
 
     from explorer.analysis.length import REVERSAL_MODELS
+    from explorer.kit.claims import say
+    from explorer.lessons.length.spec import LENGTH
+    from explorer.lessons.length.view import LENGTH_CLAIMS, LengthSettings
     from explorer.model.positional import alibi_bias
     from explorer.serve import runtime
-    from explorer.serve.lessons import LENGTH
     from explorer.serve.prose import lesson_sections
     from explorer.training.pretrained import load_model
-    from explorer.views.claims import say
-    from explorer.views.length import LENGTH_CLAIMS, LengthSettings
 
     bias = alibi_bias(4, 9)
     np.testing.assert_array_equal(bias, bias[:, ::-1, ::-1])  # the same under i -> n - 1 - i
