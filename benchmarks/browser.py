@@ -20,8 +20,8 @@ import tempfile
 import time
 
 from explorer.serve.catalog import PAGES
-from tests.support.browser_runs import RUN_TRACKER_JS
-from tests.support.server import streamlit_server
+from harness.browser_runs import RUN_TRACKER_JS
+from harness.server import streamlit_server
 
 from .latency import page_label
 
@@ -31,7 +31,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 VIEWPORT = {"width": 1400, "height": 900}
 WAIT_MS = 30_000
 
-# The shared run counter (tests/support/browser_runs.py), and when the last key was pressed.
+# The shared run counter (harness/browser_runs.py), and when the last key was pressed.
 INIT_JS = RUN_TRACKER_JS + """
 document.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
 window.__keyAt = 0;

@@ -41,8 +41,8 @@ import time
 from pathlib import Path
 
 from explorer.lessons import LESSONS
-from tests.support.server import ROOT, streamlit_server
-from tests.support.wsclient import Session
+from harness.server import ROOT, streamlit_server
+from harness.wsclient import Session
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, VIEWPORT, _control_change
 from .profiles import record_profile, save_profile

@@ -7,11 +7,11 @@ on cold caches, the second (once the first class has left) on warm ones.  Report
 sessions loaded, cut (their connection closed under them) and failed, the slowest and the 95th
 percentile first view (from the burst's start to the page drawn, follow-up runs included), the
 slowest answer of each worker's /_stcore/health asked directly meanwhile, and what HAProxy's log says
-(workers marked DOWN, the sessions that cut, 5xx answers).  tests/support/burst.py does the visits.
+(workers marked DOWN, the sessions that cut, 5xx answers).  harness/burst.py does the visits.
 
 `--root DIR` serves another checkout (e.g. an export of an earlier commit, to compare).  On its own it
 writes test-artifacts/burst.json; as phase `burst` of benchmarks/run.py, results.json.  Every step is
-bounded in time (see tests/support/burst.py).
+bounded in time (see harness/burst.py).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from explorer.serve.catalog import PAGES
-from tests.support.burst import burst, haproxy_events
-from tests.support.server import ROOT, streamlit_server
+from harness.burst import burst, haproxy_events
+from harness.server import ROOT, streamlit_server
 
 OUT = ROOT / "test-artifacts" / "burst.json"  # run on its own; as a phase of run.py: results.json
 LESSON = "attention"  # "Self-attention, masks and heads": the lesson a class is sent to first

@@ -19,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from tests.support.server import cpu_seconds, process_tree, streamlit_server
+from harness.server import cpu_seconds, process_tree, streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 

@@ -13,8 +13,8 @@ import statistics
 import time
 
 from explorer.serve.catalog import PAGES
-from tests.support.server import streamlit_server
-from tests.support.wsclient import Session
+from harness.server import streamlit_server
+from harness.wsclient import Session
 
 from .latency import page_label
 

@@ -18,9 +18,9 @@ import socket
 import time
 
 from explorer.serve.catalog import PAGES
-from tests.support.server import streamlit_server
-from tests.support.sockets import server_side_socket
-from tests.support.wsclient import Session
+from harness.server import streamlit_server
+from harness.sockets import server_side_socket
+from harness.wsclient import Session
 
 from .latency import page_label
 from .stats import summary_ms
@@ -70,7 +70,7 @@ async def _interleaved_reruns(urls: list[str], url_path: str, reps: int, warmup:
 async def _memory_workload(url: str, max_options: int = 6) -> int:
     """A fixed sequence of visits, the same on every server: every page, every URL-bound control
     set in turn to each of (at most `max_options` of) its values.  Returns the number of reruns."""
-    from tests.support.wsclient import settable
+    from harness.wsclient import settable
 
     count = 0
     for info in PAGES:

@@ -18,7 +18,7 @@ import time
 from playwright.sync_api import sync_playwright
 
 from explorer.lessons import LESSONS
-from tests.support.server import streamlit_server
+from harness.server import streamlit_server
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

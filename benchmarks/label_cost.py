@@ -38,7 +38,7 @@ from types import SimpleNamespace
 import numpy as np
 import plotly.graph_objects as go
 
-from tests.support.server import streamlit_server
+from harness.server import streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, VIEWPORT
 from .browser_speed import CLICK_JS, Tab, measure_switch

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.serve.catalog import PAGES
-from tests.support.wsclient import RunResult, Session, settable
+from harness.wsclient import RunResult, Session, settable
 
 from .profiles import profile_summary, record_profile, save_profile
 from .stats import summary_ms

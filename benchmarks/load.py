@@ -26,8 +26,8 @@ import random
 import time
 
 from explorer.serve.catalog import PAGES
-from tests.support.server import tree_cpu_seconds, tree_memory_by_process, tree_memory_mb
-from tests.support.wsclient import Session, settable
+from harness.server import tree_cpu_seconds, tree_memory_by_process, tree_memory_mb
+from harness.wsclient import Session, settable
 
 from .latency import page_label
 from .stats import percentile, slope_per_minute, summary_ms

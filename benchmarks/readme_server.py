@@ -4,7 +4,7 @@
 
 The README installs the venv in `.venv`, inside the app's folder, and starts `streamlit run app.py`.
 Streamlit's file watcher watches that folder recursively; `.streamlit/config.toml` turns it off.  Two
-servers run side by side, both started as the README says (tests.support.server.streamlit_server with
+servers run side by side, both started as the README says (harness.server.streamlit_server with
 `as_typed`): the README's (watcher off) and the same with `--server.fileWatcherType auto`.  Each repetition opens
 every lesson of PAGES on each server in turn (the order alternating), every time in a fresh browser
 context, as a student's first visit is (no cached files), until the page's first Plotly chart is
@@ -19,7 +19,7 @@ import argparse
 import statistics
 import time
 
-from tests.support.server import cpu_seconds, streamlit_server
+from harness.server import cpu_seconds, streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 

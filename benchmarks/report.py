@@ -278,7 +278,7 @@ def _method() -> list[str]:
     return [
         "## Method and caveats",
         "",
-        "- Latency is measured by `tests/support/wsclient.py`, a client of Streamlit's websocket protocol "
+        "- Latency is measured by `harness/wsclient.py`, a client of Streamlit's websocket protocol "
         "(BackMsg `rerun_script` up, ForwardMsg frames down until `script_finished`), so it includes the script "
         "run, serialisation and sending, and the loopback transfer; not the browser's rendering (see *Browser*).",
         "- The floor app (`benchmarks/floor_app.py`) draws a recording of the page's own output from precomputed "

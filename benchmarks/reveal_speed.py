@@ -25,8 +25,8 @@ from pathlib import Path
 
 from explorer.lessons import LESSONS
 from explorer.serve.steps import load_steps
-from tests.support.claims import answer
-from tests.support.server import ROOT, streamlit_server
+from harness.claims import answer
+from harness.server import ROOT, streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS, SETTLED_JS
 from .report_phases import loadavg

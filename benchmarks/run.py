@@ -55,7 +55,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.support.server import ROOT, streamlit_server
+from harness.server import ROOT, streamlit_server
 
 OUT = ROOT / "benchmarks"
 QUICK_OUT = Path(tempfile.gettempdir()) / "attention-explorer-benchmarks-quick"  # a smoke test's numbers stay out

@@ -18,7 +18,7 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-from tests.support.server import streamlit_server
+from harness.server import streamlit_server
 
 from .browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 

@@ -18,8 +18,8 @@ import random
 import time
 
 from explorer.serve.catalog import PAGES
-from tests.support.server import free_port, tree_memory_mb
-from tests.support.wsclient import Session
+from harness.server import free_port, tree_memory_mb
+from harness.wsclient import Session
 
 from .load import HARD_LIMIT_EXTRA_S, RERUN_TIMEOUT_S, _sample_memory, _student, visit_every_page
 from .stats import summary_ms
@@ -148,7 +148,7 @@ def train_load_phase(*, quick: bool = False, workers: int = 0, root=None, port: 
     """The phase against a fresh server: the class server with `workers` Streamlit workers behind
     HAProxy (deploy/class-server.sh, as in class), or one `streamlit run` process (workers=0);
     every page visited once before class (on every worker)."""
-    from tests.support.server import ROOT, streamlit_server
+    from harness.server import ROOT, streamlit_server
 
     with streamlit_server(name="train-load", workers=workers, root=root or ROOT, port=port) as app:
         asyncio.run(visit_every_page(app.url, workers))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser_runs import RUN_TRACKER_JS
-from tests.support.server import streamlit_server, tail
+from harness.browser_runs import RUN_TRACKER_JS
+from harness.server import streamlit_server, tail
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
@@ -72,7 +72,7 @@ def screenshot_dir() -> Path:
 @pytest.fixture(scope="session")
 def app_url(chromium_path) -> Iterator[str]:
     """Base URL (no trailing slash) of a `streamlit run app.py` server started for this session
-    (tests/support/server.py, as for the session tests); its log goes to test-artifacts/."""
+    (harness/server.py, as for the session tests); its log goes to test-artifacts/."""
     global SERVER_LOG
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.server import SBIN_PATH, class_server_workers, streamlit_server
 from tests.browser.conftest import ARTIFACTS, require_chromium
 from tests.browser.test_browser import (
     assert_no_exception,
@@ -26,7 +27,6 @@ from tests.browser.test_browser import (
     runs_done,
     wait_until_settled,
 )
-from tests.support.server import SBIN_PATH, class_server_workers, streamlit_server
 
 
 @pytest.fixture(scope="module")

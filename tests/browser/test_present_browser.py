@@ -14,6 +14,7 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.serve.steps import load_steps
+from harness.claims import answer
 from tests.browser.conftest import VIEWPORT, require_chromium
 from tests.browser.test_browser import (
     assert_no_exception,
@@ -23,7 +24,6 @@ from tests.browser.test_browser import (
     runs_done,
     wait_until_settled,
 )
-from tests.support.claims import answer
 
 PROJECTOR = {"width": 1280, "height": 720}
 FOLD_PX = 520

@@ -1,4 +1,4 @@
-"""The browser tests' run counter (tests/support/browser_runs.py) counts exactly the runs the server
+"""The browser tests' run counter (harness/browser_runs.py) counts exactly the runs the server
 reports finished: every wait in the browser tests and benchmarks stands on it."""
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ import pytest
 
 from explorer.lessons.attention.notices import CHECKS, Seen, mask_claim, notices
 from explorer.lessons.attention.view import AttentionSettings, attention_lesson_view
+from harness.apptest import run_page
 from tests.pages.test_page_attention import PAGE, grey_cells, grid, label
-from tests.support.apptest import run_page
 
 TASKS = ("reverse", "sort", "coreference", "induction", "recall")
 SETTINGS = [

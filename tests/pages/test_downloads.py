@@ -8,7 +8,7 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.lessons.attention.models import PRESETS
-from tests.support.apptest import downloaded_text, run_page_with_downloads
+from harness.apptest import downloaded_text, run_page_with_downloads
 
 PAGES = [lesson.path for lesson in LESSONS]
 
@@ -55,7 +55,7 @@ def test_the_camera_button_saves_the_format_chosen_in_the_sidebar(link, expected
     like every other setting)."""
     import json
 
-    from tests.support.apptest import run_page
+    from harness.apptest import run_page
 
     at = run_page("explorer/lessons/depth/depth.py", link)
     configs = [json.loads(chart.proto.config) for chart in at.get("plotly_chart")]

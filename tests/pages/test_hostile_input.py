@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from explorer.serve.catalog import PAGES
 from explorer.serve.text import escape_markdown, quoted
-from tests.support.apptest import ROOT, info_text, page_test
+from harness.apptest import ROOT, info_text, page_test
 
 CHOICE_KINDS = ("selectbox", "radio")
 TEXT_KINDS = ("text_area", "text_input")

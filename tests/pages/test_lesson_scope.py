@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.lessons import LESSONS
 from explorer.serve.controls import UrlControls
-from tests.support.apptest import ROOT, assert_no_exception
+from harness.apptest import ROOT, assert_no_exception
 
 KINDS = ("select_slider", "slider", "selectbox", "radio", "toggle")
 

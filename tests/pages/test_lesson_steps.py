@@ -6,8 +6,8 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.serve.steps import STEP_DIR, load_steps
-from tests.support.apptest import assert_no_exception, page_test
-from tests.support.claims import answer
+from harness.apptest import assert_no_exception, page_test
+from harness.claims import answer
 
 STEPPED = [p for p in LESSONS if (STEP_DIR / p.url_path / "lesson.toml").exists()]
 CASES = [(p, n) for p in STEPPED for n in range(1, len(load_steps(p.url_path)) + 1)]

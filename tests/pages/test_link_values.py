@@ -28,8 +28,8 @@ import pytest
 from explorer.lessons import LESSONS
 from explorer.serve.controls import PARAMETERS_KEY
 from explorer.serve.text import escape_markdown
+from harness.apptest import info_text
 from tests.pages.test_hostile_input import CHOICE_KINDS, link_text, run
-from tests.support.apptest import info_text
 
 TEXT_KINDS = ("text_area", "text_input")
 LONG = 10 * 1024  # characters: "very long"

@@ -3,7 +3,7 @@ st.page_link only resolves pages registered with st.navigation)."""
 
 from explorer.lessons import LESSONS
 from explorer.serve.catalog import PAGES
-from tests.support.apptest import ROOT, assert_no_exception, page_test
+from harness.apptest import ROOT, assert_no_exception, page_test
 
 
 def open_app():

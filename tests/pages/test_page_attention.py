@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page
+from harness.apptest import info_text, plotly_array, plotly_figures, run_page
 
 PAGE = "explorer/lessons/attention/attention.py"
 

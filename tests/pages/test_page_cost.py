@@ -12,7 +12,7 @@ from explorer.model.parameters import count_parameters
 from explorer.model.rnn import RecurrentNet
 from explorer.model.transformer import EncoderLayer
 from explorer.serve import runtime
-from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
+from harness.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
 
 PAGE = "explorer/lessons/cost/cost.py"
 UP_TO_256 = {"time_T": "256"}  # the stopwatch shown up to T = 256

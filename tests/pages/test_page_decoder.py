@@ -18,7 +18,7 @@ from explorer.model.transformer import Transformer, TransformerConfig
 from explorer.serve import lesson_text, runtime
 from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from tests.support.apptest import (
+from harness.apptest import (
     assert_no_exception,
     info_text,
     page_test,
@@ -27,7 +27,7 @@ from tests.support.apptest import (
     plotly_figures,
     run_page,
 )
-from tests.support.claims import answer
+from harness.claims import answer
 
 PAGE = "explorer/lessons/decoder/decoder.py"
 

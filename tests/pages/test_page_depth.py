@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from explorer.analysis.depth import layer_gradient_norms
-from tests.support.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
+from harness.apptest import info_text, plotly_array, plotly_figures, run_page, vega_data
 
 PAGE = "explorer/lessons/depth/depth.py"
 

@@ -13,7 +13,7 @@ from explorer.lessons.gradients.measures import dependency_views
 from explorer.serve.steps import load_steps
 from explorer.training.minilm import load_minilm
 from explorer.training.sentences import load_corpus, word_overlap_search, words
-from tests.support.apptest import (
+from harness.apptest import (
     assert_no_exception,
     heatmap_z,
     info_text,
@@ -21,7 +21,7 @@ from tests.support.apptest import (
     plotly_figures,
     run_page,
 )
-from tests.support.claims import answer
+from harness.claims import answer
 
 PAGE = "explorer/lessons/encoders/encoders.py"
 HOSTILE = {

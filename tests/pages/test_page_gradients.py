@@ -9,7 +9,7 @@ from explorer.lessons.gradients.measures import RECALL_MODELS, dependency_views
 from explorer.lessons.gradients.view import GradientSettings, gradient_view
 from explorer.training.pretrained import forward, load_model
 from explorer.training.tasks import Batch
-from tests.support.apptest import (
+from harness.apptest import (
     assert_no_exception,
     info_text,
     plotly_array,

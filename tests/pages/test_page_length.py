@@ -10,7 +10,7 @@ import pytest
 from explorer.analysis.length import REVERSAL_MODELS, accuracy_by_length
 from explorer.lessons.length.view import LENGTHS
 from explorer.serve.steps import load_steps
-from tests.support.apptest import (
+from harness.apptest import (
     assert_no_exception,
     downloaded_text,
     heatmap_z,
@@ -21,7 +21,7 @@ from tests.support.apptest import (
     run_page_with_downloads,
     vega_data,
 )
-from tests.support.claims import answer
+from harness.claims import answer
 
 PAGE = "explorer/lessons/length/length.py"
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from explorer.analysis.lookup import EXAMPLE_KEYS
-from tests.support.apptest import heatmap_z, info_text, plotly_array_1d, plotly_figures, run_page
+from harness.apptest import heatmap_z, info_text, plotly_array_1d, plotly_figures, run_page
 
 PAGE = "explorer/lessons/lookup/lookup.py"
 LECTURE_SCORES = [2.0, 2.4, -10.0, 1.8, -12.5]

@@ -12,7 +12,7 @@ from explorer.model.positional import alibi_slopes
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from tests.support.apptest import info_text, page_test, plotly_array, run_page
+from harness.apptest import info_text, page_test, plotly_array, run_page
 
 PAGE = "explorer/lessons/positions/positions.py"
 LECTURE_TABLE = [[0.00, 1.00, 0.00, 1.00], [0.84, 0.54, 0.10, 1.00], [0.91, -0.42, 0.20, 0.98],

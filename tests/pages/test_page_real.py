@@ -21,8 +21,8 @@ from explorer.lessons.real.heads import (
 )
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
+from harness.apptest import heatmap_z, info_text, page_test, plotly_array, plotly_figures, run_page
 from tests.pages.test_broken_models import clear_caches
-from tests.support.apptest import heatmap_z, info_text, page_test, plotly_array, plotly_figures, run_page
 
 PAGE = "explorer/lessons/real/real.py"
 FIELD = re.compile(r"\{[A-Za-z_]\w*(?::[^{}]*)?\}")

@@ -13,8 +13,8 @@ import pytest
 from explorer.lessons.train.view import TrainSettings
 from explorer.training.live import LiveSettings, run_settings
 from explorer.training.runs import LiveJob, default_manager
-from tests.support import train_runs
-from tests.support.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
+from harness import train_runs
+from harness.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
 
 PAGE = "explorer/lessons/train/train.py"
 SCRUB = "_train_scrub"

@@ -4,7 +4,7 @@ one differed on every run (the server burst test saw positions' lecture table "c
 
 import pytest
 
-from tests.support.apptest import run_page
+from harness.apptest import run_page
 
 
 @pytest.mark.parametrize("page", [f"explorer/lessons/{n}/{n}.py" for n in ("positions", "decoder", "encoders")])

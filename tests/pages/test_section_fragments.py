@@ -4,7 +4,7 @@ controls stay in the link, and a lesson step that hides the figures does not cal
 
 import json
 
-from tests.support.apptest import assert_no_exception, info_text, run_page
+from harness.apptest import assert_no_exception, info_text, run_page
 
 
 def chart_keys(at) -> list[str]:

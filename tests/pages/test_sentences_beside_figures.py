@@ -18,8 +18,8 @@ from explorer.lessons.lookup.view import NOTHING
 from explorer.lessons.train.view import LIVE_TASKS, TrainSettings
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
-from tests.support.apptest import info_text, page_test, run_page
-from tests.support.claims import answer, step_view
+from harness.apptest import info_text, page_test, run_page
+from harness.claims import answer, step_view
 
 
 def markdown(at) -> str:

@@ -6,7 +6,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from explorer.lessons import LESSONS
-from tests.support.apptest import info_text, run_page
+from harness.apptest import info_text, run_page
 
 # The attack from the classroom issue: a parameter name that closes the code span it is shown in.
 HOSTILE_KEY = unquote("%60**Session%20expired.**%20%5BSign%20in%5D(%2F%2Fe.vil)%60")

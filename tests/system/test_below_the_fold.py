@@ -15,9 +15,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.serve.later import PLACEHOLDER
-from tests.support.apptest import ROOT, run_async
-from tests.support.server import streamlit_server
-from tests.support.wsclient import RunResult, Session
+from harness.apptest import ROOT, run_async
+from harness.server import streamlit_server
+from harness.wsclient import RunResult, Session
 
 # lesson → how many sections it sends after its key figure (below_the_fold calls reached at defaults)
 DEFERRED = {"lookup": 2, "attention": 2, "decoder": 3, "positions": 3, "gradients": 4, "depth": 1, "cost": 3,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.apptest import ROOT
+from harness.apptest import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
 CODE = sorted([ROOT / "app.py", *(ROOT / "explorer").rglob("*.py"), *(ROOT / "app_pages").rglob("*.py")])

@@ -1,6 +1,6 @@
 """deploy/class-server.sh: two real Streamlit workers under supervisord, behind the real HAProxy.
 
-The workers run tests/support/worker_app.py (it prints its process id and offers a download made
+The workers run harness/worker_app.py (it prints its process id and offers a download made
 there), on 127.0.0.1.  Checked, in this order, against one running class server:
 
 * the generated HAProxy configuration (leastconn, inserted cookie, health checks that keep open
@@ -46,14 +46,14 @@ from pathlib import Path
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from tests.support.apptest import run_async
-from tests.support.balancer import assert_scripts_gzipped, get, open_idle_connections, still_open, visit
-from tests.support.burst import burst, haproxy_events
-from tests.support.server import ROOT, SBIN_PATH, class_server_workers, process_tree, stop, streamlit_server
-from tests.support.wsclient import Session
+from harness.apptest import run_async
+from harness.balancer import assert_scripts_gzipped, get, open_idle_connections, still_open, visit
+from harness.burst import burst, haproxy_events
+from harness.server import ROOT, SBIN_PATH, class_server_workers, process_tree, stop, streamlit_server
+from harness.wsclient import Session
 
 SCRIPT = ROOT / "deploy" / "class-server.sh"
-WORKER_APP = "tests/support/worker_app.py"
+WORKER_APP = "harness/worker_app.py"
 FLOOD = 2100
 FLOOD_SOURCE = "127.0.0.2"
 OUT_OF_ROTATION_S = 7.0  # a frozen worker gets no new visitors after this (expected: 5 s)

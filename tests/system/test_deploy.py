@@ -31,9 +31,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from explorer.serve.catalog import PAGES
-from tests.support.apptest import run_async
-from tests.support.server import ROOT, class_server_workers, free_port, process_tree, stop, wait_healthy
-from tests.support.wsclient import Session
+from harness.apptest import run_async
+from harness.server import ROOT, class_server_workers, free_port, process_tree, stop, wait_healthy
+from harness.wsclient import Session
 
 PRODUCTION = ROOT / ".streamlit" / "production.toml"
 

@@ -31,9 +31,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.apptest import run_async
-from tests.support.balancer import assert_scripts_gzipped, get, visit
-from tests.support.server import ROOT, SBIN_PATH, free_port, stop, tail, wait_healthy
+from harness.apptest import run_async
+from harness.balancer import assert_scripts_gzipped, get, visit
+from harness.server import ROOT, SBIN_PATH, free_port, stop, tail, wait_healthy
 
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 COMPOSE_HAPROXY = ROOT / "deploy" / "compose" / "haproxy.cfg"
@@ -158,7 +158,7 @@ def compose_balancer(tmp_path_factory):
         for index, address in enumerate(REPLICAS):
             with open(logs / f"replica-{index}.log", "w") as out:
                 processes.append(subprocess.Popen(
-                    [sys.executable, "-m", "streamlit", "run", "tests/support/worker_app.py", "--server.address",
+                    [sys.executable, "-m", "streamlit", "run", "harness/worker_app.py", "--server.address",
                      address, "--server.port", str(port), "--server.headless", "true",
                      "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
                     cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True))

@@ -13,9 +13,9 @@ sessions, every time, before the fix).
 from __future__ import annotations
 
 from explorer.serve.catalog import PAGES
-from tests.support.apptest import run_async
-from tests.support.burst import burst
-from tests.support.server import streamlit_server
+from harness.apptest import run_async
+from harness.burst import burst
+from harness.server import streamlit_server
 
 CLASS = 30
 

@@ -32,7 +32,7 @@ import sysconfig
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.support.apptest import ROOT
+from harness.apptest import ROOT
 
 REQUIREMENTS = ROOT / "requirements.txt"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.apptest import ROOT
+from harness.apptest import ROOT
 
 LAYERS = ("model", "training", "analysis", "kit", "figures", "lessons", "serve")
 ALLOWED = {
@@ -315,3 +315,25 @@ def test_the_cache_rule_catches_one():
     assert other_caches("from functools import cache\n") == ["functools.cache"]
     assert other_caches("import streamlit as st\n\n@st.cache_resource\ndef f():\n    return 1\n") == ["cache_resource"]
     assert other_caches("from explorer.caching import bounded_cache, loaded\n") == []
+
+
+def _imports_of_tree(folder: Path) -> list[tuple[Path, int, str]]:
+    return [(path, line, module) for path in sorted(folder.rglob("*.py")) for line, module in imported_modules(path)]
+
+
+def test_benchmarks_use_the_harness_not_the_tests():
+    """What benchmarks and tests share is the top-level harness/; benchmarks import no test module."""
+    wrong = [f"{p.relative_to(ROOT)}:{line} imports {m}" for p, line, m in _imports_of_tree(ROOT / "benchmarks")
+             if m == "tests" or m.startswith("tests.")]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_app_imports_no_harness_and_no_test():
+    """The app (explorer/, app_pages/, app.py) ships without harness/, tests/ and benchmarks/ (.dockerignore)."""
+    shipped = [*_imports_of_tree(ROOT / "explorer"), *_imports_of_tree(ROOT / "app_pages"),
+               *((ROOT / "app.py", line, m) for line, m in imported_modules(ROOT / "app.py"))]
+    assert len(shipped) > 100
+    wrong = [f"{p.relative_to(ROOT)}:{line} imports {m}" for p, line, m in shipped
+             if m.split(".")[0] in ("harness", "tests", "benchmarks")]
+    assert not wrong, "\n".join(wrong)
+    assert "harness" in (ROOT / ".dockerignore").read_text().split()

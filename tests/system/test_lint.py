@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from tests.support.apptest import ROOT
+from harness.apptest import ROOT
 
 
 def test_ruff_finds_nothing():

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.apptest import run_async
-from tests.support.server import streamlit_server
-from tests.support.wsclient import open_session
+from harness.apptest import run_async
+from harness.server import streamlit_server
+from harness.wsclient import open_session
 
 
 def inotify_instances(pid: int) -> int:

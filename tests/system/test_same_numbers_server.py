@@ -17,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import re
 
-from tests.support.apptest import run_async
-from tests.support.server import streamlit_server
-from tests.support.wsclient import RunResult, Session
+from harness.apptest import run_async
+from harness.server import streamlit_server
+from harness.wsclient import RunResult, Session
 
 # (page, query): seeded models (gradients, depth, train's step 0, attention's random weights), shipped
 # models (positions, attention), MiniLM (real).

@@ -3,7 +3,7 @@
 * Two sessions of a real `streamlit run app.py` server, on every page with settings, open the same
   page with different values of one control and rerun at the same time, then swap values through
   their widgets (as a user would): each always shows its own view, never the other's.  Driven over
-  the websocket protocol by tests/support/wsclient.py, on 127.0.0.1.
+  the websocket protocol by harness/wsclient.py, on 127.0.0.1.
 * Per-session state (Streamlit's session_state) of every page stays small.
 * Every cache in explorer/ and app_pages/ is bounded (lru_cache with a maxsize, st.cache_* with
   max_entries or ttl): nothing a class of users sets can grow process memory without limit.
@@ -23,10 +23,10 @@ import pickle
 import pytest
 
 from explorer.serve.catalog import PAGES
+from harness.apptest import ROOT, run_async
+from harness.server import streamlit_server
+from harness.wsclient import WIDGET_VALUE_FIELDS, RunResult, Session, settable, url_value
 from tests.pages.test_hostile_input import run as run_page
-from tests.support.apptest import ROOT, run_async
-from tests.support.server import streamlit_server
-from tests.support.wsclient import WIDGET_VALUE_FIELDS, RunResult, Session, settable, url_value
 
 LESSONS_WITH_SETTINGS = [p for p in PAGES if p.url_path]
 ROUNDS = 3  # concurrent reruns per phase

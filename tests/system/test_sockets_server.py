@@ -1,15 +1,15 @@
 """A real `streamlit run app.py`: the server's end of every session has TCP_NODELAY
 (explorer/serve/sockets.py), for the connection open when the server first ran the app and for one
-accepted afterwards.  Read from the server's own socket (tests/support/sockets.py)."""
+accepted afterwards.  Read from the server's own socket (harness/sockets.py)."""
 
 from __future__ import annotations
 
 import socket
 
-from tests.support.apptest import run_async
-from tests.support.server import streamlit_server
-from tests.support.sockets import server_side_socket
-from tests.support.wsclient import Session
+from harness.apptest import run_async
+from harness.server import streamlit_server
+from harness.sockets import server_side_socket
+from harness.wsclient import Session
 
 
 def test_the_server_sends_each_message_as_it_is_written():

@@ -19,9 +19,9 @@ import pytest
 from explorer.kit.settings import controls_of
 from explorer.lessons import specs
 from explorer.serve.links import Choice, Flag, Number
-from tests.support.apptest import run_async
-from tests.support.server import streamlit_server
-from tests.support.wsclient import RunResult, Session
+from harness.apptest import run_async
+from harness.server import streamlit_server
+from harness.wsclient import RunResult, Session
 
 LESSONS = specs()
 

@@ -1,5 +1,5 @@
 """Claims are code: every sentence a lesson on the runtime states about its figure holds for the view
-it stands beside, over every step and 30 settings per lesson (tests/support/claims.py), and a false
+it stands beside, over every step and 30 settings per lesson (harness/claims.py), and a false
 claim planted in a lesson is caught."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from explorer.lessons.lookup.spec import LOOKUP
 from explorer.lessons.positions.spec import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.lessons.real.spec import REAL, REAL_REFERENT, REAL_TABLES
 from explorer.serve.steps import load_steps
-from tests.support.claims import problems
+from harness.claims import problems
 
 CLAIMED = {  # lesson -> its sections with settings of their own
     DEPTH: {},

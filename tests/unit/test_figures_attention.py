@@ -19,7 +19,7 @@ from explorer.figures.common import (
 )
 from explorer.lessons.attention import figures
 from explorer.lessons.attention.figures import MASK_GREY
-from tests.support.apptest import plotly_array
+from harness.apptest import plotly_array
 
 TOKENS = ["<s>", "the", "cat", "the", "</s>"]
 

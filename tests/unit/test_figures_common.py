@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures import common as figures
-from tests.support.apptest import plotly_array
+from harness.apptest import plotly_array
 
 TOKENS = ["<s>", "the", "cat", "the", "</s>"]
 

@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.lessons.decoder import charts as figures
-from tests.support.apptest import plotly_array
+from harness.apptest import plotly_array
 
 
 def validated(fig: go.Figure) -> dict:

@@ -7,7 +7,7 @@ import pytest
 
 from explorer.lessons.depth import figures
 from explorer.lessons.depth.view import depth_curves
-from tests.support.apptest import plotly_array
+from harness.apptest import plotly_array
 
 
 def validated(fig: go.Figure) -> dict:

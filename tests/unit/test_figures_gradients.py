@@ -7,7 +7,7 @@ import pytest
 
 from explorer.lessons.gradients import figures
 from explorer.lessons.gradients import measures as gv
-from tests.support.apptest import plotly_array
+from harness.apptest import plotly_array
 
 
 def validated(fig: go.Figure) -> dict:

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures.matrices import line_chart, matrix_heatmap, panel_grid
-from tests.support.apptest import plotly_array
+from harness.apptest import plotly_array
 
 
 def validated(fig: go.Figure) -> dict:

@@ -7,7 +7,7 @@ import pytest
 
 from explorer.figures.presentation import enlarge_plotly
 from explorer.lessons.real import charts as figures
-from tests.support.apptest import plotly_array
+from harness.apptest import plotly_array
 
 TOKENS = ["[CLS]", "the", "<b>cat</b>", "the", "[SEP]"]  # a repeated token, and one plotly would read as HTML
 

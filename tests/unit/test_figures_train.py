@@ -9,7 +9,7 @@ import pytest
 
 from explorer.figures.common import FrozenFigure, frozen
 from explorer.lessons.train.figures import Curve, attention_panels, race_figure, training_curves
-from tests.support.apptest import plotly_array, plotly_array_1d
+from harness.apptest import plotly_array, plotly_array_1d
 
 
 def validated(fig: go.Figure) -> dict:

@@ -37,7 +37,7 @@ from explorer.serve import runtime
 from explorer.serve.prose import lesson_sections
 from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from tests.support.claims import answer
+from harness.claims import answer
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from explorer.lessons.positions.spec import POSITION_MODELS, POSITION_RELATIVE, 
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
 from explorer.serve.steps import load_steps
-from tests.support.claims import step_settings
+from harness.claims import step_settings
 
 
 def notices(**changes) -> list[str]:

@@ -13,7 +13,7 @@ from explorer.lessons import specs
 from explorer.serve import runtime
 from explorer.serve.adapter import ATTEMPT, sendable, warm_lessons
 from explorer.serve.steps import load_steps
-from tests.support.apptest import page_test, run_page
+from harness.apptest import page_test, run_page
 
 LESSONS = specs()
 

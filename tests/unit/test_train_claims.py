@@ -17,7 +17,7 @@ import torch
 from explorer.lessons.train.view import RACE_TASKS, LossAtStart, TrainSettings, train_view
 from explorer.serve import lesson_text
 from explorer.training.live import HELD_OUT, LIVE_TASKS, live_task, run_settings
-from tests.support.apptest import run_page
+from harness.apptest import run_page
 
 # 32 settings: every task, encoding, head count and layer count, with several seeds and both modes.
 SAMPLE = [TrainSettings(task=task, encoding=encoding, n_heads=heads, n_layers=layers, seed=seed,

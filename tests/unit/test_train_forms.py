@@ -20,7 +20,7 @@ from explorer.lessons.train.view import TrainSettings, at_moment, train_view
 from explorer.serve.runtime import Shown
 from explorer.serve.steps import load_steps
 from explorer.training.runs import RunView
-from tests.support.train_runs import lesson_run
+from harness.train_runs import lesson_run
 
 
 def anti_diagonal(attention: np.ndarray) -> np.ndarray:

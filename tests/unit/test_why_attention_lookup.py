@@ -25,7 +25,7 @@ from explorer.lessons.attention.view import AttentionSettings, attention_lesson_
 from explorer.serve.prose import lesson_text
 from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from tests.support.claims import step_view
+from harness.claims import step_view
 
 IT_MODEL = "coreference-sinusoidal-h4-l2"
 IT_CHOICE = ModelChoice("coreference", "sinusoidal", 4, 2, True)

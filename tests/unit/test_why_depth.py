@@ -10,7 +10,7 @@ from explorer.analysis.addnorm import norm_batch_dependence, notes_residual_bloc
 from explorer.analysis.depth import _stack_gradient_norms, build_layer_stack
 from explorer.analysis.gradients import random_sequence
 from explorer.lessons.depth.view import addnorm_boxes
-from tests.support.apptest import run_page
+from harness.apptest import run_page
 
 
 @pytest.mark.parametrize("width, T", [(16, 4), (32, 16), (64, 32)])

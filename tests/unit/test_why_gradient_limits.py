@@ -12,7 +12,7 @@ from explorer.analysis.attention_limits import SCORE_SCALES, score_gradient, sta
 from explorer.analysis.depth import layer_gradient_norms
 from explorer.analysis.gradients import default_readout, random_sequence
 from explorer.lessons.gradients.limits import attention_limits_box
-from tests.support.apptest import run_page
+from harness.apptest import run_page
 
 
 @pytest.mark.parametrize("T, width, scale", [(16, 32, 1), (64, 32, 16), (8, 8, 256), (512, 64, 64)])

@@ -31,7 +31,7 @@ from explorer.model.building import seeded
 from explorer.model.rnn import RecurrentNet
 from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
-from tests.support.claims import answer
+from harness.claims import answer
 from tests.unit.test_lib_bptt import reference_log10
 
 

@@ -23,8 +23,8 @@ from explorer.serve.steps import load_steps
 from explorer.training.minilm import SENTENCE_TOKENS, load_minilm
 from explorer.training.pretrained import load_model, model_name
 from explorer.training.tasks import get_task
-from tests.support.apptest import ROOT
-from tests.support.claims import answer
+from harness.apptest import ROOT
+from harness.claims import answer
 
 DOG, MAN = PRESETS["word order"][:2]
 

@@ -5,7 +5,7 @@ replaced."""
 import re
 
 from explorer.training.pretrained import PRETRAINED_DIR
-from tests.support.apptest import assert_no_exception, page_test
+from harness.apptest import assert_no_exception, page_test
 
 
 def _sentences(text: str) -> list[str]:
@@ -113,7 +113,7 @@ def test_length_step_two_says_where_the_rows_look_not_that_new_positions_are_the
     from explorer.lessons.length.spec import LENGTH
     from explorer.serve.prose import lesson_sections
     from explorer.serve.steps import load_steps
-    from tests.support.claims import step_view
+    from harness.claims import step_view
 
     step = next(s for s in load_steps("length") if s.title == "Where does it look at 15 letters?")
     shown = step_view(LENGTH, None, step)
@@ -437,7 +437,7 @@ def test_length_kv_answer_says_the_scores_are_plain_attentions():
     its peak here is far below plain attention's, measured). The answer now says 'In plain attention'."""
     from explorer.lessons.length.parts import TiledSettings, tiled_view
     from explorer.serve.steps import load_steps
-    from tests.support.claims import answer
+    from harness.claims import answer
 
     step = next(s for s in load_steps("length") if s.claim == "cache_formula")
     said = " ".join(answer("length", step).split())

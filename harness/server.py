@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PORT_RANGE = range(8620, 8691)
 START_TIMEOUT_S = 90.0
 CLASS_SERVER = ROOT / "deploy" / "class-server.sh"

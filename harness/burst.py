@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from websockets.protocol import State
 
-from tests.support.wsclient import Session
+from harness.wsclient import Session
 
 OPEN_TIMEOUT_S = 90.0  # one session's first view, connection included
 HOLD_S = 5.0  # how long every session stays connected once all have loaded (or failed)

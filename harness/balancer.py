@@ -1,4 +1,4 @@
-"""Helpers for tests of a sticky balancer in front of tests/support/worker_app.py workers (the class
+"""Helpers for tests of a sticky balancer in front of harness/worker_app.py workers (the class
 server's HAProxy, the compose file's): plain HTTP with the balancer's cookie, and a websocket visit
 that reports which worker the page ran on."""
 
@@ -12,7 +12,7 @@ import socket
 import urllib.error
 import urllib.request
 
-from tests.support.wsclient import Session
+from harness.wsclient import Session
 
 COOKIE = "ae_worker"
 
