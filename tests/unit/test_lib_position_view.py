@@ -6,10 +6,14 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.lessons.positions import encodings
+from explorer.lessons.positions import view as positions_view
 from explorer.lessons.positions.encodings import (
     DRAW_BUDGET,
     LEARNED_MODEL,
+    MINILM,
     SHIPPED_ENCODINGS,
+    PretrainedModelError,
     column_names,
     draw_plan,
     encoder_output,
@@ -17,6 +21,7 @@ from explorer.lessons.positions.encodings import (
     float64_encoder,
     learned_table,
     matrix_view,
+    mean_neighbour_cosine,
     offset_explained_share,
     reversal_run,
     shuffle_demo,
@@ -27,7 +32,7 @@ from explorer.lessons.positions.encodings import (
     toeplitz_projection,
 )
 from explorer.lessons.positions.spec import POSITIONS
-from explorer.lessons.positions.view import PositionSettings
+from explorer.lessons.positions.view import PositionSettings, position_view
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
 from explorer.training.pretrained import load_model
@@ -180,6 +185,34 @@ def test_encoder_output_matches_the_models_own_forward():
     torch.testing.assert_close(encoder_output(loaded.model.encoder, ids), expected)
 
 
+@torch.no_grad()
+def hand_encoder_loop(stack, ids: torch.Tensor) -> torch.Tensor:
+    """The loop encoder_output used to copy from the stack (issue #60), kept here as the reference: embed,
+    the score bias cast to x's dtype, each layer without a mask, the final norm."""
+    x = stack.embed_tokens(ids)
+    bias = stack.score_bias(ids.shape[1], ids.device)
+    if bias is not None:
+        bias = bias.to(x.dtype)
+    for layer in stack.layers:
+        x, _ = layer(x, mask=None, bias=bias, rotary=stack.rotary)
+    return stack.final_norm(x)
+
+
+@pytest.mark.parametrize("encoding", SHIPPED_ENCODINGS)
+def test_encoder_output_is_the_old_hand_loop_in_float64(encoding):
+    """encoder_output now runs the stack's own forward (no mask): on the float64 copy of every shipped reversal
+    encoder (ALiBi and T5 add a score bias, RoPE rotates q and k) it equals the hand loop to 1e-12, in float64."""
+    encoder = float64_encoder(encoding)
+    assert (encoding == "rope") == (encoder.rotary is not None)
+    assert (encoding in ("alibi", "t5")) == (encoder.score_bias(3, "cpu") is not None)
+    task = get_task("reverse")
+    for word in ("ABCDEFG", "JABBEDCODE", "HELLO"):
+        ids = torch.tensor([task.encode(list(word))])
+        ours, reference = encoder_output(encoder, ids), hand_encoder_loop(encoder, ids)
+        assert ours.dtype == reference.dtype == torch.float64 and ours.shape == (1, len(word), 64)
+        assert float((ours - reference).abs().max()) <= 1e-12
+
+
 @pytest.mark.parametrize("encoding", SHIPPED_ENCODINGS)
 def test_shuffle_moves_rows_unchanged_only_without_usable_positions(encoding):
     model = load_model(f"reverse-{encoding}-h4-l2").model
@@ -257,3 +290,77 @@ def test_matrix_view_small_and_large():
     with pytest.raises(ValueError):
         large.drawn[0, 0] = 2.0
     assert matrix_view("learned", 1, 1, 10.0, "dot").wavelengths is None
+
+
+# --- position_view: the matrix is built once, and its neighbours are the matrix shown's ---------------------
+
+
+def count_builds(monkeypatch) -> list[str]:
+    """Count encoding_matrix calls that return a matrix, wherever the positions lesson looks the name up."""
+    built, original = [], encodings.encoding_matrix
+
+    def counted(kind, *args, **kwargs):
+        matrix = original(kind, *args, **kwargs)
+        built.append(kind)
+        return matrix
+
+    monkeypatch.setattr(encodings, "encoding_matrix", counted)
+    monkeypatch.setattr(positions_view, "encoding_matrix", counted, raising=False)  # should it come back
+    return built
+
+
+@pytest.mark.parametrize("kind", ["sinusoidal", "learned", "index", "none"])
+def test_one_position_view_builds_the_encoding_matrix_once(monkeypatch, kind):
+    built = count_builds(monkeypatch)
+    position_view(PositionSettings())
+    assert built == ["sinusoidal"]
+    built.clear()
+    position_view(PositionSettings(kind=kind, n_positions=30, d_model=16))
+    assert built == [kind]  # was 2: once for the matrix, once more for its neighbours (issue #60)
+
+
+def direct_neighbours(values: np.ndarray, k: int) -> float | None:
+    """The mean over p of cos(row p, row p + k), one pair at a time."""
+    if values.shape[0] <= k or any(not np.any(row) for row in values):
+        return None
+    pairs = [values[p] @ values[p + k] / (np.linalg.norm(values[p]) * np.linalg.norm(values[p + k]))
+             for p in range(values.shape[0] - k)]
+    return float(np.mean(pairs))
+
+
+@pytest.mark.parametrize("settings", [
+    PositionSettings(), PositionSettings(n_positions=100, d_model=64, base=10000),
+    PositionSettings(n_positions=11, d_model=3, base=10), PositionSettings(kind="learned"),
+    PositionSettings(kind=MINILM), PositionSettings(kind="index", n_positions=20), PositionSettings(kind="none"),
+], ids=lambda s: f"{s.kind}-{s.n_positions}x{s.d_model}-{s.base}")
+def test_neighbours_are_those_of_the_matrix_shown(settings):
+    view = position_view(settings)
+    values = encoding_matrix(settings.kind, settings.n_positions, settings.d_model, float(settings.base)).values
+    assert view.matrix.shape == values.shape
+    assert set(view.neighbours) == {1, 10} and view.neighbours is view.matrix.neighbours
+    for k, value in view.neighbours.items():
+        expected = direct_neighbours(values, k)
+        assert value == (None if expected is None else pytest.approx(expected, rel=0, abs=1e-12))
+        assert value == mean_neighbour_cosine(values, k)
+    if settings.kind in ("index", "none"):  # a zero row (position 0 of the index; every row of none)
+        assert view.neighbours[1] is None
+    if settings.kind == "sinusoidal" and settings.n_positions == 4:
+        assert view.neighbours[1] is not None and view.neighbours[10] is None  # fewer than 11 rows
+
+
+def test_the_stand_in_matrix_has_its_own_neighbours(monkeypatch):
+    """A damaged learned table: the sinusoidal matrix is shown instead, built once, and the neighbours are its."""
+
+    def damaged(*args, **kwargs):
+        raise PretrainedModelError("damaged for the test")
+
+    built = count_builds(monkeypatch)
+    monkeypatch.setattr(encodings, "learned_table", damaged)
+    settings = PositionSettings(kind="learned", n_positions=40, d_model=8, base=1000)
+    view = position_view(settings)
+    assert "damaged for the test" in view.problem and view.matrix.kind == "sinusoidal"
+    assert built == ["sinusoidal"]
+    values = encoding_matrix("sinusoidal", 40, 8, 1000.0).values
+    assert view.matrix.shape == values.shape == (40, 8)
+    for k in (1, 10):
+        assert view.neighbours[k] == pytest.approx(direct_neighbours(values, k), rel=0, abs=1e-12)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,7 @@ __all__ = [
     "float64_encoder",
     "learned_table",
     "matrix_view",
+    "mean_neighbour_cosine",
     "offset_explained_share",
     "reversal_run",
     "shuffle_demo",
@@ -171,6 +173,15 @@ def similarity(pe: np.ndarray, rows: np.ndarray | None = None, measure: str = "d
     return picked @ picked.T
 
 
+def mean_neighbour_cosine(table: np.ndarray, k: int) -> float | None:
+    """The mean cosine similarity of rows p and p + k (None: fewer than k + 1 rows, or a zero row)."""
+    norms = np.linalg.norm(table, axis=1)
+    if table.shape[0] <= k or not np.all(norms > 0):
+        return None
+    unit = table / norms[:, None]
+    return float(np.mean(np.sum(unit[:-k] * unit[k:], axis=1)))
+
+
 def toeplitz_projection(matrix: np.ndarray) -> np.ndarray:
     """The nearest Toeplitz matrix (least squares): every diagonal replaced by its mean.
 
@@ -238,6 +249,7 @@ class MatrixView:
     offset_share: float | None
     curves: dict[int, np.ndarray]  # start position → similarity with start + k
     wavelengths: np.ndarray | None  # sinusoidal only
+    neighbours: types.MappingProxyType  # k -> mean cosine of rows p and p + k of the full matrix (k = 1, 10), or None
 
 
 def matrix_view(kind: str, n_positions: int, d_model: int, base: float, measure: str) -> MatrixView:
@@ -255,8 +267,9 @@ def matrix_view(kind: str, n_positions: int, d_model: int, base: float, measure:
     for array in [*arrays, *curves.values()]:
         if array is not None:
             array.setflags(write=False)  # shared between sessions
+    neighbours = types.MappingProxyType({k: mean_neighbour_cosine(pe, k) for k in (1, 10)})
     return MatrixView(kind, matrix.source, matrix.base, pe.shape, plan, drawn, arrays[1], sim_rows, sim,
-                      offset_explained_share(sim), curves, waves)
+                      offset_explained_share(sim), curves, waves, neighbours)
 
 
 # --- why attention needs position: the shuffle demo --------------------------------------------------
@@ -271,14 +284,10 @@ def float64_encoder(encoding: str):
 
 @torch.no_grad()
 def encoder_output(stack, ids: torch.Tensor) -> torch.Tensor:
-    """Run an encoder stack on (B, T) token ids without a mask: (B, T, d_model)."""
-    x = stack.embed_tokens(ids)
-    bias = stack.score_bias(ids.shape[1], ids.device)
-    if bias is not None:
-        bias = bias.to(x.dtype)
-    for layer in stack.layers:
-        x, _ = layer(x, mask=None, bias=bias, rotary=stack.rotary)
-    return stack.final_norm(x)
+    """Run an encoder stack on (B, T) token ids without a mask (no padding, not causal): (B, T, d_model)."""
+    # The stack's own forward.  A float64 copy stays float64: ALiBi's float32 bias is promoted where it is added.
+    output, _, _ = stack(ids, causal=False)  # (B, T, d); the stack's input and its layers' traces are not needed
+    return output
 
 
 def shuffle_order(n: int, seed: int) -> np.ndarray:

@@ -30,7 +30,6 @@ from explorer.lessons.positions.encodings import (
     ShuffleResult,
     colour_bound,
     draw_plan,
-    encoding_matrix,
     float64_encoder,
     learned_table,
     matrix_view,
@@ -101,7 +100,7 @@ class PositionView:
     row_labels: tuple[str, ...] | None  # the lecture's words, when the rows are its four positions
     lecture_table: bool  # exactly the lecture's table: d = 4, base 100, four positions
     bound: float | None  # where the matrix's colours stop (±), None: its own range
-    neighbours: types.MappingProxyType  # k -> mean cosine of positions p and p + k (1 and 10), None if undefined
+    neighbours: types.MappingProxyType  # matrix.neighbours: k -> mean cosine of p and p + k (1, 10), None if undefined
     problem: str | None = None
     boxes: tuple[Measured, ...] = ()  # claims, measured: the sinusoidal range, added not concatenated
     index: types.MappingProxyType | None = None  # the index kind: what the shipped index model does with it
@@ -119,14 +118,12 @@ def position_view(settings: PositionSettings) -> PositionView:
     lecture_rows = kind not in ("learned", MINILM) and matrix.shape[0] == len(LECTURE_WORDS)
     labels = tuple(f"{p} · {w}" for p, w in enumerate(LECTURE_WORDS)) if lecture_rows else None
     lecture = lecture_rows and kind == "sinusoidal" and settings.d_model == 4 and settings.base == 100
-    table = encoding_matrix(kind, settings.n_positions, settings.d_model, float(settings.base)).values
-    neighbours = {k: mean_neighbour_cosine(table, k) for k in (1, 10)}
     boxes = (sinusoidal_bounds(settings.n_positions, settings.d_model, float(settings.base)),
              added_not_concatenated(settings.d_model))
     letters = index_letters() if kind == "index" else None
     if letters is not None:
         boxes += (index_on_one_dimension(letters, get_task(REVERSE_TASK).max_input_tokens - 1),)
-    return PositionView(settings, matrix, labels, lecture, colour_bound(kind), types.MappingProxyType(neighbours),
+    return PositionView(settings, matrix, labels, lecture, colour_bound(kind), matrix.neighbours,
                         problem, boxes, index_vanishes() if kind == "index" else None,
                         learned_start() if kind == "learned" else None)
 
@@ -181,15 +178,6 @@ def index_vanishes() -> types.MappingProxyType | None:
         "norm": encoder.config.norm, "layernorm": change,
         "largest": float(index.max()), "shuffle": shuffled, "d": added.shape[-1],
         "index_accuracy": accuracy["index"], "none_accuracy": accuracy["none"]})
-
-
-def mean_neighbour_cosine(table: np.ndarray, k: int) -> float | None:
-    """The mean cosine similarity of rows p and p + k (None: fewer than k + 1 rows, or a zero row)."""
-    norms = np.linalg.norm(table, axis=1)
-    if table.shape[0] <= k or not np.all(norms > 0):
-        return None
-    unit = table / norms[:, None]
-    return float(np.mean(np.sum(unit[:-k] * unit[k:], axis=1)))
 
 
 # --- sections 3 and 4: the shipped reversal models ---------------------------------------------------------
