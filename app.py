@@ -10,10 +10,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import streamlit as st
 
+from explorer.kit.present import presenting_at_start
 from explorer.serve.catalog import PAGES  # loads without torch (explorer/__init__.py)
 from explorer.serve.chart_code import on_a_page_without_charts
 from explorer.serve.later import note_page_opened
-from explorer.serve.present import presenting_at_start
 from explorer.serve.startup import after_page_run, serve_promptly
 
 serve_promptly()  # TCP_NODELAY on the server's sockets, once: a switch's messages leave without delay

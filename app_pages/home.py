@@ -2,9 +2,9 @@
 
 import streamlit as st
 
+from explorer.kit.controls import UrlControls
+from explorer.kit.present import present_setting, style_page
 from explorer.lessons import LESSONS
-from explorer.serve import UrlControls
-from explorer.serve.present import present_setting, style_page
 
 style_page()
 st.title("Attention Explorer")

@@ -23,8 +23,8 @@ import statistics
 import time
 from pathlib import Path
 
+from explorer.kit.steps import load_steps
 from explorer.lessons import LESSONS
-from explorer.serve.steps import load_steps
 from harness.claims import answer
 from harness.server import ROOT, streamlit_server
 

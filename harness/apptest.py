@@ -65,7 +65,7 @@ def heatmap_z(at: AppTest, index: int = 0, trace: int = 0) -> np.ndarray:
 
 def vega_data(at: AppTest, index: int = 0):
     """The data table (pandas) behind the index-th Altair / Vega-Lite chart: an Arrow dataset
-    (st.altair_chart) or a dataset inlined in the spec (explorer.serve.altair_chart)."""
+    (st.altair_chart) or a dataset inlined in the spec (explorer.kit.controls.altair_chart)."""
     proto = at.get("vega_lite_chart")[index].proto
     if len(proto.datasets):
         assert len(proto.datasets) == 1, "expected one dataset per chart"

@@ -20,13 +20,13 @@ the views it stands beside.
 from __future__ import annotations
 
 from explorer.kit.claims import say, typed_numbers
+from explorer.kit.prose import lesson_sections, lesson_text
 from explorer.kit.settings import _values as choices
 from explorer.kit.settings import check, controls_of, samples
 from explorer.kit.spec import LessonSpec
+from explorer.kit.steps import load_steps
 from explorer.lessons import specs
 from explorer.serve import runtime
-from explorer.serve.prose import lesson_sections, lesson_text
-from explorer.serve.steps import load_steps
 
 LESSONS = specs()
 

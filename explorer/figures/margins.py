@@ -27,7 +27,7 @@ __all__ = ["FITTED", "PHONE_GRID_PX", "TITLE_AXES", "TOOLBAR_PX", "column_gap", 
 
 FITTED = "fitted_margins"  # layout.meta key: the figure's own margins before fitting (fitted again when enlarged)
 TITLE_AXES = "title_axes"  # layout.meta key: the horizontal axes whose tick labels are panel titles (`phone_width`)
-# The chart's toolbar (camera and full screen, always shown: explorer/serve/present.py) stands in the top
+# The chart's toolbar (camera and full screen, always shown: explorer/kit/present.py) stands in the top
 # right corner, over whatever the figure draws there: a figure with text at its top (a title, panel
 # titles, a top axis, a colour bar's top) leaves this band above it free.
 TOOLBAR_PX = 32
@@ -190,7 +190,7 @@ def phone_width(spec: dict) -> int:
     """The narrowest width (px) of the chart at which its panel titles side by side — annotations at
     one height, in paper coordinates, or the tick labels of an axis `layout.meta` names in TITLE_AXES —
     do not run into each other; 0 for a figure without two on a row.  A phone scrolls such a chart
-    sideways at this width (explorer/serve/present.py)."""
+    sideways at this width (explorer/kit/present.py)."""
     layout = spec.get("layout") or {}
     margin = {**PLOTLY_MARGIN, **{k: v for k, v in (layout.get("margin") or {}).items() if k in "lrtb"}}
     base_size = _size(layout.get("font"), 12)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .claims import Claim
 
-__all__ = ["NO_CLAIMS", "LessonSpec", "LiveSpec", "no_figures"]
+__all__ = ["LESSON_FOLDER", "NO_CLAIMS", "LessonSpec", "LiveSpec", "Shown", "no_figures"]
 
+# Where the lessons' folders are (explorer/lessons: one folder each, with its card, steps and prose); the kit
+# reads a lesson's files from here and imports none of its code.
+LESSON_FOLDER = Path(__file__).resolve().parents[1] / "lessons"
 NO_CLAIMS: Mapping[str, Claim] = types.MappingProxyType({})
 
 
@@ -54,3 +58,13 @@ class LessonSpec:
     @property
     def name(self) -> str:
         return self.page if self.section is None else f"{self.page}/{self.section}"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A lesson at one setting, as its sections draw it: its settings, its view (arrays) and its figures
+    (ready to send)."""
+
+    settings: object
+    view: object
+    figures: object

@@ -1,6 +1,6 @@
 """The lesson runtime's adapter to Streamlit: `serve_lesson` turns a lesson's declaration into its page.
 
-    serve_lesson(DEPTH, title="…", lead="…", sidebar="Stack",
+    serve_lesson(DEPTH, lead="…", sidebar="Stack",
                  sections=[Section("gradient", key_figure), Section("details", details)])
 
 It makes the lesson's controls from its settings dataclass (explorer.kit.settings: URL-bound,
@@ -23,7 +23,7 @@ control drawn by the page itself (a preset picker with a text box) is passed in 
 A part drawn in stages gives `draw` as a tuple of functions and `rows`, how many of its
 controls (in field order) stand above each: `Section("models", (shuffle, reversal), part=MODELS,
 rows=(3, 3))` draws three controls, the shuffle, three more controls, the reversal.  `presets`
-(explorer.serve.widgets.Preset) are buttons under the sidebar's controls that set several at once.
+(explorer.kit.widgets.Preset) are buttons under the sidebar's controls that set several at once.
 
 A view may fail for a reason the user should read (a damaged model file): the exceptions its
 LessonSpec lists in `failures` are shown as an error — a part's in its section's place; the main
@@ -48,33 +48,29 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import altair as alt
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.kit.claims import say
-from explorer.kit.settings import controls_of, so_far
-
 from ..figures.common import frozen
-from ..kit.spec import LessonSpec
+from ..kit.controls import NOWHERE, vega_lite_spec
+from ..kit.first_chart import until_first_chart
+from ..kit.sections import Preset, Section
+from ..kit.settings import controls_of, so_far
+from ..kit.spec import LessonSpec, Shown
+from ..kit.steps import load_steps
+from ..kit.text import escape_markdown
+from ..kit.widgets import advancing_slider, preset_buttons, preset_text, row_places
 from ..lessons import specs
 from . import runtime
 from .chart_code import load_chart_code
-from .controls import NOWHERE, vega_lite_spec
-from .first_chart import until_first_chart
 from .later import below_the_fold, drawn_anew, head_start, note_figures_appear
 from .live import serve_live
 from .opening import page_after_opening, staged_opening
 from .page import lesson_page, next_lesson, page_settings, serve_heavy_work
-from .prose import lesson_sections
-from .steps import load_steps
-from .text import escape_markdown
-from .widgets import advancing_slider, preset_buttons, preset_text, row_places
 
-__all__ = ["ATTEMPT", "Button", "Preset", "Section", "claimed", "measured_box", "sendable", "serve_lesson",
-           "warm_lessons"]
+__all__ = ["ATTEMPT", "sendable", "serve_lesson", "warm_lessons"]
 
 Custom = Mapping[str, Callable]
 NOTHING: Mapping = {}  # no custom controls, no given values (read only)
@@ -82,41 +78,6 @@ _DEFAULTS_KEY = "_explorer_dependent_defaults"  # session state: {url key: (its 
 _STEP_KEY = "_explorer_step_drawn"  # session state: the lesson step of the page's last run
 ATTEMPT = "attempt"  # a part's settings field that counts its `again` button's presses (see the module)
 _ASKED_KEY = "_explorer_asked"  # session state: {(part name, settings)} whose view this session asked for
-
-
-@dataclass(frozen=True)
-class Button:
-    label: str
-    key: str
-    help: str | None = None
-    icon: str | None = None
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A button that sets controls: `values` {field name: value}, each moved to the nearest value
-    its control allows.  Presets with a `row` caption are drawn side by side under it."""
-
-    button: Button
-    values: Mapping[str, object]
-    row: str | None = None
-
-
-@dataclass(frozen=True)
-class Section:
-    """A named part of a lesson page: `draw(shown)` draws it from the view and figures (runtime.Shown).
-    With a `part`, the section has its own settings, controls and view (see the module); `title` is
-    drawn above its controls."""
-
-    name: str
-    draw: Callable[[runtime.Shown], None] | tuple[Callable[[runtime.Shown], None], ...]
-    part: LessonSpec | None = None
-    title: str | None = None
-    working: Callable[[object], str] | None = None  # a part's spinner text, from its settings
-    ask: Callable[[object], tuple[str, Button] | None] | None = None
-    again: Button | None = None
-    rows: tuple[int, ...] | None = None  # a part drawn in stages: its controls above each draw
-    columns: int | None = None  # a part's controls: columns per row (default: as many as apply)
 
 
 def sendable(figures):
@@ -132,21 +93,6 @@ def sendable(figures):
         elif isinstance(value, go.Figure):
             changed[field.name] = frozen(value)
     return dataclasses.replace(figures, **changed)
-
-
-def claimed(lesson: LessonSpec, name: str, shown: runtime.Shown) -> str | None:
-    """The sentence of claim `name` (the section "claim: name" of the lesson's explorer/lessons/<page>/prose.md)
-    with its numbers read from what is shown; None where the claim does not hold for it."""
-    return say(lesson.claims, name, lesson_sections(lesson.page)[f"claim: {name}"], shown)
-
-
-def measured_box(box) -> None:
-    """A "Claims, measured" box (explorer/kit/measured.py): folded, titled with its question; inside,
-    what the notes say, the measurement as a table and the finding read from it."""
-    with st.expander(f":material/science: Claims, measured: {box.title}"):
-        st.markdown(f"**The notes:** {box.notes_say}")
-        st.dataframe(dict(zip(box.columns, zip(*box.rows, strict=True), strict=True)), hide_index=True)
-        st.markdown(f"**Measured here:** {box.finding}")
 
 
 def warm_lessons() -> dict[str, float]:
@@ -255,13 +201,13 @@ def part_keys(sections: Sequence[Section]) -> tuple[str, ...]:
     return tuple(url for s in sections if s.part for url in url_keys(s.part.settings))
 
 
-def serve_lesson(lesson: LessonSpec, *, title: str, lead: str, sidebar: str, sections: Sequence[Section],
+def serve_lesson(lesson: LessonSpec, *, lead: str, sidebar: str, sections: Sequence[Section],
                  working: Callable[[object], str] | None = None, custom: Custom = NOTHING,
                  presets: Callable[[object], Sequence[Preset]] | None = None,
                  notes: Callable[[object], Iterable[tuple[str, str]]] | None = None, unavailable: str = "") -> None:
-    """Draw the lesson's page (see the module).  `working(settings)` is the spinner's text while its
-    view is computed."""
-    controls, steps = lesson_page(lesson.page, title, lead)
+    """Draw the lesson's page (see the module), titled as its card in lesson.toml.  `working(settings)` is
+    the spinner's text while its view is computed."""
+    controls, steps = lesson_page(lesson.page, lead)
     staged = staged_opening(steps)  # the key figure first, the controls a moment later
     page_settings(controls, NOWHERE if staged else st.sidebar)
     controls.know(url_keys(lesson.settings) + part_keys(sections))
@@ -337,7 +283,7 @@ def step_first(sections: Sequence[Section], name: str) -> list[Section]:
     return chosen + [s for s in sections if s.name != name] if chosen else list(sections)
 
 
-def _section(section: Section, shown: runtime.Shown, steps, controls, custom: Custom, key: bool = False) -> None:
+def _section(section: Section, shown: Shown, steps, controls, custom: Custom, key: bool = False) -> None:
     if section.part is None:
         if section.title and not key:
             st.subheader(section.title, anchor=section.name)

@@ -25,9 +25,9 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from .internals import in_fragment_run, interrupted, stop_fragment_timer
+from ..kit.internals import in_fragment_run, interrupted, stop_fragment_timer
+from ..kit.present import presenting
 from .page import serve_heavy_work
-from .present import presenting
 
 __all__ = ["FOLLOW_UP_S", "HEAD_START_S", "PLACEHOLDER", "below_the_fold", "drawn_anew", "head_start",
            "note_figures_appear", "note_page_opened", "opening"]

@@ -29,11 +29,11 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ..kit.prose import lesson_text
 from ..training.runs import ClientBusy, QueueFull, RunView, default_manager
 from . import runtime
 from .client import client_address
 from .page import session_key
-from .prose import lesson_text
 
 __all__ = ["ENDED", "reached", "repace", "serve_live"]
 

@@ -13,7 +13,7 @@ the note about it stands above the figure, so the two come together in the whole
 the note never pushes a figure already drawn down the page.
 
 The settings of a staged run come from its sidebar's controls placed `NOWHERE`, a place that draws
-nothing: the page's explorer.serve.controls.UrlControls then gives the value each widget *will* take,
+nothing: the page's explorer.kit.controls.UrlControls then gives the value each widget *will* take,
 without making it — the value this session holds for it, else the link's value where its rule
 accepts it, else the default: what Streamlit gives a bound widget made in the whole page's run.  A
 control drawn in the page itself (a `main` control, above the key figure) is made for real.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .internals import in_fragment_run, stop_fragment_timer
+from ..kit.internals import in_fragment_run, stop_fragment_timer
 from .later import FOLLOW_UP_S, opening
 
 __all__ = ["page_after_opening", "staged_opening"]

@@ -8,12 +8,9 @@ import uuid
 import streamlit as st
 
 from .. import pieces
-from ..lessons import LESSONS
-from .catalog import HOME
-from .controls import NOWHERE, UrlControls
-from .internals import StreamlitPageNotFoundError, yield_point
-from .pool import POOL, Requester
-from .present import (
+from ..kit.controls import NOWHERE, UrlControls
+from ..kit.internals import StreamlitPageNotFoundError, yield_point
+from ..kit.present import (
     IMAGE_FORMATS,
     IMAGE_KEY,
     PRESENT_KEY,
@@ -23,7 +20,10 @@ from .present import (
     style_page,
     write_present_link,
 )
-from .steps import Lesson
+from ..kit.steps import Lesson
+from ..lessons import LESSONS
+from .catalog import HOME
+from .pool import POOL, Requester
 
 __all__ = ["lesson_page", "next_lesson", "page_settings", "serve_heavy_work", "session_key"]
 
@@ -42,15 +42,15 @@ def serve_heavy_work() -> None:
     pieces.install(POOL.runner(Requester(session_key(), yield_point)))
 
 
-def lesson_page(page: str, title: str, lead: str) -> tuple[UrlControls, Lesson]:
-    """Start a lesson page (its url_path): its title, lead and step bar; returns the page's URL
+def lesson_page(page: str, lead: str) -> tuple[UrlControls, Lesson]:
+    """Start a lesson page (its url_path): its title (its card's), lead and step bar; returns the page's URL
     controls and its lesson steps.  Then `page_settings` draws the app's settings in the sidebar.
 
     Presenting, the lead folds into an expander so that the key figure is on the first screen."""
     style_page()
     serve_heavy_work()
     controls = UrlControls(page)
-    st.title(title)
+    st.title(next(card.title for card in LESSONS if card.url_path == page))
     if presenting():
         with st.expander("About this lesson"):
             st.markdown(lead)

@@ -35,7 +35,7 @@ from explorer.kit.settings import check, from_link
 
 from .. import caching
 from ..caching import bounded_cache
-from ..kit.spec import LessonSpec
+from ..kit.spec import LessonSpec, Shown
 from ..lessons import specs
 from ..pieces import run_pieces_with
 from .pool import POOL, Requester
@@ -45,15 +45,6 @@ __all__ = ["RESULT_BUDGET", "Shown", "at_step", "caches", "clear", "given_by", "
 # Bytes of computed results one server process may keep, in every cache of the library together
 # (the loads of shipped files come on top: they are few, and each is loaded once).
 RESULT_BUDGET = 256_000_000
-
-
-@dataclass(frozen=True)
-class Shown:
-    """A lesson at one setting: its settings, its view (arrays) and its figures (ready to send)."""
-
-    settings: object
-    view: object
-    figures: object
 
 
 def _identity(figures):

@@ -293,7 +293,7 @@ def test_page(info, request, screenshot_dir):
         return
 
     # The title's text sits just under Streamlit's header: the band above it is half Streamlit's 6rem
-    # (explorer/serve/present.py), so more of the key figure is on the first screen.
+    # (explorer/kit/present.py), so more of the key figure is on the first screen.
     title_top, header_bottom, key_bottom, screen = page.evaluate(FIRST_SCREEN_JS)
     assert header_bottom <= title_top <= header_bottom + 40, \
         f"page {name!r}: the title's text starts at {title_top:.0f} px, the header ends at {header_bottom:.0f} px"
@@ -376,7 +376,7 @@ def test_page(info, request, screenshot_dir):
 
 
 def test_a_refused_link_value_leaves_the_address_and_the_next_move_reaches_it(app_url, new_page):
-    """A link value a control cannot take (explorer.serve.links) is not given to Streamlit: the control
+    """A link value a control cannot take (explorer.kit.links) is not given to Streamlit: the control
     is drawn unbound at its default, so the value leaves the address, the note names the control,
     and quick presses on the control afterwards all count and reach the address (the browser does
     not write it for a control drawn unbound; the server does, on every run)."""

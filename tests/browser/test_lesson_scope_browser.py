@@ -19,8 +19,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from explorer.kit.controls import UrlControls
 from explorer.lessons import LESSONS
-from explorer.serve.controls import UrlControls
 from explorer.serve.later import PLACEHOLDER
 from tests.browser.conftest import _log_tail, require_chromium
 from tests.browser.test_browser import (

@@ -3,7 +3,7 @@ exception, the page does not run off the screen sideways (a chart wider than the
 inside its own box), and in every Plotly chart no two panel titles, and no two tick labels of one
 kind drawn upright, overlap, and no label is cut at the chart's edge.  A chart whose panel titles need more than
 the phone's 600 px chart width gets the width they need (explorer/figures/margins.py `phone_width`,
-explorer/serve/present.py); before that, six lessons' titles ran into each other here.  No tick label
+explorer/kit/present.py); before that, six lessons' titles ran into each other here.  No tick label
 stands over a panel's plot (positions' and encoders' row labels did), and every Vega-Lite chart drawn as
 SVG keeps its legend and titles inside its edges and at least half its width for the plot (depth's legend
 beside the plot left it ~0 px; gradients' legend ran past the edge).  No chart is wider than 800 px (the

@@ -12,8 +12,8 @@ from urllib.parse import quote
 
 import pytest
 
+from explorer.kit.steps import load_steps
 from explorer.lessons import LESSONS
-from explorer.serve.steps import load_steps
 from harness.claims import answer
 from tests.browser.conftest import VIEWPORT, require_chromium
 from tests.browser.test_browser import (
@@ -177,7 +177,7 @@ WALKS = {"projector": (PROJECTOR, "present=1&"), "desk": (VIEWPORT, "")}
 
 
 def wait_until_fitted(page, state: str) -> None:
-    """Until the page's fit (explorer/serve/present.py FIT_JS) has handled `state` ("|step|answer")."""
+    """Until the page's fit (explorer/kit/present.py FIT_JS) has handled `state` ("|step|answer")."""
     try:
         page.wait_for_function("(state) => (window.__explorerFitted || '').endsWith(state)",
                                arg=state, timeout=10_000, polling=100)

@@ -28,8 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from explorer.kit.text import escape_markdown, quoted
 from explorer.serve.catalog import PAGES
-from explorer.serve.text import escape_markdown, quoted
 from harness.apptest import ROOT, info_text, page_test
 
 CHOICE_KINDS = ("selectbox", "radio")

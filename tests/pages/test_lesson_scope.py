@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.kit.controls import UrlControls
 from explorer.lessons import LESSONS
-from explorer.serve.controls import UrlControls
 from harness.apptest import ROOT, assert_no_exception
 
 KINDS = ("select_slider", "slider", "selectbox", "radio", "toggle")

@@ -4,8 +4,8 @@ Back move between steps."""
 
 import pytest
 
+from explorer.kit.steps import STEP_DIR, load_steps
 from explorer.lessons import LESSONS
-from explorer.serve.steps import STEP_DIR, load_steps
 from harness.apptest import assert_no_exception, page_test
 from harness.claims import answer
 

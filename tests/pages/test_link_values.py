@@ -9,7 +9,7 @@ what it could not read.
 
 The parameters are discovered, never listed: every widget bound to the URL (its proto carries the
 `query_param_key`, the lesson step included) and every parameter the page's UrlControls publishes
-(explorer.serve.controls.PARAMETERS_KEY, such as `present`, which is no bound widget), under the link
+(explorer.kit.controls.PARAMETERS_KEY, such as `present`, which is no bound widget), under the link
 that makes each appear (`url_parameters`: each option of each choice, then unions of those links).
 
 Run time on two cores: the parameters that appear under the same link share their runs.  Run j sets
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from explorer.kit.controls import PARAMETERS_KEY
+from explorer.kit.text import escape_markdown
 from explorer.lessons import LESSONS
-from explorer.serve.controls import PARAMETERS_KEY
-from explorer.serve.text import escape_markdown
 from harness.apptest import info_text
 from tests.pages.test_hostile_input import CHOICE_KINDS, link_text, run
 

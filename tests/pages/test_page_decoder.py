@@ -11,12 +11,13 @@ import torch
 from explorer.analysis.cost import cache_setup_cost, generation_step_cost, teacher_forced_cost
 from explorer.analysis.decoding import decode_steps
 from explorer.analysis.kv_timing import CacheSweep, cache_sweep
+from explorer.kit.prose import lesson_text
+from explorer.kit.steps import load_steps
 from explorer.lessons.decoder import view as decoder_lesson
 from explorer.lessons.decoder.view import CLOCK, SWEEP_LENGTHS, WIDER, timing_claim, wider_claim
 from explorer.model.parameters import count_parameters
 from explorer.model.transformer import Transformer, TransformerConfig
-from explorer.serve import lesson_text, runtime
-from explorer.serve.steps import load_steps
+from explorer.serve import runtime
 from explorer.training.pretrained import load_model
 from harness.apptest import (
     assert_no_exception,

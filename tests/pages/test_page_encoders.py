@@ -8,9 +8,9 @@ import pytest
 
 from explorer.analysis.dependency import dependency_path_lengths
 from explorer.analysis.encoders import attention_sinks, pooling_report
+from explorer.kit.steps import load_steps
 from explorer.lessons.encoders.view import DEFAULT_QUERY, DEFAULT_TEXT, PRESETS
 from explorer.lessons.gradients.measures import dependency_views
-from explorer.serve.steps import load_steps
 from explorer.training.minilm import load_minilm
 from explorer.training.sentences import load_corpus, word_overlap_search, words
 from harness.apptest import (
@@ -249,7 +249,7 @@ def test_explanations_say_what_is_shown_or_cite_it():
     # Issue #59: step 1 said "what sets one sentence apart sits in smaller differences" (nothing measures it):
     # now what the bars show, the average nearest [SEP] (0.89) and "puppy" farther (0.66). The sinks prose
     # said what flows from [CLS] is "close to a constant" (not measured): now cited, without it.
-    from explorer.serve.prose import lesson_sections
+    from explorer.kit.prose import lesson_sections
 
     steps = {step.title: answer("encoders", step) for step in load_steps("encoders")}
     first = steps["One vector per word piece"]

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from explorer.analysis.length import REVERSAL_MODELS, accuracy_by_length
+from explorer.kit.steps import load_steps
 from explorer.lessons.length.view import LENGTHS
-from explorer.serve.steps import load_steps
 from harness.apptest import (
     assert_no_exception,
     downloaded_text,

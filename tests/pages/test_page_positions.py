@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
+from explorer.kit.prose import lesson_sections
+from explorer.kit.steps import load_steps
 from explorer.model.positional import alibi_slopes
-from explorer.serve.prose import lesson_sections
-from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
 from harness.apptest import info_text, page_test, plotly_array, run_page
 

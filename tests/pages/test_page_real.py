@@ -10,6 +10,8 @@ import pytest
 
 import explorer.training.minilm as minilm
 from explorer.analysis.referent import REFERENT_FILE
+from explorer.kit.prose import lesson_sections
+from explorer.kit.steps import load_steps
 from explorer.lessons.real.heads import (
     PAGE_MAX_TOKENS,
     PAIR,
@@ -19,8 +21,6 @@ from explorer.lessons.real.heads import (
     real_view,
     referent_heads,
 )
-from explorer.serve.prose import lesson_sections
-from explorer.serve.steps import load_steps
 from harness.apptest import heatmap_z, info_text, page_test, plotly_array, plotly_figures, run_page
 from tests.pages.test_broken_models import clear_caches
 

@@ -12,12 +12,12 @@ import pyarrow as pa
 import pytest
 
 from explorer.kit.claims import say
+from explorer.kit.prose import lesson_sections
+from explorer.kit.steps import load_steps
 from explorer.lessons.attention.spec import ATTENTION
 from explorer.lessons.decoder.spec import DECODER, DECODER_ARCHITECTURES
 from explorer.lessons.lookup.view import NOTHING
 from explorer.lessons.train.view import LIVE_TASKS, TrainSettings
-from explorer.serve.prose import lesson_sections
-from explorer.serve.steps import load_steps
 from harness.apptest import info_text, page_test, run_page
 from harness.claims import answer, step_view
 

@@ -12,8 +12,8 @@ def probe_script():
 
     import streamlit as st
 
+    from explorer.kit.controls import UrlControls
     from explorer.kit.settings import check, setting
-    from explorer.serve import UrlControls
     from explorer.serve.adapter import make_settings
 
     @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def test_a_link_opens_the_dependent_values_it_names():
 def test_a_control_whose_link_value_was_refused_keeps_the_address_up_to_date():
     """A refused link value leaves the address, and the control, unbound for the rest of the visit,
     writes every later value there itself: the value's text, nothing at the default, untouched by
-    runs that other controls cause (explorer.serve.controls.UrlControls._mirror)."""
+    runs that other controls cause (explorer.kit.controls.UrlControls._mirror)."""
     at = AppTest.from_function(probe_script)
     at.query_params.update(mask="padding", pad="99", task=["sort", "reverse"])
     settings = run(at)

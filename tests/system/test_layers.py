@@ -1,19 +1,24 @@
 """The library's layers import one way, and each lesson is a folder no other lesson reaches into.
 
     model ← training ← analysis          (each may import the layers to its left)
-    kit                                  what a lesson declares itself with: may import model, training,
-                                         analysis; never a lesson, never the server
     figures                              handed data: imports no other layer
-    lessons/<name>/                      one lesson: may use model, training, analysis, kit and figures;
-                                         its page script (<name>.py) alone uses Streamlit and the server's kit
-                                         (explorer.serve); it never imports another lesson
+    kit                                  the lesson kit: may import model, training, analysis and figures;
+                                         never a lesson, never the server.  Its declarations (spec,
+                                         settings, claims, measured boxes) and its plain helpers (links,
+                                         text, the first chart's hook) use no Streamlit; the rest draws
+                                         a page with Streamlit (controls, steps, prose, present mode,
+                                         sections; draw.py gathers what a page script uses)
+    lessons/<name>/                      one lesson: may use model, training, analysis, figures and the
+                                         kit's declarations; its page script (<name>.py) alone uses
+                                         Streamlit, the kit's drawing and the server (serve_lesson); it
+                                         never imports another lesson
     lessons/__init__.py                  the registry: finds the folders, imports none of them by name
-    serve                                the lesson runtime and the only other Streamlit code: may use
-                                         every layer but the lessons, which it reaches only through
-                                         the registry (it names no lesson)
+    serve                                the server and the only other Streamlit code: may use every
+                                         layer but the lessons, which it reaches only through the
+                                         registry (it names no lesson)
 
 app_pages/home.py and app.py may import anything.  Streamlit's non-public modules (anything but
-`streamlit` itself) are imported by one file alone, explorer/serve/internals.py, which
+`streamlit` itself) are imported by one file alone, explorer/kit/internals.py, which
 tests/unit/test_streamlit_internals.py pins.
 Every cache is made by explorer/caching.py (a foundation every layer may import; it imports none),
 which lists them for the runtime: no other cache mechanism anywhere (functools' caches, Streamlit's),
@@ -39,15 +44,17 @@ ALLOWED = {
     "model": set(),
     "training": {"model"},
     "analysis": {"model", "training"},
-    "kit": {"model", "training", "analysis"},
+    "kit": {"model", "training", "analysis", "figures"},
     "figures": set(),
     "lessons": {"model", "training", "analysis", "kit", "figures", "serve"},
     "serve": {"model", "training", "analysis", "kit", "figures", "lessons"},
 }
-STREAMLIT_ALLOWED = {"serve", "page script"}
-PRIVATE_STREAMLIT_ALLOWED = ROOT / "explorer" / "serve" / "internals.py"
+STREAMLIT_ALLOWED = {"serve", "kit", "page script"}
+PRIVATE_STREAMLIT_ALLOWED = ROOT / "explorer" / "kit" / "internals.py"
+# The kit's modules that a lesson's views, claims and boxes may use: no Streamlit in them or below them.
+KIT_DECLARATIONS = {"spec", "settings", "claims", "measured", "links", "text", "first_chart"}
 PLOTTING = ("plotly", "altair")
-PLOTTING_ALLOWED = {"figures", "figures.py", "charts.py", "serve/adapter.py", "serve/present.py"}
+PLOTTING_ALLOWED = {"figures", "figures.py", "charts.py", "serve/adapter.py", "kit/present.py"}
 MAX_FUNCTION_LINES = 80
 
 LIBRARY = sorted((ROOT / "explorer").rglob("*.py"))
@@ -70,11 +77,12 @@ def layer_of(path: Path) -> str | None:
     return parts[0] if len(parts) > 1 else None
 
 
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """(line, absolute module name) for every import in the file, relative ones resolved."""
+def imported_modules(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """(line, absolute module name) for every import in the file (or in `source`, read as that file),
+    relative ones resolved."""
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(ast.parse(path.read_text() if source is None else source, str(path))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -102,15 +110,21 @@ def test_the_rules_see_every_layer():
 
 @pytest.mark.parametrize("path", LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
 def test_imports_run_one_way(path: Path):
-    layer = layer_of(path)
     if path in FOUNDATIONS:  # no layer of explorer
         assert not [m for _, m in imported_modules(path) if m.split(".")[0] in ("explorer", "streamlit", "torch")]
         return
+    wrong = violations(path)
+    assert not wrong, "\n".join(wrong)
+
+
+def violations(path: Path, source: str | None = None) -> list[str]:
+    """What the file (or `source`, read as that file) imports against the rules of its layer."""
+    layer = layer_of(path)
     if layer is None:  # explorer/__init__.py: the public API, loaded lazily
-        return
+        return []
     lesson = lesson_of(path)
     wrong = []
-    for line, module in imported_modules(path):
+    for line, module in imported_modules(path, source):
         parts = module.split(".")
         if parts[0] == "explorer" and len(parts) > 1 and parts[1] in LAYERS:
             if parts[1] != layer and parts[1] not in ALLOWED[layer]:
@@ -119,18 +133,26 @@ def test_imports_run_one_way(path: Path):
                 wrong.append(f"line {line}: {module} names the lesson {parts[2]!r}"
                              + (f" from the lesson {lesson!r}" if lesson else ": only the registry's names may"))
             if parts[1] == "serve" and lesson and path.stem != lesson:
-                wrong.append(f"line {line}: {module}: only a lesson's page script (<name>.py) uses the server's kit")
+                wrong.append(f"line {line}: {module}: only a lesson's page script (<name>.py) uses the server")
+            if parts[1] == "kit" and lesson and path.stem != lesson and parts[2:3] != [] \
+                    and parts[2] not in KIT_DECLARATIONS:
+                wrong.append(f"line {line}: {module}: a lesson's views use the kit's declarations "
+                             f"{sorted(KIT_DECLARATIONS)}; only its page script draws")
+            if layer == "kit" and path.stem in KIT_DECLARATIONS and parts[1] == "kit" and parts[2:3] != [] \
+                    and parts[2] not in KIT_DECLARATIONS:
+                wrong.append(f"line {line}: {module}: the kit's declarations import none of its drawing")
         elif parts[:2] in (["explorer", "caching"], ["explorer", "pieces"]):
             pass  # the foundations: the one cache mechanism, heavy work's pieces
         elif parts[0] == "explorer" and len(parts) > 1:
             wrong.append(f"line {line}: {module} is not a layer of explorer")
         role = ("page script" if path.stem == lesson else path.name) if lesson else layer
         where = {layer, "/".join(path.relative_to(ROOT / "explorer").parts), role}
-        if parts[0] == "streamlit" and not where & STREAMLIT_ALLOWED:
-            wrong.append(f"line {line}: streamlit outside the runtime (explorer/serve) and the lessons' page scripts")
+        declaration = layer == "kit" and path.stem in KIT_DECLARATIONS
+        if parts[0] == "streamlit" and (declaration or not where & STREAMLIT_ALLOWED):
+            wrong.append(f"line {line}: streamlit outside the server, the kit's drawing and the lessons' page scripts")
         if parts[0] in PLOTTING and not where & PLOTTING_ALLOWED:
             wrong.append(f"line {line}: {parts[0]} outside explorer/figures and the lessons' figures.py, charts.py")
-    assert not wrong, "\n".join(wrong)
+    return wrong
 
 
 @pytest.mark.parametrize("path", [*LIBRARY, *PAGES], ids=lambda p: str(p.relative_to(ROOT)))
@@ -143,12 +165,9 @@ def test_functions_read_at_once(path: Path):
 
 
 def _probe(where: str, source: str):
-    bad = ROOT / "explorer" / where
-    bad.write_text(source)
-    try:
-        test_imports_run_one_way(bad)
-    finally:
-        bad.unlink()
+    """Check `source` as if it were the file explorer/<where> (nothing is written)."""
+    wrong = violations(ROOT / "explorer" / where, source)
+    assert not wrong, "\n".join(wrong)
 
 
 def test_rules_catch_a_violation():
@@ -164,7 +183,15 @@ def test_rules_catch_a_violation():
         _probe("lessons/depth/_probe_for_test.py", "import streamlit\n")
     with pytest.raises(AssertionError, match=r"names the lesson 'depth'"):
         _probe("serve/_probe_for_test.py", "from ..lessons.depth import spec\n")
+    with pytest.raises(AssertionError, match=r"only its page script draws"):
+        _probe("lessons/depth/_probe_for_test.py", "from explorer.kit.draw import plotly_chart\n")
+    with pytest.raises(AssertionError, match=r"streamlit outside"):
+        _probe("kit/spec.py", "import streamlit\n")
+    with pytest.raises(AssertionError, match=r"declarations import none of its drawing"):
+        _probe("kit/settings.py", "from .present import presenting\n")
     _probe("lessons/depth/_probe_for_test.py", "from .view import depth_view\nfrom explorer.kit.claims import Claim\n")
+    _probe("lessons/depth/depth.py", "import streamlit\nfrom explorer.kit.draw import plotly_chart\n"
+           "from explorer.serve.adapter import serve_lesson\n")
 
 
 def test_the_registry_names_no_lesson():
@@ -248,7 +275,7 @@ def test_only_the_internals_module_imports_private_streamlit(path: Path):
     if path == PRIVATE_STREAMLIT_ALLOWED:
         return
     private = [(line, name) for line, name in imported_modules(path) if name.startswith("streamlit.")]
-    assert not private, f"Streamlit internals outside explorer/serve/internals.py: {private}"
+    assert not private, f"Streamlit internals outside explorer/kit/internals.py: {private}"
 
 
 # What only the lesson runtime (explorer/serve) does: caching, deferred drawing, fragments, warm-up.
@@ -337,3 +364,11 @@ def test_the_app_imports_no_harness_and_no_test():
              if m.split(".")[0] in ("harness", "tests", "benchmarks")]
     assert not wrong, "\n".join(wrong)
     assert "harness" in (ROOT / ".dockerignore").read_text().split()
+
+
+def test_the_kit_reads_the_lessons_folder_the_registry_finds():
+    """The kit reads a lesson's steps and prose from explorer/lessons without importing the registry."""
+    from explorer.kit.spec import LESSON_FOLDER
+    from explorer.lessons import FOLDER
+
+    assert LESSON_FOLDER == FOLDER

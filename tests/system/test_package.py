@@ -15,6 +15,6 @@ def test_every_public_name_resolves():
 def test_the_catalog_and_the_ui_helpers_load_without_torch():
     """app.py and the home page use only these, so a fresh server shows the home page without
     waiting for torch's import (app.py then imports it in the background)."""
-    code = "import sys, explorer.serve.catalog, explorer.serve.controls; print('torch' in sys.modules)"
+    code = "import sys, explorer.serve.catalog, explorer.kit.controls; print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "False", result.stderr

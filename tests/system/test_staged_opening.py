@@ -16,9 +16,9 @@ from urllib.parse import urlencode
 
 import pytest
 
+from explorer.kit.links import Choice, Flag, Number
 from explorer.kit.settings import controls_of
 from explorer.lessons import specs
-from explorer.serve.links import Choice, Flag, Number
 from harness.apptest import run_async
 from harness.server import streamlit_server
 from harness.wsclient import RunResult, Session

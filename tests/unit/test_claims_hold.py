@@ -10,6 +10,7 @@ import re
 import pytest
 
 from explorer.kit.claims import Claim, fill, power_of_ten, typed_numbers
+from explorer.kit.steps import load_steps
 from explorer.lessons.attention.spec import ATTENTION
 from explorer.lessons.cost.spec import COST
 from explorer.lessons.decoder.spec import DECODER, DECODER_ARCHITECTURES, DECODER_CACHE
@@ -20,7 +21,6 @@ from explorer.lessons.length.spec import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENG
 from explorer.lessons.lookup.spec import LOOKUP
 from explorer.lessons.positions.spec import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.lessons.real.spec import REAL, REAL_REFERENT, REAL_TABLES
-from explorer.serve.steps import load_steps
 from harness.claims import problems
 
 CLAIMED = {  # lesson -> its sections with settings of their own

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from explorer.analysis.timing import Timing
+from explorer.kit.steps import load_steps
 from explorer.lessons.cost import view as cost_lesson
 from explorer.lessons.cost.view import CostSettings, cost_facts, cost_view
 from explorer.serve import runtime
-from explorer.serve.steps import load_steps
 from harness.apptest import page_test, run_page, vega_data
 
 PAGE = "explorer/lessons/cost/cost.py"

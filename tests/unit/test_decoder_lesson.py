@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from explorer.analysis.kv_timing import CacheSweep
+from explorer.kit.controls import OWN_TEXT as UI_OWN_TEXT
 from explorer.kit.settings import check, controls_of
 from explorer.lessons.decoder.view import (
     OWN_TEXT,
@@ -20,7 +21,6 @@ from explorer.lessons.decoder.view import (
     tokens_of,
     wider_claim,
 )
-from explorer.serve.controls import OWN_TEXT as UI_OWN_TEXT
 
 LENGTHS = np.array([2, 4, 8, 16, 32])
 

@@ -105,8 +105,8 @@ def test_the_step_figure_fits_a_phone_chart_and_its_titles_on_lines_are_measured
 
     from explorer.figures.common import FrozenFigure
     from explorer.figures.margins import PHONE_GRID_PX, label_width, phone_width
+    from explorer.kit.present import PHONE_CHART_PX
     from explorer.lessons.decoder.charts import step_figure
-    from explorer.serve.present import PHONE_CHART_PX
 
     figure = step_figure(list("OILNG"), [1, 0, 0, 0, 0], "O", np.eye(8)[:, :6], ["<s>", *"?" * 7], ["<s>", *"?" * 5],
                          np.eye(8)[:, :5], list("HELLO"), 0)

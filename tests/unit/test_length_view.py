@@ -12,7 +12,9 @@ import torch
 from explorer.analysis.length import REVERSAL_MODELS, accuracy_by_length
 from explorer.analysis.memory import PUBLISHED_SHAPES
 from explorer.kit.claims import say, typed_numbers
+from explorer.kit.prose import lesson_sections
 from explorer.kit.settings import check, controls_of, samples
+from explorer.kit.steps import load_steps
 from explorer.lessons.length.figures import human_bytes
 from explorer.lessons.length.parts import (
     GqaSettings,
@@ -34,8 +36,6 @@ from explorer.lessons.length.view import (
     runners,
 )
 from explorer.serve import runtime
-from explorer.serve.prose import lesson_sections
-from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
 from harness.claims import answer
 

@@ -12,8 +12,8 @@ import pytest
 
 from explorer.analysis.lookup import EXAMPLE_KEYS, EXAMPLE_VALUES
 from explorer.kit.settings import controls_of
+from explorer.kit.steps import load_steps
 from explorer.lessons.lookup.view import LookupSettings, lookup_facts, lookup_view, read_dictionary
-from explorer.serve.steps import load_steps
 from harness.apptest import info_text, page_test, run_page
 
 PAGE = "explorer/lessons/lookup/lookup.py"

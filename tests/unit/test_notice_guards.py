@@ -10,6 +10,7 @@ import pytest
 from explorer.analysis.kv_timing import CacheSweep
 from explorer.analysis.timing import Timing, slower_at, slower_from
 from explorer.kit.claims import say
+from explorer.kit.steps import load_steps
 from explorer.lessons.attention.view import AttentionSettings, attention_lesson_view
 from explorer.lessons.cost.spec import COST
 from explorer.lessons.decoder.spec import DECODER, DECODER_CACHE
@@ -21,7 +22,6 @@ from explorer.lessons.positions import claims as facts
 from explorer.lessons.positions.spec import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.model.positional import t5_relative_buckets
 from explorer.serve import runtime
-from explorer.serve.steps import load_steps
 from harness.claims import step_settings
 
 

@@ -1,7 +1,7 @@
 """Lesson text: a comment over several lines is an editor's note (a cited source beside its sentence),
 never part of a section; a one-line comment starts a section."""
 
-from explorer.serve import prose
+from explorer.kit import prose
 
 
 def test_a_comment_over_several_lines_is_dropped(tmp_path, monkeypatch):

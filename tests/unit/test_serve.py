@@ -9,10 +9,10 @@ import pytest
 import streamlit as st
 
 from explorer.kit.settings import check, controls_of, setting
+from explorer.kit.steps import load_steps
 from explorer.lessons import specs
 from explorer.serve import runtime
 from explorer.serve.adapter import ATTEMPT, sendable, warm_lessons
-from explorer.serve.steps import load_steps
 from harness.apptest import page_test, run_page
 
 LESSONS = specs()
@@ -161,7 +161,8 @@ def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_un
     """explorer.serve.later.head_start: in a browser's run that draws a page's sections in place, the
     run waits once, after the key section's chart and before any chart of the sections under it; in
     a run with no browser (AppTest), it does not wait."""
-    from explorer.serve import controls, later, present
+    from explorer.kit import controls, present
+    from explorer.serve import later
 
     charts, pauses = [], []
     for module in (present, controls):  # every chart is sent through these two (they call chart_sent)

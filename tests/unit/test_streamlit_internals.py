@@ -1,4 +1,4 @@
-"""Pins every Streamlit internal explorer/serve/internals.py uses, by name: a Streamlit upgrade that
+"""Pins every Streamlit internal explorer/kit/internals.py uses, by name: a Streamlit upgrade that
 moves or changes one fails here, with the name of what moved.  What they do together is tested
 end to end elsewhere: the yield point in test_ui_heavy_work.py, the fragment timer and fragment
 runs against a real server in tests/system/test_below_the_fold.py, the Arrow bytes in test_ui_vega.py."""
@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from explorer.serve import internals
+from explorer.kit import internals
 
 
 def test_the_script_run_context_has_what_the_internals_read():
@@ -52,7 +52,7 @@ def test_script_requests_and_their_exceptions():
     assert {"RERUN", "STOP"} <= set(ScriptRequestType.__members__)
     assert RerunException("data").rerun_data == "data"
     assert issubclass(StopException, BaseException)
-    from explorer.serve.internals import interrupted
+    from explorer.kit.internals import interrupted
 
     assert interrupted(RerunException("data")) and interrupted(StopException())
     assert not interrupted(ValueError("a fault")) and not interrupted(KeyboardInterrupt())

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.kit.prose import lesson_text
 from explorer.lessons.train.view import RACE_TASKS, LossAtStart, TrainSettings, train_view
-from explorer.serve import lesson_text
 from explorer.training.live import HELD_OUT, LIVE_TASKS, live_task, run_settings
 from harness.apptest import run_page
 
@@ -105,9 +105,9 @@ def test_the_first_steps_reveal_holds_for_its_settings():
     """Step 1's answer: no weight near 0 or 1, an even spread of 1/6, 19 output tokens — read from the
     untrained model's view (the claim `even_at_start`), and not said of a model that is not so."""
     from explorer.kit.claims import say
+    from explorer.kit.steps import load_steps
     from explorer.lessons.train.spec import TRAIN
     from explorer.serve.runtime import Shown
-    from explorer.serve.steps import load_steps
 
     step = load_steps("train")[0]
     names = {"heads": "n_heads", "layers": "n_layers"}

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from explorer.kit.claims import say
+from explorer.kit.steps import load_steps
 from explorer.lessons.train.claims import race_story
 from explorer.lessons.train.spec import TRAIN
 from explorer.lessons.train.view import TrainSettings, at_moment, train_view
 from explorer.serve.runtime import Shown
-from explorer.serve.steps import load_steps
 from explorer.training.live import Snapshot
 from explorer.training.runs import RunView
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from explorer.kit.claims import typed_numbers
+from explorer.kit.prose import lesson_sections
 from explorer.kit.settings import controls_of
+from explorer.kit.steps import load_steps
 from explorer.lessons.depth.view import DepthSettings
-from explorer.serve.prose import lesson_sections
-from explorer.serve.steps import load_steps
 from explorer.training.live import HELD_OUT, LiveSettings, live_task
 from explorer.training.minilm import load_minilm
 from tests.unit.test_lib_decoding import TOLERANCE

@@ -1,4 +1,4 @@
-"""explorer.serve.page (through explorer.serve.internals.yield_point): a page run waiting for the work pool
+"""explorer.serve.page (through explorer.kit.internals.yield_point): a page run waiting for the work pool
 stops as Streamlit would at an st.* call
 when its session has asked for a newer run (a superseded rerun stops computing)."""
 
@@ -12,8 +12,9 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequest, ScriptRequestType
 
+from explorer.kit import internals
 from explorer.pieces import piece
-from explorer.serve import internals, page
+from explorer.serve import page
 from explorer.serve.pool import WorkPool
 
 

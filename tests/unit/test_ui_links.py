@@ -1,8 +1,8 @@
-"""What a link may say (explorer.serve.links): the rules take a value only as the app writes it, once."""
+"""What a link may say (explorer.kit.links): the rules take a value only as the app writes it, once."""
 
 import pytest
 
-from explorer.serve.links import Choice, Flag, Number, Text, Unusable, read
+from explorer.kit.links import Choice, Flag, Number, Text, Unusable, read
 
 LAYERS = Number(1, 24, 1)
 GAIN = Number(0.1, 8.0, 0.1)
@@ -69,7 +69,7 @@ def test_text_writes_a_value_back_the_way_the_rule_reads_it(rule, value, text):
     (Text(10), ["", "a long text than ten"], [None, 3, ["a"]]),
 ])
 def test_a_rule_says_which_session_values_its_widget_can_hold(rule, held, not_held):
-    """Another page's value under the same key is dropped (explorer.serve.controls) when the rule
+    """Another page's value under the same key is dropped (explorer.kit.controls) when the rule
     says the widget cannot hold it: a range is the slider's, not its steps; text is any length
     (the box itself cuts it)."""
     assert all(rule.holds(v) for v in held)

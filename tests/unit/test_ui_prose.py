@@ -1,9 +1,9 @@
-"""explorer.serve.prose: the lesson text beside the pages is split into its sections as written, and
+"""explorer.kit.prose: the lesson text beside the pages is split into its sections as written, and
 only the fields a section names are filled in."""
 
 import pytest
 
-from explorer.serve.prose import LESSON_DIR, lesson_sections, lesson_text
+from explorer.kit.prose import LESSON_DIR, lesson_sections, lesson_text
 
 
 def test_every_lesson_file_has_named_sections_without_the_editors_note():
@@ -31,7 +31,7 @@ def test_a_missing_field_is_an_error():
 def test_a_count_written_noun_s_agrees_with_its_number():
     """Lesson text writes "{n} layer(s)"; a lecturer reads "1 layer" and "2 layers", never "(s)"."""
     from explorer.kit.claims import fill
-    from explorer.serve.text import counted
+    from explorer.kit.text import counted
 
     said = fill("With {n} layer(s) and {g} key/value head(s).", {"n": 1, "g": 2})
     assert said == "With 1 layer and 2 key/value heads."

@@ -1,8 +1,8 @@
-"""The heading of a lesson step (explorer.serve.steps.step_heading): one full stop, never two marks."""
+"""The heading of a lesson step (explorer.kit.steps.step_heading): one full stop, never two marks."""
 
 import pytest
 
-from explorer.serve.steps import load_steps, step_heading
+from explorer.kit.steps import load_steps, step_heading
 
 
 @pytest.mark.parametrize(("title", "expected"), [

@@ -1,11 +1,11 @@
-"""User and link text shown in Markdown stays literal text (explorer.serve.text)."""
+"""User and link text shown in Markdown stays literal text (explorer.kit.text)."""
 
 import re
 
 import pytest
 from markdown_it import MarkdownIt
 
-from explorer.serve.text import escape_markdown, quoted
+from explorer.kit.text import escape_markdown, quoted
 
 HOSTILE = [
     "`**Session expired.** [Sign in](//e.vil)`",

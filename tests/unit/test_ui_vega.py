@@ -1,4 +1,4 @@
-"""explorer.serve.altair_chart: a chart drawn from its spec as the lesson runtime makes it once per setting
+"""explorer.kit.controls.altair_chart: a chart drawn from its spec as the lesson runtime makes it once per setting
 (`vega_lite_spec`: its data already Arrow bytes) is the element Streamlit itself makes from the chart
 (the same spec and the same Arrow dataset)."""
 
@@ -10,7 +10,7 @@ SCRIPT = """
 import streamlit as st
 
 from explorer.lessons.depth.figures import depth_chart, depth_frame
-from explorer.serve import altair_chart, vega_lite_spec
+from explorer.kit.controls import altair_chart, vega_lite_spec
 from explorer.lessons.depth.view import depth_curves
 
 frame = depth_frame(depth_curves(4, 16, 4, 2))

@@ -17,13 +17,13 @@ import torch
 
 from explorer.analysis.heads import accuracy_without, self_attention_layers, silenced
 from explorer.kit.claims import say
+from explorer.kit.prose import lesson_text
+from explorer.kit.steps import load_steps
 from explorer.lessons.attention import claims as attention_steps
 from explorer.lessons.attention import models as attention_views
 from explorer.lessons.attention.models import ModelChoice, referent_head_note
 from explorer.lessons.attention.spec import ATTENTION
 from explorer.lessons.attention.view import AttentionSettings, attention_lesson_view
-from explorer.serve.prose import lesson_text
-from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
 from harness.claims import step_view
 

@@ -121,8 +121,8 @@ def test_one_parallel_pass_gives_every_teacher_forced_loss():
 
 
 def test_the_forcing_section_gives_the_real_reason_and_names_exposure_bias():
-    from explorer.serve import lesson_text
-    from explorer.serve.steps import load_steps
+    from explorer.kit.prose import lesson_text
+    from explorer.kit.steps import load_steps
 
     intro = " ".join(lesson_text("decoder", "forcing: intro").split())
     assert "one parallel pass that gives every position's loss at once" in intro and "Williams & Zipser" in intro
@@ -136,8 +136,8 @@ def test_the_forcing_section_gives_the_real_reason_and_names_exposure_bias():
 def test_reversing_can_go_by_position_and_sorting_cannot():
     """Step 3's reason, as a fact about the tasks: the k-th letter a reversal writes is the k-th from
     the end of every input, whatever its letters; no position map does that for sorting."""
+    from explorer.kit.steps import load_steps
     from explorer.lessons.decoder.models import PRESETS
-    from explorer.serve.steps import load_steps
     from explorer.training.tasks import get_task
 
     for text in PRESETS["reverse"]:
@@ -159,7 +159,7 @@ def test_the_decoder_prose_says_what_training_and_the_architectures_do():
     encoder–decoder did better than its decoder-only prefix LM (Raffel et al., 2020, table 2)."""
     import inspect
 
-    from explorer.serve import lesson_text
+    from explorer.kit.prose import lesson_text
     from explorer.training import train
 
     assert "reduction" not in inspect.getsource(train._optimise)  # cross_entropy's default: the mean
@@ -175,9 +175,9 @@ def test_cost_steps_and_the_parameters_box_say_what_is_counted():
     """Step 7: N stacked loops take T + N − 1 steps because each layer *can* start after the one
     below's first output (the dependency depth; torch's nn.RNN runs layer after layer). The box's
     notes line is what one version of the notes says (seed 001: T times an RNN's parameters)."""
+    from explorer.kit.steps import load_steps
     from explorer.lessons.cost.boxes import attention_parameters
     from explorer.lessons.cost.counts import stack_cost
-    from explorer.serve.steps import load_steps
 
     step = next(s for s in load_steps("cost") if s.title == "A stack of six")
     assert "can start as soon as" in step.reveal and "each layer starts as soon" not in step.reveal

@@ -18,6 +18,7 @@ from torch import nn
 from explorer.analysis import bptt
 from explorer.analysis.gradients import build_sequence_model, input_gradient_norms, random_sequence
 from explorer.kit.settings import check
+from explorer.kit.steps import load_steps
 from explorer.lessons.gradients import measures as gv
 from explorer.lessons.gradients.view import (
     GRADIENT_CLAIMS,
@@ -29,7 +30,6 @@ from explorer.lessons.gradients.view import (
 )
 from explorer.model.building import seeded
 from explorer.model.rnn import RecurrentNet
-from explorer.serve.steps import load_steps
 from explorer.training.pretrained import load_model
 from harness.claims import answer
 from tests.unit.test_lib_bptt import reference_log10

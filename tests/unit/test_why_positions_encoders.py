@@ -11,6 +11,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from explorer.kit.prose import lesson_text
+from explorer.kit.steps import load_steps
 from explorer.lessons.encoders.spec import ENCODER_SIMILARITY
 from explorer.lessons.encoders.view import PRESETS, SimilaritySettings, shared_piece_cosines, similarity_view
 from explorer.lessons.positions import boxes as measured
@@ -18,8 +20,6 @@ from explorer.lessons.positions.claims import neighbour_facts, table_facts
 from explorer.lessons.positions.encodings import REVERSE_TASK, encoder_output, float64_encoder, reversal_run
 from explorer.lessons.positions.spec import POSITIONS
 from explorer.lessons.positions.view import PositionSettings, index_vanishes, position_view
-from explorer.serve.prose import lesson_text
-from explorer.serve.steps import load_steps
 from explorer.training.minilm import SENTENCE_TOKENS, load_minilm
 from explorer.training.pretrained import load_model, model_name
 from explorer.training.tasks import get_task

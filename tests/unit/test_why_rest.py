@@ -40,10 +40,10 @@ def test_length_says_why_the_raw_index_fails_and_shows_it_on_the_spot():
 
     from explorer.analysis.length import REVERSAL_MODELS
     from explorer.kit.claims import say
+    from explorer.kit.prose import lesson_sections
     from explorer.lessons.length.spec import LENGTH
     from explorer.lessons.length.view import LENGTH_CLAIMS, LengthSettings
     from explorer.serve import runtime
-    from explorer.serve.prose import lesson_sections
     from explorer.training.pretrained import load_model
 
     model = load_model(REVERSAL_MODELS["index"]).model
@@ -74,11 +74,11 @@ def test_real_says_the_toy_models_referent_head_was_steered_by_an_extra_loss():
     attention_hint steered towards the referent with an extra loss term. Every sentence naming the toy model
     now says so, with the numbers read from the card."""
     from explorer.kit.claims import say
+    from explorer.kit.prose import lesson_sections
+    from explorer.kit.steps import load_steps
     from explorer.lessons.real.spec import REAL_REFERENT
     from explorer.lessons.real.view import REFERENT_CLAIMS, TOY_MODEL
     from explorer.serve import runtime
-    from explorer.serve.prose import lesson_sections
-    from explorer.serve.steps import load_steps
     from explorer.training.pretrained import load_model
 
     card = load_model(TOY_MODEL).card
@@ -110,9 +110,9 @@ def test_length_step_two_says_where_the_rows_look_not_that_new_positions_are_the
     row looks hardest past position 9. The answer now says that, read from the weights here."""
     import numpy as np
 
+    from explorer.kit.prose import lesson_sections
+    from explorer.kit.steps import load_steps
     from explorer.lessons.length.spec import LENGTH
-    from explorer.serve.prose import lesson_sections
-    from explorer.serve.steps import load_steps
     from harness.claims import step_view
 
     step = next(s for s in load_steps("length") if s.title == "Where does it look at 15 letters?")
@@ -137,7 +137,7 @@ def test_train_step_four_backs_varying_lengths_are_harder_with_the_shipped_cards
     nowhere. It now quotes the shipped one- and two-layer reversal models trained on 2–10 letters, from their
     cards (one layer: 95.6 % in 6000 steps; two: 100 % in 3000)."""
     from explorer.analysis.length import trained_lengths
-    from explorer.serve.steps import load_steps
+    from explorer.kit.steps import load_steps
     from explorer.training.pretrained import load_model
 
     step = next(s for s in load_steps("train") if s.claim == "one_layer")
@@ -158,11 +158,11 @@ def test_real_counts_the_heads_that_read_a_place_instead_of_saying_most_are_not_
     import numpy as np
 
     from explorer.kit.claims import say
+    from explorer.kit.prose import lesson_sections
+    from explorer.kit.steps import load_steps
     from explorer.lessons.real.spec import REAL
     from explorer.lessons.real.view import REAL_CLAIMS
     from explorer.serve import runtime
-    from explorer.serve.prose import lesson_sections
-    from explorer.serve.steps import load_steps
 
     shown = runtime.shown(REAL, REAL.settings())
     text = shown.view.text
@@ -192,7 +192,7 @@ def test_real_gives_the_parked_on_cls_reading_as_a_cited_guess():
     the page does not measure. It is now cited (Clark et al. 2019, §3, who found the habit in BERT and
     guessed it is a no-op) and said to be their guess."""
     from explorer.kit.claims import typed_numbers
-    from explorer.serve.prose import lesson_sections
+    from explorer.kit.prose import lesson_sections
 
     text = " ".join(lesson_sections("real")["claim: cls_share"].split())
     assert "changes little" not in text
@@ -209,7 +209,7 @@ def test_real_describes_the_top_heads_halves_as_measured_and_no_longer_places_wh
     import json
 
     from explorer.analysis.referent import REFERENT_FILE
-    from explorer.serve.prose import lesson_sections
+    from explorer.kit.prose import lesson_sections
 
     text = " ".join(lesson_sections("real")["referent"].split())
     assert "a little less firmly" not in text and "is spread over many heads" not in text
@@ -228,7 +228,7 @@ def test_train_race_answer_does_not_say_one_core_runs_nothing_in_parallel():
     training worker sets it) instead of a GPU; the answer now says that."""
     import inspect
 
-    from explorer.serve.steps import load_steps
+    from explorer.kit.steps import load_steps
     from explorer.training import worker
 
     step = next(s for s in load_steps("train") if s.claim == "race")
@@ -245,8 +245,8 @@ def test_real_positions_scale_sentence_says_what_the_tables_show():
     cites the paper's √d scaling."""
     import numpy as np
 
+    from explorer.kit.prose import lesson_sections
     from explorer.lessons.real.view import TableSettings, table_view
-    from explorer.serve.prose import lesson_sections
     from explorer.training.minilm import load_minilm
 
     model = load_minilm()
@@ -270,11 +270,11 @@ def test_length_gqa_says_its_layer_is_untrained():
     import numpy as np
     import torch
 
+    from explorer.kit.prose import lesson_sections
     from explorer.lessons.length import parts as length_parts
     from explorer.lessons.length.parts import GqaSettings, gqa_view
     from explorer.model.attention import MultiHeadAttention, causal_mask
     from explorer.model.building import seeded
-    from explorer.serve.prose import lesson_sections
 
     settings = GqaSettings()
     h, g = settings.heads, settings.kv_heads
@@ -295,7 +295,7 @@ def test_home_names_the_figure_that_is_not_computed_live():
     import json
 
     from explorer.analysis.referent import REFERENT_FILE
-    from explorer.serve.prose import lesson_sections
+    from explorer.kit.prose import lesson_sections
 
     at = page_test("app.py").run()
     assert_no_exception(at)
@@ -311,10 +311,10 @@ def test_length_attention_text_does_not_say_a_good_model_puts_its_weight_on_the_
     sinusoidal one at 10 letters, 100 % right) puts 44 % there on average, and some rows weigh another letter
     most. The text now says the line stands out without holding most of a row's weight, and points at the
     mean weight under each grid."""
+    from explorer.kit.prose import lesson_sections
     from explorer.lessons.length.spec import LENGTH
     from explorer.lessons.length.view import LengthSettings
     from explorer.serve import runtime
-    from explorer.serve.prose import lesson_sections
 
     seen = runtime.shown(LENGTH, LengthSettings()).view.seen
     n = seen.length
@@ -334,8 +334,8 @@ def test_train_step_zero_says_the_even_grid_comes_from_the_initialisation():
     import numpy as np
     import torch
 
+    from explorer.kit.prose import lesson_sections
     from explorer.lessons.train.view import TrainSettings, score_gap, train_view
-    from explorer.serve.prose import lesson_sections
     from explorer.training.live import LiveSettings, build, live_task, probe
 
     settings = TrainSettings()
@@ -419,8 +419,8 @@ def test_real_does_not_call_neighbours_alike_the_sinusoidal_tables_main_property
     table has too, and names the paper's."""
     import numpy as np
 
+    from explorer.kit.prose import lesson_sections
     from explorer.model.positional import sinusoidal_encoding
-    from explorer.serve.prose import lesson_sections
 
     table = sinusoidal_encoding(200, 64)
     k = 7
@@ -435,8 +435,8 @@ def test_length_kv_answer_says_the_scores_are_plain_attentions():
     """The KV-cache answer said Llama-2-7B's 'One layer's 4,096 × 4,096 scores over 32 heads take another 2.15 GB',
     as if the model held them; only plain attention does (tiled attention holds one block of keys at a time:
     its peak here is far below plain attention's, measured). The answer now says 'In plain attention'."""
+    from explorer.kit.steps import load_steps
     from explorer.lessons.length.parts import TiledSettings, tiled_view
-    from explorer.serve.steps import load_steps
     from harness.claims import answer
 
     step = next(s for s in load_steps("length") if s.claim == "cache_formula")
@@ -452,10 +452,10 @@ def test_length_curve_sentence_does_not_say_section_two_draws_a_runner_whatever_
     import dataclasses
 
     from explorer.kit.claims import say
+    from explorer.kit.prose import lesson_sections
     from explorer.lessons.length.spec import LENGTH
     from explorer.lessons.length.view import LENGTH_CLAIMS, LengthSettings, runners
     from explorer.serve import runtime
-    from explorer.serve.prose import lesson_sections
 
     shown = runtime.shown(LENGTH, dataclasses.replace(LengthSettings(), encoding="none"))
     assert "none" not in runners(shown.view)
@@ -474,11 +474,11 @@ def test_length_says_why_alibi_fails_inside_the_band_and_shows_it():
 
     from explorer.analysis.length import REVERSAL_MODELS
     from explorer.kit.claims import say
+    from explorer.kit.prose import lesson_sections
     from explorer.lessons.length.spec import LENGTH
     from explorer.lessons.length.view import LENGTH_CLAIMS, LengthSettings
     from explorer.model.positional import alibi_bias
     from explorer.serve import runtime
-    from explorer.serve.prose import lesson_sections
     from explorer.training.pretrained import load_model
 
     bias = alibi_bias(4, 9)

@@ -3,9 +3,9 @@
 import streamlit as st
 
 from explorer.figures.common import matrix_csv
+from explorer.kit.draw import Section, download_csv, escape_markdown, lesson_text, plotly_chart, presenting
 from explorer.lessons.attention.spec import ATTENTION, ATTENTION_COMPARE
-from explorer.serve import download_csv, escape_markdown, lesson_text, plotly_chart, presenting
-from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.adapter import serve_lesson
 from explorer.training.tasks import get_task
 
 RIGHT, WRONG = ":green[:material/check_circle: correct]", ":red[:material/cancel: wrong]"
@@ -92,7 +92,6 @@ def compare(shown) -> None:
 
 serve_lesson(
     ATTENTION,
-    title="Self-attention, masks and heads",
     lead="Every token asks a question (its query) of every token it may see (their keys) and takes a "
     "weighted mix of their values. Each small heatmap below is one head of one layer: row = the "
     "token asking, column = the token looked at, colour = how much weight it gets. The models are "

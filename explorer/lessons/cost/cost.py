@@ -5,12 +5,11 @@ import streamlit as st
 from explorer.analysis.cost import attention_cost, recurrent_cost
 from explorer.analysis.timing import TIMED_LAYERS
 from explorer.figures.common import frame_csv
+from explorer.kit.draw import Button, Section, altair_chart, counted, download_csv, measured_box, plotly_chart
 from explorer.lessons.cost.counts import COST_LAYER_DETAILS, MAX_PASS_S, layers_to_connect
 from explorer.lessons.cost.spec import COST, COST_CROSSOVER, COST_STOPWATCH
 from explorer.lessons.cost.view import TIMING_BUDGET_S, timed
-from explorer.serve import altair_chart, download_csv, plotly_chart
-from explorer.serve.adapter import Button, Section, measured_box, serve_lesson
-from explorer.serve.text import counted
+from explorer.serve.adapter import serve_lesson
 
 EXACT = {"exact": "parameters (library formula)", "PyTorch count": "count_parameters on the PyTorch modules",
          "multiplications": "multiplications in the matrix products", "steps": "sequential steps",
@@ -155,7 +154,6 @@ def ask_to_time(settings):
 
 serve_lesson(
     COST,
-    title="Cost: size, operations, steps",
     lead="Attention is not free. Compared with a tanh RNN layer of the same width it has twice the parameters and, "
     "for long sequences, many more multiplications: every position is compared with every other. "
     "What it saves is *sequential* work — the loop must run its T steps one after another, attention "

@@ -5,6 +5,7 @@ import functools
 
 import streamlit as st
 
+from explorer.kit.draw import Section, escape_markdown, lesson_text, plotly_chart
 from explorer.lessons.decoder.models import DECODER_MODELS
 from explorer.lessons.decoder.spec import DECODER, DECODER_ARCHITECTURES, DECODER_CACHE
 from explorer.lessons.decoder.view import (
@@ -15,8 +16,7 @@ from explorer.lessons.decoder.view import (
     timing_claim,
     wider_claim,
 )
-from explorer.serve import escape_markdown, lesson_text, plotly_chart
-from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.adapter import serve_lesson
 from explorer.training.tasks import get_task
 
 text = functools.partial(lesson_text, "decoder")
@@ -124,7 +124,6 @@ def architectures(shown) -> None:
 
 serve_lesson(
     DECODER,
-    title="The decoder at work",
     lead=text("lead"),
     sidebar="Model and input",
     sections=[

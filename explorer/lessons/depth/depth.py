@@ -3,11 +3,19 @@
 import streamlit as st
 
 from explorer.figures.common import frame_csv
+from explorer.kit.draw import (
+    Section,
+    altair_chart,
+    claimed,
+    counted,
+    download_csv,
+    lesson_text,
+    measured_box,
+    plotly_chart,
+)
 from explorer.lessons.depth.spec import DEPTH
 from explorer.lessons.depth.view import addnorm_boxes
-from explorer.serve import altair_chart, download_csv, lesson_text, plotly_chart
-from explorer.serve.adapter import Section, claimed, measured_box, serve_lesson
-from explorer.serve.text import counted
+from explorer.serve.adapter import serve_lesson
 
 
 def gradient_by_layer(shown) -> None:
@@ -64,7 +72,6 @@ def details(shown) -> None:
 
 serve_lesson(
     DEPTH,
-    title="Depth: residuals and Add & Norm",
     lead="A deep stack has the same weakness as a long loop: the gradient that reaches the first layer is "
     "a product of one Jacobian per layer above it. Transformers stack many layers anyway, because every "
     "sublayer (attention, feed-forward) is wrapped in **Add & Norm**: its input is *added* back to its "

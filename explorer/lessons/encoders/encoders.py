@@ -8,11 +8,11 @@ import numpy as np
 import streamlit as st
 
 from explorer.figures.common import frame_csv, matrix_csv
+from explorer.kit.draw import Section, download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.lessons.encoders.figures import CLIP_PERCENTILE, vectors_frame
 from explorer.lessons.encoders.spec import ENCODER_BIRNN, ENCODER_SEARCH, ENCODER_SIMILARITY, ENCODER_SINKS, ENCODERS
 from explorer.lessons.encoders.view import BIRNN_WIDTH
-from explorer.serve import download_csv, escape_markdown, lesson_text, plotly_chart
-from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.adapter import serve_lesson
 
 text = functools.partial(lesson_text, "encoders")
 PERCENT = {"format": "percent"}
@@ -175,7 +175,6 @@ def fill_in(shown) -> None:
 
 serve_lesson(
     ENCODERS,
-    title="What encoders are for",
     lead=text("lead"),
     sidebar="Sentence vectors",
     sections=[

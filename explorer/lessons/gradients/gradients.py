@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.common import frame_csv, subscript
+from explorer.kit.draw import Section, altair_chart, counted, download_csv, measured_box, plotly_chart
 from explorer.lessons.gradients.limits import attention_limits_box
 from explorer.lessons.gradients.measures import LEARNING_STEPS, RECALL_MODELS
 from explorer.lessons.gradients.reading import (
@@ -21,9 +22,7 @@ from explorer.lessons.gradients.view import (
     loop_dependence,
     try_gains,
 )
-from explorer.serve import altair_chart, download_csv, plotly_chart
-from explorer.serve.adapter import Section, measured_box, serve_lesson
-from explorer.serve.text import counted
+from explorer.serve.adapter import serve_lesson
 
 PERCENT = {"format": "percent"}
 
@@ -231,7 +230,6 @@ def recall(shown) -> None:
 
 serve_lesson(
     GRADIENTS,
-    title="Gradient flow: loop vs attention",
     # The product of Jacobians and its geometric fade or growth: Bengio, Simard & Frasconi 1994 (IEEE Trans.
     # Neural Networks 5(2)); Pascanu, Mikolov & Bengio 2013 (ICML), §2, with the rate set by W_hh's size.
     lead="A recurrent network reaches an early input only by going back through every step in between, "

@@ -6,11 +6,11 @@ import streamlit as st
 from explorer.analysis.claims import PUBLISHED_LENGTHS
 from explorer.analysis.length import REVERSAL_MODELS, SAMPLES
 from explorer.figures.common import frame_csv
+from explorer.kit.draw import Section, altair_chart, claimed, download_csv, lesson_text, plotly_chart
 from explorer.lessons.length.figures import gqa_sharing, human_bytes
 from explorer.lessons.length.spec import LENGTH, LENGTH_GQA, LENGTH_MEMORY, LENGTH_TILED, LENGTH_WINDOW
 from explorer.lessons.length.view import ENCODING_LABELS
-from explorer.serve import altair_chart, download_csv, lesson_text, plotly_chart
-from explorer.serve.adapter import Section, claimed, serve_lesson
+from explorer.serve.adapter import serve_lesson
 
 PAGE = "length"
 PERCENT = st.column_config.NumberColumn(format="percent")
@@ -187,7 +187,6 @@ def window(shown) -> None:
 
 serve_lesson(
     LENGTH,
-    title="Length and memory",
     lead=text("lead"),
     sidebar="Lengths",
     sections=[

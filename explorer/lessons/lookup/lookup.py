@@ -4,10 +4,10 @@ import streamlit as st
 
 from explorer.analysis.lookup import EXAMPLE_QUERY
 from explorer.figures.common import matrix_csv
+from explorer.kit.draw import Button, Preset, Section, download_csv, measured_box, plotly_chart
 from explorer.lessons.lookup.spec import LOOKUP
 from explorer.lessons.lookup.view import NOTHING, listed, lookup_facts, read_dictionary
-from explorer.serve import download_csv, plotly_chart
-from explorer.serve.adapter import Button, Preset, Section, measured_box, serve_lesson
+from explorer.serve.adapter import serve_lesson
 
 
 def presets(settings) -> list[Preset]:
@@ -100,7 +100,6 @@ def weight_matrix(shown) -> None:
 
 serve_lesson(
     LOOKUP,
-    title="Attention as a lookup",
     lead="A Python dictionary answers only when the key matches exactly. Attention is a *soft* version of "
     "that lookup: the query is compared with **every** key (a dot product), the scores become weights "
     "that are positive and add up to one (a softmax), and the answer is the **weighted mix of the "

@@ -13,12 +13,22 @@ import streamlit as st
 
 from explorer.figures.common import matrix_csv
 from explorer.kit.claims import listed
+from explorer.kit.draw import (
+    Button,
+    Preset,
+    Section,
+    altair_chart,
+    claimed,
+    escape_markdown,
+    lesson_text,
+    measured_box,
+    plotly_chart,
+)
 from explorer.lessons.positions import claims as facts
 from explorer.lessons.positions.encodings import LEARNED_MODEL, column_names
 from explorer.lessons.positions.spec import POSITION_MODELS, POSITION_RELATIVE, POSITIONS
 from explorer.lessons.positions.view import CLASSIC, LECTURE
-from explorer.serve import altair_chart, escape_markdown, lesson_text, plotly_chart
-from explorer.serve.adapter import Button, Preset, Section, claimed, measured_box, serve_lesson
+from explorer.serve.adapter import serve_lesson
 
 text = functools.partial(lesson_text, "positions")  # text("section name", field=value, …)
 RIGHT, WRONG = ":green[:material/check_circle: right]", ":red[:material/cancel: wrong]"
@@ -195,7 +205,6 @@ def relative_scheme(view, figures, settings) -> None:
 
 serve_lesson(
     POSITIONS,
-    title="Positional encodings",
     lead="Attention compares every token with every other token, and that comparison has no notion of "
     "*where* the tokens are: hand it the same words in another order and it sees the same set. "
     "A positional encoding gives each position its own vector (or changes the scores by how far "

@@ -10,11 +10,11 @@ import functools
 import streamlit as st
 
 from explorer.figures.common import matrix_csv
+from explorer.kit.draw import Section, claimed, download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.lessons.real.heads import PAGE_MAX_TOKENS
 from explorer.lessons.real.spec import REAL, REAL_REFERENT, REAL_TABLES
 from explorer.lessons.real.view import sentence_facts, sentence_problem
-from explorer.serve import download_csv, escape_markdown, lesson_text, plotly_chart
-from explorer.serve.adapter import Section, claimed, serve_lesson
+from explorer.serve.adapter import serve_lesson
 
 text = functools.partial(lesson_text, "real")
 GRID_CLAIMS = ("head_kinds", "previous_token", "next_token", "cls_share")  # shown where each holds for the sentence
@@ -97,7 +97,6 @@ def model_card(shown) -> None:
 
 serve_lesson(
     REAL,
-    title="A real model: MiniLM",
     # The shipped toy models trained in 4 s to 7 min each (their cards' wall_time_s); the encoders lesson runs
     # MiniLM too.  "A billion pairs": the model card of sentence-transformers/all-MiniLM-L6-v2 (fine-tuned from
     # nreimers/MiniLM-L6-H384-uncased, config.json's _name_or_path, "on a 1B sentence pairs dataset" with a

@@ -9,10 +9,10 @@ import math
 import numpy as np
 import streamlit as st
 
+from explorer.kit.draw import Section, lesson_text, plotly_chart
 from explorer.lessons.train.spec import TRAIN
 from explorer.lessons.train.view import RACE_TASKS, score_gap
-from explorer.serve import lesson_text, plotly_chart
-from explorer.serve.adapter import Section, serve_lesson
+from explorer.serve.adapter import serve_lesson
 from explorer.training.runs import default_manager
 
 text = functools.partial(lesson_text, "train")
@@ -95,7 +95,6 @@ def what(shown) -> None:
 
 serve_lesson(
     TRAIN,
-    title="Train it live",
     lead=text("lead"),
     sidebar="Model and task",
     sections=[Section("run", run), Section("what", what)],

@@ -7,7 +7,7 @@ with the reason in plain words.  The rules are strict: a value is usable only wh
 the way the app itself writes it (`rule.text(value)`), once.  So an empty value, junk, a number out
 of range or off the slider's steps, NaN, infinity, digits of another script ("１２", "٣"), and a
 parameter given twice (`?T=5&T=7`: which one was meant?) are all unusable, and the page shows its
-default with a note (explorer.serve.controls.UrlControls), never whatever some lenient parse made of it.
+default with a note (explorer.kit.controls.UrlControls), never whatever some lenient parse made of it.
 
 Each rule also says which values its widget can hold (`rule.holds(value)`): session state is shared
 by the pages of a session, and a value another page left under the same key may not be one of them.

@@ -1,7 +1,7 @@
 """Shared Streamlit helpers — the only module of `explorer` that imports streamlit.
 
 Every control is bound to the URL (`bind="query-params"`), so a copied link reopens the exact view.
-What a link says is read in one place for every control, explorer.serve.links: a value the control
+What a link says is read in one place for every control, explorer.kit.links: a value the control
 cannot take (empty, junk, out of range, NaN, another script's digits, given twice, too long) is not
 handed to Streamlit at all.  `UrlControls` makes that control unbound for the run that opened the
 link, so it shows its default, takes the value out of the address and tells the user which value
@@ -64,7 +64,7 @@ class UrlControls:
     the first run that makes its control (a section's controls may come a run or two later: after
     Reveal, or in the section's own run), and reported once, by that run's `report()`.
 
-    Each control has a rule (explorer.serve.links) for what a link may say.  A control whose link value
+    Each control has a rule (explorer.kit.links) for what a link may say.  A control whose link value
     its rule rejects is made without `bind` in the run that judges it (Streamlit would parse the
     value its own, more lenient, way: `?step=` made the lesson step None, `?task=sort&task=reverse`
     took the last, "５" took 5, "1_0" took 10): it shows its default, the value leaves the address,
@@ -125,7 +125,7 @@ class UrlControls:
         self._put_off.update(keys)
 
     def link_value(self, key: str, rule):
-        """What this run's link asks for `key` under `rule` (explorer.serve.links), or None: no link
+        """What this run's link asks for `key` under `rule` (explorer.kit.links), or None: no link
         value, or one the rule rejects (remembered for the note).  The one place a link is read."""
         if key not in self._requested:
             return None

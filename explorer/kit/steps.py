@@ -30,8 +30,8 @@ from pathlib import Path
 import streamlit as st
 
 from ..caching import loaded
-from ..kit.claims import Claim, say
-from ..lessons import FOLDER as STEP_DIR
+from .claims import Claim, say
+from .spec import LESSON_FOLDER as STEP_DIR
 from .text import escape_markdown
 
 __all__ = ["STEP_DIR", "STEP_KEY", "Lesson", "Step", "load_steps", "step_heading"]

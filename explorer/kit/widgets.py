@@ -80,7 +80,7 @@ def _applies(control, settings) -> bool:
 
 
 def preset_buttons(presets: Sequence, settings_type: type, settings, where) -> None:
-    """The preset buttons (explorer.serve.adapter.Preset), in rows under their captions."""
+    """The preset buttons (explorer.kit.sections.Preset), in rows under their captions."""
     controls = dict(controls_of(settings_type))
     rows: dict[str | None, list] = {}
     for preset in presets:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from ..caching import loaded
-from ..kit.claims import fill
-from ..lessons import FOLDER as LESSON_DIR
+from .claims import fill
+from .spec import LESSON_FOLDER as LESSON_DIR
 
 __all__ = ["LESSON_DIR", "lesson_sections", "lesson_text"]
 
