@@ -119,10 +119,11 @@ def image_format() -> str:
     return chosen if chosen in IMAGE_FORMATS else IMAGE_FORMATS[0]
 
 
-# A clicker sends PageDown/PageUp (some send the left and right arrows).  Streamlit's button shortcuts
-# do not fire while a slider or another widget has the focus (the slider takes PageDown itself), so
-# while presenting the page captures those keys before any widget sees them and presses the lesson's
-# Next or Back button.  Arrows typed into a text box stay the text box's.
+# A clicker sends PageDown/PageUp.  Streamlit's button shortcuts do not fire while a slider or another
+# widget has the focus (the slider takes PageDown itself), so while presenting the page captures those
+# keys before any widget sees them and presses the lesson's Next or Back button.  The left and right
+# arrows do the same only when no control that moves with arrows has the focus (a slider, a text box,
+# a radio group, a select box): an arrow on a focused slider moves that slider, as everywhere else.
 CLICKER_JS = """
 <span id="explorer-presenting" hidden></span>
 <script>
@@ -131,14 +132,16 @@ CLICKER_JS = """
   window.__explorerClicker = true;
   const buttons = {PageDown: "lesson_next", ArrowRight: "lesson_next",
                    PageUp: "lesson_back", ArrowLeft: "lesson_back"};
+  const arrowed = '[role="slider"], [role="radiogroup"], [role="radio"], [role="combobox"], '
+    + '[role="listbox"], [role="option"], [role="tab"], [role="spinbutton"]';
+  const ownsArrows = (target) => !!target && target !== document.body && target !== document.documentElement
+    && (target.isContentEditable || ["TEXTAREA", "SELECT"].includes(target.tagName) || !!target.closest(arrowed)
+        || (target.tagName === "INPUT" && !["checkbox", "button", "submit", "reset"].includes(target.type)));
   window.addEventListener("keydown", (event) => {
     const name = buttons[event.key];
     const presenting = document.getElementById("explorer-presenting");
     if (!name || !presenting || event.altKey || event.ctrlKey || event.metaKey) return;
-    const target = event.target;
-    const typing = target && (target.isContentEditable || target.tagName === "TEXTAREA"
-      || (target.tagName === "INPUT" && !["range", "checkbox", "radio", "button"].includes(target.type)));
-    if (typing && event.key.startsWith("Arrow")) return;
+    if (event.key.startsWith("Arrow") && ownsArrows(event.target)) return;
     const button = document.querySelector(`.st-key-${name} button`);
     if (!button) return;
     event.preventDefault();

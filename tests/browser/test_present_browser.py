@@ -276,20 +276,19 @@ def test_a_task_switch_runs_the_trained_model_and_its_address_reopens_the_view(n
     assert running in again.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
 
 
-@pytest.mark.parametrize("key", ["PageDown", "ArrowRight"])
-def test_the_clicker_drives_the_lesson_whatever_has_the_focus(key, projector_page, app_url):
-    """The lecturer just moved a slider (it has the focus); the clicker's next key still goes to the next
-    step instead of moving the slider, and its back key comes back.  Without presentation mode the
+def test_the_clicker_drives_the_lesson_whatever_has_the_focus(projector_page, app_url):
+    """The lecturer just moved a slider (it has the focus); the clicker's PageDown still goes to the next
+    step instead of moving the slider, and its PageUp comes back.  Without presentation mode the
     slider keeps its keys."""
     require_chromium()
     page = projector_page(f"{app_url}/depth?present=1")
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first  # in the folded sidebar
     slider.focus()
-    press_when_the_clicker_listens(page, key)
-    wait_for_address(page, lambda url: "step=1" in url, f"pressing {key}")
+    press_when_the_clicker_listens(page, "PageDown")
+    wait_for_address(page, lambda url: "step=1" in url, "pressing PageDown")
     assert "step=1" in page.url and "layers=2" in page.url, page.url  # step 1 sets two layers
     slider.focus()
-    press_when_the_clicker_listens(page, "PageUp" if key == "PageDown" else "ArrowLeft")
+    press_when_the_clicker_listens(page, "PageUp")
     wait_for_address(page, lambda url: "step=" not in url, "going back")
     assert "step=" not in page.url, page.url
 
@@ -300,6 +299,27 @@ def test_the_clicker_drives_the_lesson_whatever_has_the_focus(key, projector_pag
     desk.keyboard.press("PageDown")
     wait_until_settled(desk, before, "PageDown on a slider, not presenting")
     assert "step=" not in desk.url and "layers=" in desk.url, desk.url
+
+
+def test_the_arrows_are_the_focused_widgets_and_the_pages_otherwise(projector_page, app_url):
+    """Presenting, → on a focused slider moves the slider (the lesson stays on its step, the slider's
+    value changes); with no control focused, → and ← are Next and Back, as a clicker's keys."""
+    require_chromium()
+    page = projector_page(f"{app_url}/depth?present=1&layers=6")
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
+    slider.focus()
+    before = runs_done(page)
+    page.keyboard.press("ArrowRight")
+    wait_until_settled(page, before, "ArrowRight on the focused slider")
+    wait_for_address(page, lambda url: "layers=7" in url, "the slider moving (6 → 7)")
+    assert "step=" not in page.url, page.url
+
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    press_when_the_clicker_listens(page, "ArrowRight")
+    wait_for_address(page, lambda url: "step=1" in url, "ArrowRight with nothing focused")
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    press_when_the_clicker_listens(page, "ArrowLeft")
+    wait_for_address(page, lambda url: "step=" not in url, "ArrowLeft with nothing focused")
 
 
 def test_presentation_mode_stays_on_when_the_sidebar_opens_another_lesson(projector_page, app_url):
