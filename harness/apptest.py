@@ -40,6 +40,13 @@ def plotly_figures(at: AppTest) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
+def plotly_figure(at: AppTest, key: str) -> dict:
+    """The JSON spec of the Plotly chart drawn with `key`."""
+    found = [json.loads(el.proto.spec) for el in at.get("plotly_chart") if el.key == key]
+    assert len(found) == 1, f"{len(found)} Plotly charts with key {key!r}"
+    return found[0]
+
+
 def plotly_array(value) -> np.ndarray:
     """Decode a Plotly JSON array: a plain (nested) list, or a typed array {dtype, bdata, shape}."""
     if isinstance(value, dict) and "bdata" in value:

@@ -279,7 +279,7 @@ PLOTLY_BUTTONS_REMOVED = ("zoom2d", "pan2d", "select2d", "lasso2d", "zoomIn2d", 
                           "toggleHover", "resetViews")
 
 
-def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
+def plotly_chart(figure, *, where=st, key: str | None = None, phone_fits: bool = False, **kwargs) -> None:
     """st.plotly_chart, with every font raised to the presentation minimum when presenting.  The
     figure is sent without Plotly's validation (the builders are validated by the unit tests).
 
@@ -289,7 +289,8 @@ def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
     at no cost to the server, in one visible click.  Dragging still zooms, a double click resets; the
     two buttons sit in the corner above the colour bar, clear of the panel titles.  (Plotly's
     `modeBarButtons` would drop the full-screen button, which Streamlit adds to the mode bar: the other
-    buttons are removed by name instead.)"""
+    buttons are removed by name instead.)  `phone_fits`: a figure drawn for a narrow column (a list of
+    tokens) takes a phone's width instead of scrolling sideways in a 600 px box (needs a `key`)."""
     if presenting():
         import plotly.graph_objects as go
 
@@ -299,8 +300,8 @@ def plotly_chart(figure, *, where=st, key: str | None = None, **kwargs) -> None:
         figure = go.Figure(enlarge_plotly(spec), _validate=False)
     else:
         wider = getattr(figure, "phone_width", 0)  # a FrozenFigure's (explorer/figures/margins.py)
-        if key and wider > PHONE_CHART_PX:
-            where.html(_PHONE_WIDER.format(key=key, px=wider))
+        if key and (wider > PHONE_CHART_PX or phone_fits):
+            where.html(_PHONE_WIDER.format(key=key, px=0 if phone_fits else wider))
     kwargs.setdefault("width", "stretch")
     kwargs.setdefault("config", {"displayModeBar": True, "displaylogo": False,
                                  "modeBarButtonsToRemove": list(PLOTLY_BUTTONS_REMOVED),

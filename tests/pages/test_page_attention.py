@@ -1,11 +1,12 @@
 """AppTest: the self-attention page, read back from the rendered figure data."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from harness.apptest import info_text, plotly_array, plotly_figures, run_page
+from harness.apptest import info_text, plotly_array, plotly_figure, plotly_figures, run_page
 
 PAGE = "explorer/lessons/attention/attention.py"
 
@@ -28,7 +29,7 @@ def panels(figure, grey: bool) -> list[np.ndarray]:
 def grid(at):
     """(n_panels, T_q, T_k) weights of the layers × heads grid (masked cells 0, as the model has them),
     and the figure itself."""
-    figure = plotly_figures(at)[0]
+    figure = plotly_figure(at, "grid")
     return [np.nan_to_num(panel) for panel in panels(figure, grey=False)], figure
 
 
@@ -144,14 +145,14 @@ def test_padding_blanks_the_padded_keys():
     assert padded, "the sentence should have been padded"
     for weights, grey in zip(heads, grey_cells(figure), strict=True):
         assert np.all(weights[:, padded] == 0.0) and np.all(grey[:, padded])
-    pipeline = plotly_figures(at)[1]
+    pipeline = plotly_figure(at, "pipeline")
     masked_panel = plotly_array(pipeline["data"][2]["z"])
     assert np.all(np.isnan(masked_panel[:, padded])), "masked cells are blank in the colour scale (grey over them)"
 
 
 def test_pipeline_panels_follow_the_maths():
     at = run_page(PAGE, {"task": "coreference"})
-    raw, scaled, masked, weights = (plotly_array(t["z"]) for t in plotly_figures(at)[1]["data"])
+    raw, scaled, masked, weights = (plotly_array(t["z"]) for t in plotly_figure(at, "pipeline")["data"])
     np.testing.assert_allclose(scaled, raw / np.sqrt(16), atol=1e-6)  # d_model 64 / 4 heads
     e = np.exp(masked - masked.max(axis=1, keepdims=True))
     np.testing.assert_allclose(weights, e / e.sum(axis=1, keepdims=True), atol=1e-6)
@@ -159,8 +160,8 @@ def test_pipeline_panels_follow_the_maths():
 
 def test_comparison_shows_both_settings_and_their_difference():
     at = run_page(PAGE, {"task": "coreference", "compare": "mask: causal"})
-    figures = plotly_figures(at)
-    a, b, diff = (plotly_array(f["data"][0]["z"]) for f in figures[2:5])
+    a, b, diff = (plotly_array(plotly_figure(at, key)["data"][0]["z"]) for key in ("compare_a", "compare_b",
+                                                                                     "compare_diff"))
     np.testing.assert_allclose(diff, a - b, atol=1e-9)
     assert np.all(np.triu(b, 1) == 0)
 
@@ -260,3 +261,48 @@ def test_the_comparison_names_where_the_other_setting_is_drawn(compare):
     two = any("different sequence lengths" in c.value for c in at.caption)
     said = next(m.value for m in at.markdown if m.value.startswith("Left: this view."))
     assert said.startswith("Left: this view. Right:" if two else "Left: this view. Middle:"), said
+
+
+def _revealed(step: int):
+    """The page at lesson step `step`, its answer revealed, and the answer's text."""
+    at = run_page(PAGE, {"step": str(step)})
+    at.button(key="lesson_next").click().run()
+    answer = next(el.value for el in at.success if f"Step {step} of" in el.value)
+    return at, answer
+
+
+def _figure_texts(figure: dict) -> str:
+    """Every text a figure prints: its annotations, its text traces and its tick labels."""
+    texts = [a["text"] for a in figure["layout"].get("annotations", [])]
+    texts += [t for trace in figure["data"] for t in (trace.get("text") or []) if isinstance(t, str)]
+    texts += [t for name, axis in figure["layout"].items() if name.startswith(("xaxis", "yaxis"))
+              for t in axis.get("ticktext", [])]
+    return " ".join(texts)
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 7])
+def test_every_weight_the_answer_quotes_is_printed_in_the_figures_beside_it(step):
+    """The numbers of a revealed step's answer (weights, two decimals) are printed in the large head or
+    its lines, the figures under the answer: steps 1–2 quote the row of "it" in head 1, step 3 the other
+    heads' (head 2 "at most 0.57"), step 7 the cross-attention's anti-diagonal."""
+    at, answer = _revealed(step)
+    quoted = re.findall(r"\b[01]\.\d\d\b", answer)
+    assert quoted, answer
+    shown = _figure_texts(plotly_figure(at, "head_large")) + " " + _figure_texts(plotly_figure(at, "head_lines"))
+    missing = [number for number in quoted if number not in shown]
+    assert not missing, f"quoted in the answer, printed in neither figure: {missing} ({answer})"
+
+
+def test_the_large_head_is_the_enlarged_head_of_the_grid_and_frames_the_row_of_it():
+    """The large heatmap is the grid's enlarged panel, cell for cell; on the coreference sentence its
+    row of "it" is framed and the lines picture draws that row for every head of the layer."""
+    at = run_page(PAGE, {"task": "coreference", "layer": "2", "head": "3"})
+    heads, _ = grid(at)
+    large = plotly_figure(at, "head_large")
+    np.testing.assert_allclose(np.nan_to_num(plotly_array(large["data"][0]["z"])), heads[4 + 2], atol=1e-6)
+    tokens = large["layout"]["yaxis"]["ticktext"]
+    frame = large["layout"]["shapes"][0]
+    assert tokens[round(frame["y0"] + 0.5)] == "it" and round(frame["y1"] - 0.5) == tokens.index("it")
+    lines = plotly_figure(at, "head_lines")
+    legend = [t["name"] for t in lines["data"] if t.get("showlegend") is not False and t["mode"] == "lines"]
+    assert legend == ["head 1", "head 2", "head 3", "head 4"]

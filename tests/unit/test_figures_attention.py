@@ -274,3 +274,102 @@ def test_the_coreference_grid_names_the_row_of_it_at_the_desk_and_presenting(sen
     for figure in (shown.layer_grid, shown.grid):
         y = enlarge_plotly(validated(figure))["layout"]["yaxis"]
         assert view.focus_row is not None and view.focus_row in y["tickvals"] and "it" in y["ticktext"]
+
+
+SENTENCE = ["the", "animal", "didn't", "cross", "the", "street", "because", "it", "was", "too", "tired"]
+
+
+def _rows(n: int, seed: int = 0) -> np.ndarray:
+    """Softmax rows (n × n) with a few sharp ones, from a fixed generator."""
+    logits = np.random.default_rng(seed).normal(0, 2.5, (n, n))
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_the_large_head_labels_every_token_upright_and_frames_the_row_asked_about():
+    """Every query and key token is a tick label, upright; long words stand on two staggered lines rather
+    than overlapping or turning; the row asked about is framed and its weights of 0.1 or more, and only
+    those, are printed in their cells (11 × 11: no other cell is printed)."""
+    weights, it = _rows(len(SENTENCE)), SENTENCE.index("it")
+    spec = validated(figures.head_heatmap(weights, SENTENCE, SENTENCE, focus_row=it))
+    x, y = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
+    assert x["tickangle"] == 0 and [t.removeprefix("<br>") for t in x["ticktext"]] == SENTENCE
+    assert any(t.startswith("<br>") for t in x["ticktext"]), "11 words in 520 px: staggered"
+    assert list(y["ticktext"]) == SENTENCE and list(y["tickvals"]) == list(range(len(SENTENCE)))
+    (frame,) = spec["layout"]["shapes"]
+    assert (frame["y0"], frame["y1"]) == (it - 0.5, it + 0.5) and frame["line"]["color"] == figures.FOCUS
+    printed = {(a["x"], a["y"]): a["text"] for a in spec["layout"]["annotations"]}
+    assert printed == {(k, it): f"{weights[it, k]:.2f}" for k in range(len(SENTENCE)) if weights[it, k] >= 0.1}
+    assert printed, "the generator gives the row of 'it' at least one weight of 0.1"
+
+
+def test_a_small_head_prints_every_weight_of_a_tenth_and_greys_what_is_masked():
+    weights = np.tril(_rows(5, seed=1))
+    weights /= weights.sum(axis=1, keepdims=True)
+    allowed = np.tril(np.ones((5, 5), dtype=bool))
+    spec = validated(figures.head_heatmap(weights, TOKENS, TOKENS, allowed=allowed))
+    printed = {(a["x"], a["y"]) for a in spec["layout"]["annotations"] if "text" in a and a["text"][0].isdigit()}
+    assert printed == {(k, q) for q in range(5) for k in range(5) if allowed[q, k] and weights[q, k] >= 0.1}
+    grey = next(t for t in spec["data"] if t["type"] == "heatmap" and t.get("colorscale") == [[0, MASK_GREY],
+                                                                                           [1, MASK_GREY]])
+    np.testing.assert_array_equal(np.isnan(plotly_array(grey["z"])), allowed)
+    assert all(t["tickangle"] == 0 for name, t in spec["layout"].items() if name == "xaxis")
+
+
+def _segments(spec: dict) -> list[tuple[str, float, int, int]]:
+    """(colour, width, query row, key row) of every line the lines picture draws."""
+    found = []
+    for trace in spec["data"]:
+        if trace["mode"] != "lines" or trace["x"] == [None]:
+            continue
+        ys = trace["y"]
+        for i in range(0, len(ys), 3):
+            found.append((trace["line"]["color"], trace["line"]["width"], ys[i], ys[i + 1]))
+    return found
+
+
+def test_the_lines_draw_each_pair_once_and_thicker_for_more_weight():
+    """Without a row asked about: every (query, key) pair with at least 0.03 of the weight is one line,
+    from its query's row to its key's, and a heavier pair is never drawn thinner."""
+    weights = _rows(6, seed=2)
+    spec = validated(figures.attention_lines(weights[None], [*TOKENS, "x"], [*TOKENS, "x"], head=0))
+    lines = _segments(spec)
+    drawn = sorted((int(q), int(k)) for _, _, q, k in lines)
+    assert drawn == sorted((int(q), int(k)) for q, k in zip(*np.nonzero(weights >= 0.03), strict=True))
+    by_width = sorted((weights[int(q), int(k)], width) for _, width, q, k in lines)
+    assert all(a[1] <= b[1] for a, b in pairwise(by_width)), "a heavier pair drawn thinner"
+    assert not spec["layout"]["showlegend"]
+
+
+def test_the_lines_of_the_row_asked_about_give_every_head_its_colour_and_its_printed_weights():
+    """With the row of "it": only that row's lines, for each head of the layer, in one colour a head (no
+    two alike), each head's lines side by side; beside each key, each head's weight of at least 0.1 in
+    that head's colour, and no other number."""
+    n, it = len(SENTENCE), SENTENCE.index("it")
+    layer = np.stack([_rows(n, seed=s) for s in range(4)])
+    spec = validated(figures.attention_lines(layer, SENTENCE, SENTENCE, head=1, focus_row=it))
+    lines = _segments(spec)
+    colours = figures.HEAD_COLOURS[:4]
+    assert len(set(colours)) == 4
+    for h, colour in enumerate(colours):
+        mine = [(q, k) for c, _, q, k in lines if c == colour]
+        shift = {round(q - it, 6) for q, _ in mine}  # the head's lines, moved off the others' by one offset
+        assert len(shift) == 1 and abs(next(iter(shift))) < 0.5
+        assert sorted(round(k - (q - it)) for q, k in mine) == [k for k in range(n) if layer[h, it, k] >= 0.03]
+    keys = spec["data"][-1]["text"]
+    for k, text in enumerate(keys):
+        wanted = [f'<span style="color:{colours[h]}">{layer[h, it, k]:.2f}</span>' for h in range(4)
+                  if layer[h, it, k] >= 0.1]
+        assert text == plotly_text(SENTENCE[k]) + ("  " + " ".join(wanted) if wanted else "")
+    assert [t["name"] for t in spec["data"] if t["x"] == [None]] == [f"head {h}" for h in range(1, 5)]
+
+
+def test_labels_are_dark_enough_for_a_projector():
+    """WCAG AA asks 4.5:1 for text; the labels of the large head and the lines are near black on white."""
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    assert (1.05) / (luminance(figures.INK) + 0.05) >= 4.5
+    assert (1.05) / (luminance(figures.FOCUS) + 0.05) >= 3.0  # a frame and bold text: the large-text bar

@@ -42,21 +42,33 @@ def answer(view) -> None:
 
 
 def grid(shown) -> None:
-    """The key figure: every head of every layer (or of the enlarged layer), and what to notice."""
+    """The key figure: the enlarged head large, as a heatmap and as lines; under it every head (of every
+    layer, or of the enlarged layer), the enlarged one framed, and what to notice."""
     view, figures, settings = shown.view, shown.figures, shown.settings
     answer(view)
+    row = view.focus_row
+    asking = f" · the row of “{view.attention.query_tokens[row]}”" if row is not None else ""
+    st.subheader(f"{view.attention.title}: layer {settings.layer}, head {settings.head}{asking}")
+    heat_col, lines_col = st.columns([3, 2], gap="medium")
+    plotly_chart(figures.head, where=heat_col, key="head_large")
+    plotly_chart(figures.lines, where=lines_col, key="head_lines", phone_fits=True)
+    if row is None:
+        lines_col.caption(f"Head {settings.head} as lines: each query (left) to the keys it reads (right); the "
+                          "thicker and darker, the more weight.")
+    else:
+        lines_col.caption(f"The row of “{view.attention.query_tokens[row]}” in every head of layer {settings.layer}, "
+                          "one colour a head: the thicker, the more weight; weights of 0.10 or more are printed "
+                          "beside their key.")
     paged = presenting() or figures.grid is None  # one layer's heads at a time, readable
-    where = f"layer {settings.layer} of {settings.layers}, every head" if paged else "every layer and head"
-    st.subheader(f"{view.attention.title}: {where}")
+    where = f"layer {settings.layer} of {settings.layers}" if paged else "every layer"
+    st.markdown(f"**Every head of {where}**, the large one framed: *Enlarge layer* and *Enlarge head* choose it.")
     grid_col, text_col = st.columns([3, 1], gap="large")
     plotly_chart(figures.layer_grid if paged else figures.grid, where=grid_col, key="grid")
-    if paged and settings.layers > 1:
-        grid_col.caption("One layer at a time, so every label stays readable: choose the layer with *Enlarge layer*.")
     with text_col:
         st.markdown(lesson_text("attention", "reading"))
         for section, fields in view.notices:
             st.markdown(lesson_text("attention", section, **fields))
-        if view.watch:  # beside the grid, not above it: the grid stays on a projector's first screen
+        if view.watch:
             st.caption(view.watch)
 
 
@@ -93,8 +105,9 @@ def compare(shown) -> None:
 serve_lesson(
     ATTENTION,
     lead="Every token asks a question (its query) of every token it may see (their keys) and takes a "
-    "weighted mix of their values. Each small heatmap below is one head of one layer: row = the "
-    "token asking, column = the token looked at, colour = how much weight it gets. The models are "
+    "weighted mix of their values. Below, one head of one layer is drawn large: row = the token asking, "
+    "column = the token looked at, colour = how much weight it gets; beside it, the same weights as lines; "
+    "under them, every head small. The models are "
     "small transformers trained on toy tasks, so their attention has a job to do.",
     sidebar="Model and input",
     sections=[Section("grid", grid), Section("head", head),

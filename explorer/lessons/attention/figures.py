@@ -17,6 +17,7 @@ from explorer.figures.common import (
     FONT_SIZE,
     GRID_WIDTH_PX,
     LABEL_FONT_PX,
+    OKABE_ITO,
     PRESENT_HEIGHT,
     SEQUENTIAL,
     SLANT_AFTER,
@@ -287,6 +288,152 @@ def attention_pipeline_figure(
     return figure_from_spec({"data": traces, "layout": layout})
 
 
+HEAD_WIDTH_PX = 520  # the large head's plot area: the page's wider column at 1400 px and at 1280 px presenting
+PRINTED = 0.1  # the least weight printed in a cell (and beside a key in the lines picture)
+HEAD_ROW_PX = 30  # a row of the large head and of the lines picture: an 18 px label and a gap
+INK = "#1a1a1a"  # labels: 17:1 on white (WCAG AA asks 4.5:1; a projector washes grey out)
+FOCUS = OKABE_ITO["vermillion"]  # the row a step asks about, in both pictures (distinct from Viridis' hues)
+HEAD_COLOURS = tuple(OKABE_ITO[name] for name in ("blue", "orange", "bluish green", "reddish purple", "sky blue",
+                                                   "vermillion", "black", "yellow"))  # a head's lines, by number
+LINE_BINS = ((0.75, 9.0, 0.85), (0.5, 6.5, 0.75), (0.25, 4.5, 0.6), (0.1, 2.5, 0.45), (0.03, 1.2, 0.3))
+# (least weight, line width px, opacity): the lines picture draws each (query, key) pair with weight at
+# least 0.03 as a line this thick; five classes, so five traces whatever the length.
+
+
+def _upright_ticks(tokens: Sequence[str], plot_px: float, font_px: float = LABEL_FONT_PX) -> tuple[list, list]:
+    """Every token's tick, upright: where two neighbours' labels would touch, every second one is moved a
+    line down (staggered), so each gets two columns' width; past that, every k-th token (label_step on
+    the staggered width)."""
+    n = len(tokens)
+    column = plot_px / max(n, 1)
+    widest = max((len(str(t)) for t in tokens), default=1) * 0.62 * font_px + 6
+    if widest <= column:
+        return list(range(n)), [plotly_text(t) for t in tokens]
+    every = max(1, math.ceil(widest / (2 * column)))
+    shown = list(range(0, n, every))
+    return shown, [("<br>" if k % 2 else "") + plotly_text(tokens[i]) for k, i in enumerate(shown)]
+
+
+def head_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
+                 allowed: np.ndarray | None = None, focus_row: int | None = None) -> go.Figure:
+    """One head large (T_q, T_k): every query and key token labelled upright (staggered where they would
+    touch), masked cells grey, the colour scale 0 to 1.  The row a step asks about (`focus_row`) is framed
+    and its weights printed in its cells, so the numbers an answer quotes are on the figure; a head of at
+    most 8 × 8 prints every weight."""
+    n_queries, n_keys = weights.shape
+    masked_any = allowed is not None and not np.all(allowed)
+    z = np.where(allowed, weights, np.nan) if masked_any else weights
+    x_vals, x_text = _upright_ticks(key_tokens, HEAD_WIDTH_PX)
+    y_every = 1 if n_queries <= 24 else math.ceil(n_queries / 24)
+    y_vals = sorted({*range(0, n_queries, y_every), *([focus_row] if focus_row is not None else [])})
+    traces = [{"type": "heatmap", "z": z.astype(np.float32), "coloraxis": "coloraxis", "xgap": 1, "ygap": 1,
+               "hoverongaps": False, "customdata": hover_grid(query_tokens, key_tokens),
+               "hovertemplate": "%{customdata}<br>weight %{z:.3f}<extra></extra>"}]
+    if masked_any:
+        traces.append(_mask_trace(allowed, "x", "y"))
+    rows = range(n_queries) if n_queries <= 8 and n_keys <= 8 else [focus_row] if focus_row is not None else []
+    text = [{"x": k, "y": q, "text": f"{weights[q, k]:.2f}", "showarrow": False,
+             "font": {"size": FONT_SIZE - 2, "color": "#000000" if weights[q, k] > 0.6 else "#ffffff"}}
+            for q in rows for k in range(n_keys) if weights[q, k] >= PRINTED and (allowed is None or allowed[q, k])]
+    shapes = [] if focus_row is None else [
+        {"type": "rect", "xref": "x domain", "yref": "y", "x0": -0.01, "x1": 1.01, "y0": focus_row - 0.5,
+         "y1": focus_row + 0.5, "line": {"color": FOCUS, "width": 4}}]
+    ticks = {"tickfont": {"size": LABEL_FONT_PX, "color": INK}, "ticks": "", "showgrid": False, "zeroline": False}
+    titled = {"standoff": 6, "font": {"color": INK}}
+    staggered = any(t.startswith("<br>") for t in x_text)  # the key labels take two lines
+    height = max(300, min(760, 80 + HEAD_ROW_PX * n_queries + (24 if staggered else 0)))
+    present_height = max(260, min(760, 80 + PRESENT_ROW_PX * n_queries + (24 if staggered else 0)))
+    layout = {
+        "xaxis": {**ticks, "tickmode": "array", "tickvals": x_vals, "ticktext": x_text, "tickangle": 0,
+                  "side": "bottom", "title": {"text": "key: the token looked at", **titled},
+                  "range": [-0.5, n_keys - 0.5]},
+        "yaxis": {**ticks, "tickmode": "array", "tickvals": y_vals, "autorange": False,
+                  "range": [n_queries - 0.5, -0.5], "title": {"text": "query: the token asking", **titled},
+                  "ticktext": [plotly_text(query_tokens[i]) for i in y_vals]},
+        "coloraxis": {"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
+                      "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16}},
+        "annotations": text, "shapes": shapes, "font": {"size": FONT_SIZE}, "height": height,
+        "meta": {PRESENT_HEIGHT: present_height},
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    if masked_any:
+        _show_mask_legend(traces, layout, n_queries, n_keys)
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
+def _line_class(weight: float) -> int | None:
+    """The LINE_BINS class of a weight (None: too small to draw)."""
+    return next((i for i, (least, _, _) in enumerate(LINE_BINS) if weight >= least), None)
+
+
+def _lines(pairs, offset: float = 0.0) -> dict[int, tuple[list, list]]:
+    """(query row, key column, weight) pairs as segments from x = 0 to x = 1, grouped by line class; every
+    end moved `offset` rows (heads drawn side by side)."""
+    segments: dict[int, tuple[list, list]] = {}
+    for q, k, w in pairs:
+        cls = _line_class(float(w))
+        if cls is not None:
+            xs, ys = segments.setdefault(cls, ([], []))
+            xs += [0.0, 1.0, None]
+            ys += [q + offset, k + offset, None]
+    return segments
+
+
+def attention_lines(layer_weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
+                    head: int, focus_row: int | None = None) -> go.Figure:
+    """Attention as lines (the picture of the Illustrated Transformer and BertViz): the query tokens in a
+    column on the left, the keys on the right, a line from a query to each key it gives at least 0.03 of
+    its weight, thicker the more weight (LINE_BINS).  `layer_weights` is one layer (heads, T_q, T_k).
+
+    With a `focus_row` (the row a step asks about), that row alone, for every head of the layer, one
+    colour a head (Okabe–Ito), the heads' lines side by side; each head's weights of at least 0.1 are
+    printed beside their keys in its colour.  Without, every row of head `head`, in one colour."""
+    n_heads, n_queries, n_keys = layer_weights.shape
+    traces = []
+    if focus_row is None:
+        for cls, (xs, ys) in sorted(_lines((q, k, layer_weights[head, q, k]) for q in range(n_queries)
+                                           for k in range(n_keys)).items(), reverse=True):
+            _, width, opacity = LINE_BINS[cls]
+            traces.append({"type": "scatter", "mode": "lines", "x": xs, "y": ys, "hoverinfo": "skip",
+                           "showlegend": False, "opacity": opacity, "line": {"color": "#3b528b", "width": width}})
+    printed: dict[int, list[str]] = {}
+    for h in range(n_heads) if focus_row is not None else ():
+        colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
+        spread = 0.12 * (h - (n_heads - 1) / 2) if n_heads > 1 else 0.0
+        row = layer_weights[h, focus_row]
+        for cls, (xs, ys) in sorted(_lines(((focus_row, k, row[k]) for k in range(n_keys)), spread).items()):
+            _, width, _ = LINE_BINS[cls]
+            traces.append({"type": "scatter", "mode": "lines", "x": xs, "y": ys, "hoverinfo": "skip",
+                           "name": f"head {h + 1}", "legendgroup": f"head {h + 1}", "showlegend": False,
+                           "opacity": 0.9, "line": {"color": colour, "width": width}})
+        traces.append({"type": "scatter", "mode": "lines", "x": [None], "y": [None], "name": f"head {h + 1}",
+                       "legendgroup": f"head {h + 1}", "line": {"color": colour, "width": 6}})  # its legend entry
+        for k in np.flatnonzero(row >= PRINTED):
+            printed.setdefault(int(k), []).append(f'<span style="color:{colour}">{row[k]:.2f}</span>')
+    label = {"type": "scatter", "mode": "text", "hoverinfo": "skip", "showlegend": False}
+    queries = [f"<b>{plotly_text(t)}</b>" if q == focus_row else plotly_text(t) for q, t in enumerate(query_tokens)]
+    traces.append({**label, "x": [-0.04] * n_queries, "y": list(range(n_queries)), "text": queries,
+                   "textposition": "middle left",
+                   "textfont": {"size": LABEL_FONT_PX, "color": INK}})
+    keys = [plotly_text(t) + ("  " + " ".join(printed[k]) if k in printed else "") for k, t in enumerate(key_tokens)]
+    traces.append({**label, "x": [1.04] * n_keys, "y": list(range(n_keys)), "text": keys,
+                   "textposition": "middle right", "textfont": {"size": LABEL_FONT_PX, "color": INK}})
+    hidden = {"visible": False, "fixedrange": True}
+    rows = max(n_queries, n_keys)
+    width = 1.75 + (0.45 * max(map(len, printed.values()), default=0))  # room for the printed weights
+    legend = 30 if focus_row is not None else 0
+    layout = {"xaxis": {**hidden, "range": [-0.75, width]}, "yaxis": {**hidden, "range": [rows - 0.5, -0.5]},
+              "height": max(300, min(760, 44 + legend + HEAD_ROW_PX * rows)), "font": {"size": FONT_SIZE},
+              "meta": {PRESENT_HEIGHT: max(260, min(760, 44 + legend + PRESENT_ROW_PX * rows))},
+              "margin": {"l": 0, "r": 0, "t": 34, "b": 10 + legend}, "plot_bgcolor": "rgba(0,0,0,0)",
+              "showlegend": focus_row is not None,
+              "legend": {"orientation": "h", "x": 0.0, "y": 0.0, "yanchor": "top", "font": {"color": INK}},
+              "annotations": [{"text": text, "x": x, "y": 1.0, "xanchor": anchor, "yanchor": "bottom", "xref": "x",
+                               "yref": "paper", "showarrow": False, "font": {"size": FONT_SIZE, "color": INK}}
+                              for text, x, anchor in (("query", -0.04, "right"), ("key", 1.04, "left"))]}
+    return figure_from_spec({"data": traces, "layout": layout})
+
+
 @dataclass(frozen=True)
 class AttentionFigures:
     """The lesson's figures at one setting: every layer and head (`grid`, None beyond GRID_PANELS
@@ -295,6 +442,8 @@ class AttentionFigures:
     grid: go.Figure | None
     layer_grid: go.Figure
     pipeline: go.Figure
+    head: go.Figure  # the enlarged head, large (head_heatmap)
+    lines: go.Figure  # the same head as lines (attention_lines)
 
 
 def attention_figures(view) -> AttentionFigures:
@@ -314,7 +463,12 @@ def attention_figures(view) -> AttentionFigures:
     pipeline = attention_pipeline_figure(block.raw_scores[layer, head], block.scaled_scores[layer, head],
                                          block.masked_scores[layer, head], block.weights[layer, head],
                                          block.query_tokens, block.key_tokens, view.run.attention.head_dim)
-    return AttentionFigures(every, one, pipeline)
+    weights = block.weights[layer, head]
+    large = head_heatmap(weights, block.query_tokens, block.key_tokens, allowed=allowed[layer, head],
+                         focus_row=view.focus_row)
+    lines = attention_lines(block.weights[layer], block.query_tokens, block.key_tokens, head=head,
+                            focus_row=view.focus_row)
+    return AttentionFigures(every, one, pipeline, large, lines)
 
 
 @dataclass(frozen=True)
