@@ -98,8 +98,8 @@ def _extent(axis: dict, horizontal: bool, base_size: float) -> tuple[float, floa
     if widths:
         if not horizontal:
             reach += LABEL_GAP + max(widths)
-        elif axis.get("tickangle") in (0, None):
-            reach += LABEL_GAP + LINE * size
+        elif axis.get("tickangle") in (0, None):  # as many lines as its tallest label (staggered labels: 2–3)
+            reach += LABEL_GAP + LINE * size * max(len(text_lines(t)) for t in labels)
         else:
             slant = math.radians(abs(float(axis["tickangle"])))
             reach += LABEL_GAP + max(widths) * math.sin(slant) + size * math.cos(slant)

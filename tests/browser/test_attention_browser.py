@@ -28,7 +28,7 @@ def press_until_url_has(page, control, key: str, wanted: str, attempts: int = 3)
     raise AssertionError(f"pressing {key} {attempts} times never put {wanted!r} in the URL ({page.url})")
 
 
-PIPELINE_JS = """() => JSON.stringify(Array.from(document.querySelectorAll('.js-plotly-plot'))[1]._fullData
+PIPELINE_JS = """() => JSON.stringify(document.querySelector('.st-key-pipeline .js-plotly-plot')._fullData
                   .map((t) => Array.from(t.z, (row) => Array.from(row))))"""
 
 

@@ -56,6 +56,18 @@ def test_an_axis_plotly_labels_itself_leaves_the_figure_to_automargin():
     assert fit_margins(spec) is spec
 
 
+def test_labels_on_several_lines_get_a_line_of_margin_each():
+    """Staggered key labels (a word stepped down one or two lines with <br>) reach down by their lines."""
+    def bottom(labels):
+        axis = {"tickmode": "array", "tickvals": list(range(len(labels))), "ticktext": labels, "tickangle": 0,
+                "tickfont": {"size": 18}}
+        spec = {"data": [], "layout": {"xaxis": axis, "yaxis": {"showticklabels": False}, "margin": {"b": 0}}}
+        return fit_margins(spec)["layout"]["margin"]["b"]
+
+    one, two, three = bottom(["the", "cat"]), bottom(["the", "<br>cat"]), bottom(["a", "<br>b", "<br><br>c"])
+    assert two - one >= 18 * 1.3 and three - two >= 18 * 1.3  # Plotly's lines are 1.3 em apart
+
+
 def test_slanted_labels_at_the_bottom_reach_down_and_to_the_left():
     axis = token_axis(["attention", "is", "everything"], domain=(0.0, 1.0), anchor="y", size=16)
     assert axis["tickangle"] == -45

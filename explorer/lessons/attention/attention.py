@@ -51,6 +51,7 @@ def grid(shown) -> None:
     st.subheader(f"{view.attention.title}: layer {settings.layer}, head {settings.head}{asking}")
     heat_col, lines_col = st.columns([3, 2], gap="medium")
     plotly_chart(figures.head, where=heat_col, key="head_large")
+    heat_col.caption("Rows: the token asking (query). Columns: the token looked at (key).")
     plotly_chart(figures.lines, where=lines_col, key="head_lines", phone_fits=True)
     if row is None:
         lines_col.caption(f"Head {settings.head} as lines: each query (left) to the keys it reads (right); the "

@@ -18,6 +18,7 @@ from explorer.figures.common import (
     GRID_WIDTH_PX,
     LABEL_FONT_PX,
     OKABE_ITO,
+    PRESENT_AXES,
     PRESENT_HEIGHT,
     SEQUENTIAL,
     SLANT_AFTER,
@@ -288,9 +289,15 @@ def attention_pipeline_figure(
     return figure_from_spec({"data": traces, "layout": layout})
 
 
-HEAD_WIDTH_PX = 520  # the large head's plot area: the page's wider column at 1400 px and at 1280 px presenting
+HEAD_WIDTH_PX = 370  # the large head's plot area at 1400 px (372 px measured in Chromium); wider presenting
+TOOLBAR_TOP_PX = 34  # the top margin of the large head: its toolbar's band
+STAIRS = 3  # the most lines a key label steps down to make room
 PRINTED = 0.1  # the least weight printed in a cell (and beside a key in the lines picture)
-HEAD_ROW_PX = 30  # a row of the large head and of the lines picture: an 18 px label and a gap
+HEAD_ROW_PX = 25  # a row of the large head and of the lines picture at the desk: a 14–16 px label and a gap
+HEAD_PRESENT_ROW_PX = 26  # the same presenting: an 18 px label's line box is 24 px
+HEAD_FONT_PX = 14  # the large head's tick labels at the desk (presenting raises them to 18 px)
+HEAD_PRESENT_WIDTH_PX = 540  # its plot area presenting at 1280 px, the sidebar folded
+HEAD_MAX_PX, HEAD_PRESENT_MAX_PX = 760, 520  # the tallest large head: at the desk, on a 720 px projector
 INK = "#1a1a1a"  # labels: 17:1 on white (WCAG AA asks 4.5:1; a projector washes grey out)
 FOCUS = OKABE_ITO["vermillion"]  # the row a step asks about, in both pictures (distinct from Viridis' hues)
 HEAD_COLOURS = tuple(OKABE_ITO[name] for name in ("blue", "orange", "bluish green", "reddish purple", "sky blue",
@@ -300,18 +307,18 @@ LINE_BINS = ((0.75, 9.0, 0.85), (0.5, 6.5, 0.75), (0.25, 4.5, 0.6), (0.1, 2.5, 0
 # least 0.03 as a line this thick; five classes, so five traces whatever the length.
 
 
-def _upright_ticks(tokens: Sequence[str], plot_px: float, font_px: float = LABEL_FONT_PX) -> tuple[list, list]:
-    """Every token's tick, upright: where two neighbours' labels would touch, every second one is moved a
-    line down (staggered), so each gets two columns' width; past that, every k-th token (label_step on
-    the staggered width)."""
+def _upright_ticks(tokens: Sequence[str], plot_px: float, font_px: float = LABEL_FONT_PX) -> tuple[list, list, int]:
+    """Every token's tick, upright, and on how many lines: where neighbours' labels would touch, they step
+    down a line in turn (two or three lines, a staircase), so each label gets two or three columns' width;
+    past that, every k-th token on three lines."""
     n = len(tokens)
     column = plot_px / max(n, 1)
     widest = max((len(str(t)) for t in tokens), default=1) * 0.62 * font_px + 6
-    if widest <= column:
-        return list(range(n)), [plotly_text(t) for t in tokens]
-    every = max(1, math.ceil(widest / (2 * column)))
+    levels = math.ceil(widest / column)
+    every = 1 if levels <= STAIRS else math.ceil(widest / (STAIRS * column))
+    levels = min(levels, STAIRS)
     shown = list(range(0, n, every))
-    return shown, [("<br>" if k % 2 else "") + plotly_text(tokens[i]) for k, i in enumerate(shown)]
+    return shown, ["<br>" * (k % levels) + plotly_text(tokens[i]) for k, i in enumerate(shown)], levels
 
 
 def head_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
@@ -323,9 +330,24 @@ def head_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: S
     n_queries, n_keys = weights.shape
     masked_any = allowed is not None and not np.all(allowed)
     z = np.where(allowed, weights, np.nan) if masked_any else weights
-    x_vals, x_text = _upright_ticks(key_tokens, HEAD_WIDTH_PX)
-    y_every = 1 if n_queries <= 24 else math.ceil(n_queries / 24)
-    y_vals = sorted({*range(0, n_queries, y_every), *([focus_row] if focus_row is not None else [])})
+    x_vals, x_text, levels = _upright_ticks(key_tokens, HEAD_WIDTH_PX, HEAD_FONT_PX)
+    x_present, x_present_text, present_levels = _upright_ticks(key_tokens, HEAD_PRESENT_WIDTH_PX)
+    # Above and below the rows: the margins and the key labels, a line and a half of their font a line
+    # (explorer/figures/margins.py leaves that much), one to three lines.
+    frame = TOOLBAR_TOP_PX + 20 + 21 * levels
+    present_frame = TOOLBAR_TOP_PX + 20 + 27 * present_levels
+    height = max(260, min(HEAD_MAX_PX, frame + HEAD_ROW_PX * n_queries))
+    present_height = max(260, min(HEAD_PRESENT_MAX_PX, present_frame + HEAD_PRESENT_ROW_PX * n_queries))
+
+    def rows_labelled(pitch_px: float, least_px: float) -> list[int]:
+        """Every row when each has `pitch_px` ≥ `least_px` for its label, else every k-th; the row asked about
+        always."""
+        every = max(1, math.ceil(least_px / pitch_px))
+        rows = [r for r in range(0, n_queries, every) if focus_row is None or abs(r - focus_row) >= every]
+        return sorted([*rows, *([focus_row] if focus_row is not None else [])])
+
+    y_vals = rows_labelled((height - frame) / n_queries, HEAD_ROW_PX)
+    y_present = rows_labelled((present_height - present_frame) / n_queries, HEAD_PRESENT_ROW_PX)
     traces = [{"type": "heatmap", "z": z.astype(np.float32), "coloraxis": "coloraxis", "xgap": 1, "ygap": 1,
                "hoverongaps": False, "customdata": hover_grid(query_tokens, key_tokens),
                "hovertemplate": "%{customdata}<br>weight %{z:.3f}<extra></extra>"}]
@@ -338,23 +360,22 @@ def head_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: S
     shapes = [] if focus_row is None else [
         {"type": "rect", "xref": "x domain", "yref": "y", "x0": -0.01, "x1": 1.01, "y0": focus_row - 0.5,
          "y1": focus_row + 0.5, "line": {"color": FOCUS, "width": 4}}]
-    ticks = {"tickfont": {"size": LABEL_FONT_PX, "color": INK}, "ticks": "", "showgrid": False, "zeroline": False}
-    titled = {"standoff": 6, "font": {"color": INK}}
-    staggered = any(t.startswith("<br>") for t in x_text)  # the key labels take two lines
-    height = max(300, min(760, 80 + HEAD_ROW_PX * n_queries + (24 if staggered else 0)))
-    present_height = max(260, min(760, 80 + PRESENT_ROW_PX * n_queries + (24 if staggered else 0)))
+    ticks = {"tickfont": {"size": HEAD_FONT_PX, "color": INK}, "ticks": "", "showgrid": False, "zeroline": False}
     layout = {
         "xaxis": {**ticks, "tickmode": "array", "tickvals": x_vals, "ticktext": x_text, "tickangle": 0,
-                  "side": "bottom", "title": {"text": "key: the token looked at", **titled},
-                  "range": [-0.5, n_keys - 0.5]},
+                  "side": "bottom", "range": [-0.5, n_keys - 0.5]},
         "yaxis": {**ticks, "tickmode": "array", "tickvals": y_vals, "autorange": False,
-                  "range": [n_queries - 0.5, -0.5], "title": {"text": "query: the token asking", **titled},
+                  "range": [n_queries - 0.5, -0.5],
                   "ticktext": [plotly_text(query_tokens[i]) for i in y_vals]},
         "coloraxis": {"colorscale": colour_list(SEQUENTIAL), "cmin": 0.0, "cmax": 1.0,
-                      "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 16}},
+                      "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 12, "xpad": 6,
+                                   "tickvals": [0, 0.5, 1], "tickfont": {"color": INK}}},
         "annotations": text, "shapes": shapes, "font": {"size": FONT_SIZE}, "height": height,
-        "meta": {PRESENT_HEIGHT: present_height},
-        "margin": {"l": 10, "r": 10, "t": 10, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "meta": {PRESENT_HEIGHT: present_height, PRESENT_AXES: {
+            "xaxis": {"tickvals": x_present, "ticktext": x_present_text},
+            "yaxis": {"tickvals": y_present, "ticktext": [plotly_text(query_tokens[i]) for i in y_present]}}},
+        # above the plot: the chart's toolbar (its camera and full-screen buttons), clear of the colour bar
+        "margin": {"l": 10, "r": 10, "t": TOOLBAR_TOP_PX, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
     }
     if masked_any:
         _show_mask_legend(traces, layout, n_queries, n_keys)
@@ -414,17 +435,17 @@ def attention_lines(layer_weights: np.ndarray, query_tokens: Sequence[str], key_
     queries = [f"<b>{plotly_text(t)}</b>" if q == focus_row else plotly_text(t) for q, t in enumerate(query_tokens)]
     traces.append({**label, "x": [-0.04] * n_queries, "y": list(range(n_queries)), "text": queries,
                    "textposition": "middle left",
-                   "textfont": {"size": LABEL_FONT_PX, "color": INK}})
+                   "textfont": {"size": FONT_SIZE, "color": INK}})
     keys = [plotly_text(t) + ("  " + " ".join(printed[k]) if k in printed else "") for k, t in enumerate(key_tokens)]
     traces.append({**label, "x": [1.04] * n_keys, "y": list(range(n_keys)), "text": keys,
-                   "textposition": "middle right", "textfont": {"size": LABEL_FONT_PX, "color": INK}})
+                   "textposition": "middle right", "textfont": {"size": FONT_SIZE, "color": INK}})
     hidden = {"visible": False, "fixedrange": True}
     rows = max(n_queries, n_keys)
     width = 1.75 + (0.45 * max(map(len, printed.values()), default=0))  # room for the printed weights
     legend = 30 if focus_row is not None else 0
     layout = {"xaxis": {**hidden, "range": [-0.75, width]}, "yaxis": {**hidden, "range": [rows - 0.5, -0.5]},
               "height": max(300, min(760, 44 + legend + HEAD_ROW_PX * rows)), "font": {"size": FONT_SIZE},
-              "meta": {PRESENT_HEIGHT: max(260, min(760, 44 + legend + PRESENT_ROW_PX * rows))},
+              "meta": {PRESENT_HEIGHT: max(260, min(HEAD_PRESENT_MAX_PX, 44 + legend + HEAD_PRESENT_ROW_PX * rows))},
               "margin": {"l": 0, "r": 0, "t": 34, "b": 10 + legend}, "plot_bgcolor": "rgba(0,0,0,0)",
               "showlegend": focus_row is not None,
               "legend": {"orientation": "h", "x": 0.0, "y": 0.0, "yanchor": "top", "font": {"color": INK}},
