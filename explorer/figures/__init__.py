@@ -2,11 +2,12 @@
 import no other layer of explorer, so they can be tested, and reused, on any data; where a builder
 reads a result object, a typing.Protocol in its module says which attributes.
 
-    common      fonts, colour scales, the labelled heatmap and bar chart, panel grids, log axes, CSV
-    attention   every layer and head as small multiples; one head's four steps side by side
-    positions   encoding matrices, small multiples on one scale, line charts
-    gradients   the gradient against position, dependency matrices, accuracy on the recall task
-    unrolled    the unrolled loop against attention's single step, coloured by path length
-    depth       the gradient at each layer of a stack, for each way of wrapping a sublayer
-    cost        the complexity table, multiplications against T, measured forward times
+    common        fonts, colour scales, the labelled heatmap and bar chart, panel grids, CSV
+    heads         one attention head large: a heatmap with every token labelled, and as lines
+    matrices      large matrices (encodings up to 1024 × 1024) as float32 heatmaps on numeric axes
+    dependency    dependency matrices, log10 ‖∂y_t/∂x_s‖ side by side on one scale
+    logscale      log10 values on linear axes whose ticks read 1e−20 … 1
+    margins       margins worked out from the labels a figure holds
+    presentation  a figure's fonts and heights for a projector
+    vega          Vega-Lite charts' shared look and legends for the width drawn at
 """

@@ -21,12 +21,17 @@ from explorer.lessons.real.heads import (
     real_view,
     referent_heads,
 )
-from harness.apptest import heatmap_z, info_text, page_test, plotly_array, plotly_figures, run_page
+from harness.apptest import info_text, page_test, plotly_array, plotly_figure, run_page
 from tests.pages.test_broken_models import clear_caches
 
 PAGE = "explorer/lessons/real/real.py"
 FIELD = re.compile(r"\{[A-Za-z_]\w*(?::[^{}]*)?\}")
 TYPED = re.compile(r"\d+\.\d+|\d+ ?%")
+
+
+def _z(at, key: str, trace: int = 0) -> np.ndarray:
+    """The z matrix of a trace of the Plotly chart drawn with `key`."""
+    return plotly_array(plotly_figure(at, key)["data"][trace]["z"])
 
 
 def overview_panel(spec: dict, layer: int, head: int, T: int) -> np.ndarray:
@@ -43,7 +48,7 @@ def test_default_view_shows_every_head_of_the_lecture_sentence():
     model = minilm.load_minilm()
     tokens = model.tokenize(PAIR[0])
     weights = model.attention(PAIR[0])
-    spec = plotly_figures(at)[0]
+    spec = plotly_figure(at, "overview")
     assert [trace["type"] for trace in spec["data"]] == ["heatmap", "scatter"]  # the weights, the frame
     for layer, head in [(0, 0), (0, 2), (3, 1), (5, 11)]:
         np.testing.assert_allclose(overview_panel(spec, layer, head, len(tokens)), weights[layer, head], atol=1e-6)
@@ -51,18 +56,18 @@ def test_default_view_shows_every_head_of_the_lecture_sentence():
     T, gap = len(tokens), max(1, round(len(tokens) / 10))
     assert sorted(x.index(v) for v in set(frame["x"])) == [gap + (T + gap) - 1, gap + (T + gap) + T]
     assert sorted(y.index(v) for v in set(frame["y"])) == [gap + 3 * (T + gap) - 1, gap + 3 * (T + gap) + T]
-    np.testing.assert_allclose(heatmap_z(at, 1), weights[3, 1], atol=1e-6)  # the enlarged head
+    np.testing.assert_allclose(_z(at, "enlarged"), weights[3, 1], atol=1e-6)  # the enlarged head
     assert any(r"\[CLS\] · the · animal · didn · ' · t · cross" in m.value for m in at.markdown)
 
 
 def test_layer_and_head_pick_the_enlarged_head_and_the_pair():
     at = run_page(PAGE, {"layer": "6", "head": "12"})
     tired, wide = pair_views()
-    np.testing.assert_allclose(heatmap_z(at, 1), tired.weights[5, 11], atol=1e-6)
-    pair = plotly_figures(at)[2]
-    np.testing.assert_allclose(heatmap_z(at, 2, 0), tired.weights[5, 11], atol=1e-6)
-    np.testing.assert_allclose(heatmap_z(at, 2, 1), wide.weights[5, 11], atol=1e-6)
-    np.testing.assert_allclose(heatmap_z(at, 2, 2), tired.weights[5, 11] - wide.weights[5, 11], atol=1e-6)
+    np.testing.assert_allclose(_z(at, "enlarged"), tired.weights[5, 11], atol=1e-6)
+    pair = plotly_figure(at, "pair")
+    np.testing.assert_allclose(_z(at, "pair", 0), tired.weights[5, 11], atol=1e-6)
+    np.testing.assert_allclose(_z(at, "pair", 1), wide.weights[5, 11], atol=1e-6)
+    np.testing.assert_allclose(_z(at, "pair", 2), tired.weights[5, 11] - wide.weights[5, 11], atol=1e-6)
     assert pair["layout"]["coloraxis2"]["cmin"] == -pair["layout"]["coloraxis2"]["cmax"]
     assert any("In layer 6, head 12" in m.value for m in at.markdown)
 
@@ -100,7 +105,7 @@ def test_split_changes_the_it_score_map():
     scores = referent_heads()
     for split, shares in [("all sentences", scores.overall), ("“it” means the object", scores.when_object)]:
         at = run_page(PAGE, {"split": split})
-        np.testing.assert_allclose(heatmap_z(at, 3), shares)
+        np.testing.assert_allclose(_z(at, "referent_map"), shares)
 
 
 def test_numbers_in_the_lesson_text_and_steps_are_true():
@@ -200,7 +205,7 @@ def test_missing_it_scores_do_not_hide_the_rest(tmp_path, monkeypatch):
         at = run_page(PAGE)
         assert "gone.json" in " ".join(e.value for e in at.error)
         assert re.search("regenerate", " ".join(e.value for e in at.error), re.IGNORECASE)
-        assert len(at.get("plotly_chart")) == 5  # overview, head, pair, two position tables
+        assert len(at.get("plotly_chart")) == 6  # head, its lines, overview, pair, two position tables
     finally:
         monkeypatch.undo()
         clear_caches()
@@ -213,3 +218,21 @@ def test_bad_links_fall_back_with_a_note():
     for label in ("Layer", "Head", "Sentence"):
         assert label in note
     assert at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("step", [2, 3])
+def test_the_row_of_it_the_answer_quotes_is_large_and_its_weights_printed(step):
+    """Steps 2–3 speak of the row of "it" in layer 4 head 2: it is the large head, its row of "it" framed,
+    and the weights of this sentence the answer quotes are printed beside their keys in the lines."""
+    at = run_page(PAGE, {"step": str(step)})
+    at.button(key="lesson_next").click().run()
+    answer = next(el.value for el in at.success if f"Step {step} of" in el.value)
+    large = plotly_figure(at, "enlarged")
+    tokens = large["layout"]["yaxis"]["ticktext"]
+    frame = large["layout"]["shapes"][0]
+    assert tokens[round(frame["y0"] + 0.5)] == "it"
+    keys = " ".join(plotly_figure(at, "head_lines")["data"][-1]["text"])
+    view = pair_views()[step - 2]  # step 2 reads "too tired", step 3 "too wide"
+    for name in ("animal", "street"):
+        weight = float(view.weights[3, 1, view.index("it"), view.index(name)])
+        assert f"{weight:.2f}" in answer and f"{weight:.2f}</span>" in keys, (name, weight, answer, keys)

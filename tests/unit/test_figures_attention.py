@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from explorer.figures import heads
 from explorer.figures.common import (
     DIVERGING,
     FONT_SIZE,
@@ -291,13 +292,13 @@ def test_the_large_head_labels_every_token_upright_and_frames_the_row_asked_abou
     than overlapping or turning; the row asked about is framed and its weights of 0.1 or more, and only
     those, are printed in their cells (11 × 11: no other cell is printed)."""
     weights, it = _rows(len(SENTENCE)), SENTENCE.index("it")
-    spec = validated(figures.head_heatmap(weights, SENTENCE, SENTENCE, focus_row=it))
+    spec = validated(heads.head_heatmap(weights, SENTENCE, SENTENCE, focus_row=it))
     x, y = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
     assert x["tickangle"] == 0 and [t.removeprefix("<br>") for t in x["ticktext"]] == SENTENCE
     assert any(t.startswith("<br>") for t in x["ticktext"]), "11 words in 520 px: staggered"
     assert list(y["ticktext"]) == SENTENCE and list(y["tickvals"]) == list(range(len(SENTENCE)))
     (frame,) = spec["layout"]["shapes"]
-    assert (frame["y0"], frame["y1"]) == (it - 0.5, it + 0.5) and frame["line"]["color"] == figures.FOCUS
+    assert (frame["y0"], frame["y1"]) == (it - 0.5, it + 0.5) and frame["line"]["color"] == heads.FOCUS
     printed = {(a["x"], a["y"]): a["text"] for a in spec["layout"]["annotations"]}
     assert printed == {(k, it): f"{weights[it, k]:.2f}" for k in range(len(SENTENCE)) if weights[it, k] >= 0.1}
     assert printed, "the generator gives the row of 'it' at least one weight of 0.1"
@@ -307,7 +308,7 @@ def test_a_small_head_prints_every_weight_of_a_tenth_and_greys_what_is_masked():
     weights = np.tril(_rows(5, seed=1))
     weights /= weights.sum(axis=1, keepdims=True)
     allowed = np.tril(np.ones((5, 5), dtype=bool))
-    spec = validated(figures.head_heatmap(weights, TOKENS, TOKENS, allowed=allowed))
+    spec = validated(heads.head_heatmap(weights, TOKENS, TOKENS, allowed=allowed))
     printed = {(a["x"], a["y"]) for a in spec["layout"]["annotations"] if "text" in a and a["text"][0].isdigit()}
     assert printed == {(k, q) for q in range(5) for k in range(5) if allowed[q, k] and weights[q, k] >= 0.1}
     grey = next(t for t in spec["data"] if t["type"] == "heatmap" and t.get("colorscale") == [[0, MASK_GREY],
@@ -332,7 +333,7 @@ def test_the_lines_draw_each_pair_once_and_thicker_for_more_weight():
     """Without a row asked about: every (query, key) pair with at least 0.03 of the weight is one line,
     from its query's row to its key's, and a heavier pair is never drawn thinner."""
     weights = _rows(6, seed=2)
-    spec = validated(figures.attention_lines(weights[None], [*TOKENS, "x"], [*TOKENS, "x"], head=0))
+    spec = validated(heads.attention_lines(weights[None], [*TOKENS, "x"], [*TOKENS, "x"], head=0))
     lines = _segments(spec)
     drawn = sorted((int(q), int(k)) for _, _, q, k in lines)
     assert drawn == sorted((int(q), int(k)) for q, k in zip(*np.nonzero(weights >= 0.03), strict=True))
@@ -347,9 +348,9 @@ def test_the_lines_of_the_row_asked_about_give_every_head_its_colour_and_its_pri
     that head's colour, and no other number."""
     n, it = len(SENTENCE), SENTENCE.index("it")
     layer = np.stack([_rows(n, seed=s) for s in range(4)])
-    spec = validated(figures.attention_lines(layer, SENTENCE, SENTENCE, head=1, focus_row=it))
+    spec = validated(heads.attention_lines(layer, SENTENCE, SENTENCE, head=1, focus_row=it))
     lines = _segments(spec)
-    colours = figures.HEAD_COLOURS[:4]
+    colours = heads.HEAD_COLOURS[:4]
     assert len(set(colours)) == 4
     for h, colour in enumerate(colours):
         mine = [(q, k) for c, _, q, k in lines if c == colour]
@@ -371,5 +372,5 @@ def test_labels_are_dark_enough_for_a_projector():
         linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
         return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
-    assert (1.05) / (luminance(figures.INK) + 0.05) >= 4.5
-    assert (1.05) / (luminance(figures.FOCUS) + 0.05) >= 3.0  # a frame and bold text: the large-text bar
+    assert (1.05) / (luminance(heads.INK) + 0.05) >= 4.5
+    assert (1.05) / (luminance(heads.FOCUS) + 0.05) >= 3.0  # a frame and bold text: the large-text bar

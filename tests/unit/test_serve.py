@@ -156,11 +156,13 @@ def test_a_run_whose_views_are_made_starts_no_spinner(monkeypatch, warmed):
     assert used, "computing a view shows the spinner"
 
 
-@pytest.mark.parametrize("page", ["positions", "gradients", "real"])
-def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_under_it(page, monkeypatch, warmed):
+@pytest.mark.parametrize(("page", "key_charts"), [("positions", 1), ("gradients", 1), ("real", 3), ("attention", 3)])
+def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_under_it(page, key_charts, monkeypatch,
+                                                                                        warmed):
     """explorer.serve.later.head_start: in a browser's run that draws a page's sections in place, the
-    run waits once, after the key section's chart and before any chart of the sections under it; in
-    a run with no browser (AppTest), it does not wait."""
+    run waits once, after the key section's charts (real and attention: the large head, its lines and
+    every head) and before any chart of the sections under it; in a run with no browser (AppTest), it
+    does not wait."""
     from explorer.kit import controls, present
     from explorer.serve import later
 
@@ -177,7 +179,7 @@ def test_a_browser_s_run_pauses_once_after_the_key_figure_before_the_sections_un
     assert len(pauses) == 1, pauses
     seconds, before = pauses[0]
     assert seconds == later.HEAD_START_S
-    assert len(before) == 1, f"the pause comes right after the key figure: {before}"
+    assert len(before) == key_charts, f"the pause comes right after the key section: {before}"
     assert len(charts) > 1, "the sections under the key figure are drawn in the same run"
 
 

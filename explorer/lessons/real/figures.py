@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from explorer.figures.common import heatmap
+from explorer.figures.heads import attention_lines, head_heatmap
 from explorer.figures.matrices import matrix_heatmap
 from explorer.lessons.real.charts import head_overview, head_score_map, pair_figure
 
@@ -17,7 +17,8 @@ __all__ = ["RealFigures", "ReferentFigures", "TableFigures", "real_figures", "re
 @dataclass(frozen=True)
 class RealFigures:
     overview: go.Figure  # every head, the chosen one framed
-    enlarged: go.Figure  # the chosen head
+    enlarged: go.Figure  # the chosen head, large, its row of "it" framed (head_heatmap)
+    lines: go.Figure  # the chosen head as lines: its row of "it" and every weight of it, or every row
     pair: go.Figure  # the chosen head on the lecture's pair, and the difference
 
 
@@ -25,12 +26,14 @@ def real_figures(view) -> RealFigures:
     layer, head = view.settings.layer - 1, view.settings.head - 1
     text, tired, wide = view.text, view.tired, view.wide
     overview = head_overview(text.weights, text.tokens, selected=(layer, head))
-    enlarged = heatmap(text.weights[layer, head], x_labels=text.tokens, y_labels=text.tokens,
-                       title=f"Layer {layer + 1}, head {head + 1} (framed above)", zmin=0, zmax=1, annotate=False,
-                       height=560)
+    it = text.index("it")
+    enlarged = head_heatmap(text.weights[layer, head], text.tokens, text.tokens, focus_row=it)
+    # One head's row of "it": every weight it quotes (the street's 0.0x too) printed beside its key.
+    lines = attention_lines(text.weights[layer, [head]], text.tokens, text.tokens, head=0, focus_row=it,
+                            printed=0.02, head_numbers=[head + 1])
     pair = pair_figure(tired.weights[layer, head], wide.weights[layer, head], tired.tokens, wide.tokens,
                        ("tired", "wide"))
-    return RealFigures(overview, enlarged, pair)
+    return RealFigures(overview, enlarged, lines, pair)
 
 
 @dataclass(frozen=True)

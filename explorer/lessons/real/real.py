@@ -1,6 +1,6 @@
 """Lesson: a real model — all-MiniLM-L6-v2's attention, computed by this app's own encoder.
 
-Four sections: every head for a sentence (the key figure) with one head enlarged; the lecture's
+Four sections: one head large for a sentence and every head under it (the key figure); the lecture's
 tired / wide pair and its difference; what the heads do with "it", measured on 1000 sentences; the
 learned position table beside the sinusoidal one.  The lesson is declared in
 explorer.lessons.real.view; its prose is in lessons/real.md, its numbers read from the views."""
@@ -21,34 +21,42 @@ GRID_CLAIMS = ("head_kinds", "previous_token", "next_token", "cls_share")  # sho
 
 
 def sentence(shown) -> None:
-    """The key figure: every head of every layer for the sentence, and the chosen head enlarged."""
-    view = shown.view.text
+    """The key figure: the chosen head large, as a heatmap and as lines (its row of "it" where the sentence
+    has one), then every head of every layer, the chosen one framed."""
+    view, settings = shown.view.text, shown.settings
     if view.cut:
         st.warning(f"Cut to fit: the last {view.cut} word pieces were left out (at most {PAGE_MAX_TOKENS - 2} fit).",
                    icon=":material/content_cut:")
     st.markdown(f"**The model reads** &nbsp; {' · '.join(escape_markdown(token) for token in view.tokens)}")
-    st.subheader("Every head of every layer")
+    it = view.index("it")
+    asking = " · the row of “it”" if it is not None else ""
+    st.subheader(f"Layer {settings.layer}, head {settings.head}{asking}")
+    heat_col, lines_col = st.columns([3, 2], gap="medium")
+    plotly_chart(shown.figures.enlarged, where=heat_col, key="enlarged")
+    heat_col.caption("Rows: the token asking (query). Columns: the token looked at (key).")
+    plotly_chart(shown.figures.lines, where=lines_col, key="head_lines", phone_fits=True)
+    lines_col.caption("The row of “it” as lines: the thicker, the more weight; its weights of 0.02 or more "
+                      "are printed beside their key." if it is not None else
+                      "The head as lines: each query (left) to the keys it reads (right); the thicker, the more "
+                      "weight.")
+    st.markdown("**Every head of every layer**, the large one framed: *Layer* and *Head* choose it.")
     plotly_chart(shown.figures.overview, key="overview")
 
 
 def enlarged(shown) -> None:
-    """The chosen head, its weights to download, and how to read the grid."""
+    """The chosen head's weights to download, and how to read the grid."""
     view, settings = shown.view.text, shown.settings
     layer, head = settings.layer, settings.head
-    head_col, text_col = st.columns([3, 2], gap="large")
-    with head_col:
-        plotly_chart(shown.figures.enlarged, key="enlarged")
-        download_csv(f"minilm_L{layer}_H{head}.csv", "Download this head's weights (CSV)", matrix_csv,
-                     view.weights[layer - 1, head - 1], list(view.tokens), list(view.tokens),
-                     corner="query \\ key", key="head_csv")
-    with text_col:
-        facts = sentence_facts(shown)
-        st.markdown(text("reading the grid", **facts))
-        for name in GRID_CLAIMS:
-            sentence = claimed(REAL, name, shown)
-            if sentence is not None:
-                st.markdown(sentence)
-        st.markdown(text("word pieces", **facts))
+    download_csv(f"minilm_L{layer}_H{head}.csv", "Download the large head's weights (CSV)", matrix_csv,
+                 view.weights[layer - 1, head - 1], list(view.tokens), list(view.tokens),
+                 corner="query \\ key", key="head_csv")
+    facts = sentence_facts(shown)
+    st.markdown(text("reading the grid", **facts))
+    for name in GRID_CLAIMS:
+        sentence = claimed(REAL, name, shown)
+        if sentence is not None:
+            st.markdown(sentence)
+    st.markdown(text("word pieces", **facts))
 
 
 def pair(shown) -> None:
