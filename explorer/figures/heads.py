@@ -67,7 +67,10 @@ HEAD_ROW_PX = 25  # a row of the large head and of the lines picture at the desk
 HEAD_PRESENT_ROW_PX = 26  # the same presenting: an 18 px label's line box is 24 px
 HEAD_FONT_PX = 14  # the large head's tick labels at the desk (presenting raises them to 18 px)
 HEAD_PRESENT_WIDTH_PX = 540  # its plot area presenting at 1280 px, the sidebar folded
-HEAD_MAX_PX, HEAD_PRESENT_MAX_PX = 760, 520  # the tallest large head: at the desk, on a 720 px projector
+# The tallest large head (and lines), so that it ends on the first screen under a lesson's title, step bar
+# and answer: at the desk (900 px) and on a 720 px projector.  Longer inputs get every k-th row labelled.
+HEAD_MAX_PX, HEAD_PRESENT_MAX_PX = 480, 400
+DESK_LINE_PX, PRESENT_LINE_PX = 20, 24  # the line box of a row's label: 14 px at the desk, 18 px presenting
 INK = "#1a1a1a"  # labels: 17:1 on white (WCAG AA asks 4.5:1; a projector washes grey out)
 FOCUS = OKABE_ITO["vermillion"]  # the row a step asks about, in both pictures (distinct from Viridis' hues)
 HEAD_COLOURS = tuple(OKABE_ITO[name] for name in ("blue", "orange", "bluish green", "reddish purple", "sky blue",
@@ -116,8 +119,8 @@ def head_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: S
         rows = [r for r in range(0, n_queries, every) if focus_row is None or abs(r - focus_row) >= every]
         return sorted([*rows, *([focus_row] if focus_row is not None else [])])
 
-    y_vals = rows_labelled((height - frame) / n_queries, HEAD_ROW_PX)
-    y_present = rows_labelled((present_height - present_frame) / n_queries, HEAD_PRESENT_ROW_PX)
+    y_vals = rows_labelled((height - frame) / n_queries, DESK_LINE_PX)
+    y_present = rows_labelled((present_height - present_frame) / n_queries, PRESENT_LINE_PX)
     traces = [{"type": "heatmap", "z": z.astype(np.float32), "coloraxis": "coloraxis", "xgap": 1, "ygap": 1,
                "hoverongaps": False, "customdata": hover_grid(query_tokens, key_tokens),
                "hovertemplate": "%{customdata}<br>weight %{z:.3f}<extra></extra>"}]
@@ -217,8 +220,9 @@ def attention_lines(layer_weights: np.ndarray, query_tokens: Sequence[str], key_
     width = 1.75 + (0.45 * max(map(len, beside.values()), default=0))  # room for the printed weights
     legend = 30 if focus_row is not None else 0
     layout = {"xaxis": {**hidden, "range": [-0.75, width]}, "yaxis": {**hidden, "range": [rows - 0.5, -0.5]},
-              "height": max(300, min(760, 44 + legend + HEAD_ROW_PX * rows)), "font": {"size": FONT_SIZE},
-              "meta": {PRESENT_HEIGHT: max(260, min(HEAD_PRESENT_MAX_PX, 44 + legend + HEAD_PRESENT_ROW_PX * rows))},
+              "height": max(300, min(HEAD_MAX_PX + 40, 44 + legend + HEAD_ROW_PX * rows)), "font": {"size": FONT_SIZE},
+              "meta": {PRESENT_HEIGHT: max(260, min(HEAD_PRESENT_MAX_PX + 40,
+                                                    44 + legend + HEAD_PRESENT_ROW_PX * rows))},
               "margin": {"l": 0, "r": 0, "t": 34, "b": 10 + legend}, "plot_bgcolor": "rgba(0,0,0,0)",
               "showlegend": focus_row is not None,
               "legend": {"orientation": "h", "x": 0.0, "y": 0.0, "yanchor": "top", "font": {"color": INK}},
