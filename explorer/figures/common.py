@@ -27,6 +27,7 @@ from plotly.basedatatypes import BaseFigure
 from plotly.colors import get_colorscale
 
 from ..caching import loaded
+from .ink import inked
 from .margins import TOOLBAR_PX, fit_margins, phone_width
 
 __all__ = [
@@ -381,8 +382,8 @@ class FrozenFigure(BaseFigure):
     def __init__(self, figure: go.Figure):  # no BaseFigure state: the text is all there is
         text = plotly.io.to_json(figure, validate=False)
         spec = json.loads(text)
-        fitted = fit_margins(spec)  # drawn in one pass in the browser (explorer/figures/margins.py)
-        self.__dict__["_json"] = text if fitted is spec else json.dumps(fitted, separators=(",", ":"))
+        fitted = fit_margins(inked(spec))  # drawn in one pass in the browser (explorer/figures/margins.py)
+        self.__dict__["_json"] = json.dumps(fitted, separators=(",", ":"))
         self.__dict__["phone_width"] = phone_width(fitted)  # where its panel titles fit side by side
 
     def to_dict(self) -> dict:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from ..figures.ink import vega_inked
 from ..training.parsed_input import OWN_TEXT
 from .first_chart import chart_sent
 from .internals import StreamlitAPIException, arrow_bytes
@@ -316,7 +317,7 @@ def vega_lite_spec(chart) -> dict:
     Streamlit sends each dataset as Arrow and converts rows to it at every draw (most of a drawn
     chart's cost); converted once, with Streamlit's own function, a cached spec's data is passed on
     as it is."""
-    spec = chart.to_dict(validate=False)
+    spec = vega_inked(chart.to_dict(validate=False))
     for dataset, rows in spec.get("datasets", {}).items():
         spec["datasets"][dataset] = arrow_bytes(rows)
     return spec

@@ -234,6 +234,12 @@ FIT_JS = """
 _PHONE_CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
+/* A button's key (PageDown on Next) in the button's own colour: Streamlit fades it to 60 %, 2.8:1 on the
+   red of Next, under WCAG AA's 4.5:1 (tests/browser/test_contrast_browser.py). */
+[data-has-shortcut] kbd { opacity: 1; }
+/* Captions (how to read a figure, its source) a grey at 6:1 on white, not Streamlit's 60 % (3.9:1); code too. */
+[data-testid="stCaptionContainer"] { opacity: 1; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] code { color: #5c5955; }
 /* The page's scripts (this block's and the clicker's) take no place in the page's column of elements. */
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script) { display: none; }
 @media (max-width: 640px) {
@@ -294,10 +300,11 @@ def plotly_chart(figure, *, where=st, key: str | None = None, phone_fits: bool =
     if presenting():
         import plotly.graph_objects as go
 
+        from ..figures.ink import inked
         from ..figures.presentation import enlarge_plotly
 
         spec = figure if isinstance(figure, dict) else figure.to_plotly_json()
-        figure = go.Figure(enlarge_plotly(spec), _validate=False)
+        figure = go.Figure(inked(enlarge_plotly(spec)), _validate=False)
     else:
         wider = getattr(figure, "phone_width", 0)  # a FrozenFigure's (explorer/figures/margins.py)
         if key and (wider > PHONE_CHART_PX or phone_fits):

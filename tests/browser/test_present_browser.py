@@ -1,7 +1,7 @@
 """The classroom rules in a real browser (Chromium at a projector's 1280×720): in presentation mode
 every lesson's first chart starts within the first 520 px and ends on the first screen (720 px), a
-revealed step's answer and its whole figure are on the screen (at a desk's 1400×900 too), and no chart
-text is under 16 px;
+revealed step's answer and its whole figure are on the screen (at a desk's 1400×900 too), its text at
+4.5:1 contrast or more, and no chart text is under 16 px;
 text from a link never renders as bold or a link; a task switch runs the trained model and its
 address reopens the same view."""
 
@@ -24,6 +24,7 @@ from tests.browser.test_browser import (
     runs_done,
     wait_until_settled,
 )
+from tests.browser.test_contrast_browser import assert_contrast
 
 PROJECTOR = {"width": 1280, "height": 720}
 FOLD_PX = 520
@@ -221,6 +222,7 @@ def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen
         assert_no_label_cut(page, f"step {number}")
         assert_toolbar_clear(page, f"step {number}")
         assert_no_table_cut(page, f"step {number}")
+        assert_contrast(page, f"step {number}")
         wait_until_fitted(page, f"|{number}|answer")
         shown = page.evaluate(REVEALED_JS, start)
         page.screenshot(path=str(screenshot_dir / f"{screen}-reveal-{lesson.url_path}-{number}.png"))

@@ -65,6 +65,14 @@ def test_every_production_option_exists_in_this_streamlit_and_takes_its_value():
             f"{name} = {value!r} does not have the type of its default {known[name].default_val!r}")
 
 
+def test_production_draws_the_pages_in_the_colours_of_development():
+    """The theme (a red dark enough for WCAG AA's 4.5:1: explorer/kit/present.py) is the same in both
+    profiles: the Dockerfile replaces config.toml by production.toml."""
+    development = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    production = tomllib.loads(PRODUCTION.read_text())
+    assert development.get("theme") and development.get("theme") == production.get("theme")
+
+
 def dockerfile() -> str:
     return (ROOT / "Dockerfile").read_text()
 

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures.common import FrozenFigure, frozen
+from explorer.figures.ink import inked
 from explorer.lessons.train.figures import Curve, attention_panels, race_figure, training_curves
 from harness.apptest import plotly_array, plotly_array_1d
 
@@ -79,7 +80,7 @@ def test_attention_panels_without_cell_hover_still_give_the_weight():
 
 def test_a_frozen_figure_gives_the_dict_of_the_figure_it_was_and_holds_only_text_and_numbers():
     data = curve("transformer", 5, 0.02)
-    expected = go.Figure(training_curves(data, 800, marker=50).to_dict()).to_dict()
+    expected = go.Figure(inked(training_curves(data, 800, marker=50).to_dict())).to_dict()  # its words in ink
     figure = frozen(training_curves(data, 800, marker=50))
     assert isinstance(figure, FrozenFigure)
     assert validated(figure) == expected and figure.to_plotly_json() == figure.to_dict()

@@ -1,6 +1,6 @@
 """explorer.kit.controls.altair_chart: a chart drawn from its spec as the lesson runtime makes it once per setting
 (`vega_lite_spec`: its data already Arrow bytes) is the element Streamlit itself makes from the chart
-(the same spec and the same Arrow dataset)."""
+(the same spec, its words in ink, and the same Arrow dataset)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ SCRIPT = """
 import streamlit as st
 
 from explorer.lessons.depth.figures import depth_chart, depth_frame
+from explorer.figures.ink import vega_inked
 from explorer.kit.controls import altair_chart, vega_lite_spec
 from explorer.lessons.depth.view import depth_curves
 
@@ -17,7 +18,7 @@ frame = depth_frame(depth_curves(4, 16, 4, 2))
 spec = vega_lite_spec(depth_chart(frame))
 altair_chart(spec)  # ours: the spec made once, its dataset already Arrow
 altair_chart(spec)  # the same spec again (a later run)
-st.vega_lite_chart(depth_chart(frame).to_dict(validate=False), width="stretch")  # Streamlit's own conversion
+st.vega_lite_chart(vega_inked(depth_chart(frame).to_dict(validate=False)), width="stretch")  # Streamlit's own
 st.session_state["spec"] = spec
 """
 
