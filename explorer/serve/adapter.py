@@ -38,7 +38,8 @@ computed once the visitor presses it — a measurement that holds the server's C
 
 A lesson that trains on the server (`LessonSpec.live`) has its key section drawn by
 explorer/serve/live.py: the start and Stop buttons, then the section at the moment of the session's
-run (step 0 before any).
+run (step 0 before any).  Revealing a step whose answer is about a run (its claim is not `ready`
+before one) starts that run, as the start button would: a lecturer's clicker reveals, it cannot press.
 
 The page script holds no cache and no performance trick: only its sections and its prose.
 """
@@ -257,7 +258,8 @@ def serve_lesson(lesson: LessonSpec, *, lead: str, sidebar: str, sections: Seque
             steps.answer(lesson.claims, shown)
         if live:
             with until_first_chart(staged):
-                serve_live(lesson, shown, first.draw, sendable, answer=functools.partial(steps.answer, lesson.claims))
+                serve_live(lesson, shown, first.draw, sendable, answer=functools.partial(steps.answer, lesson.claims),
+                           start=appearing and answers_a_run(lesson, steps.step, shown))
         elif step_place is not None:
             with step_place:
                 _section(first, shown, steps, controls, custom)
@@ -274,6 +276,13 @@ def serve_lesson(lesson: LessonSpec, *, lead: str, sidebar: str, sections: Seque
     with notes_place:
         controls.report(later=() if shown is not None else part_keys(sections))
     next_lesson(lesson.page)
+
+
+def answers_a_run(lesson: LessonSpec, step, shown: Shown) -> bool:
+    """Whether a lesson step's answer is about a run not yet trained: its claim cannot be judged at the
+    view shown before any run (`ready` is False there).  Revealing such a step starts its run: a
+    clicker has no other way to press the start button."""
+    return step is not None and step.claim in lesson.claims and not lesson.claims[step.claim].ready(shown)
 
 
 def step_first(sections: Sequence[Section], name: str) -> list[Section]:

@@ -13,6 +13,9 @@ and the runtime shows the session's run:
 
 A lesson step's answer about the run (a claim that is `ready` once the run is done) is judged at
 the finished run's moment; until then it says it waits for the run (the prose's "answer waits").
+Revealing such a step starts its run, as the start button would (a lecturer's clicker can reveal
+but not press a button).  Moving on during the run is never held up: the run left behind is let go
+when the session asks for another, or after `abandon_after` seconds unpolled (explorer/training/runs.py).
 
 At every moment the lesson's own `at(view, run, index)` gives its view and the section draws it;
 the figures of a moment are made once for every session at the same point of the same run
@@ -63,8 +66,10 @@ def repace(interval: float, wanted: float) -> bool:
 class _Live:
     """One page run's view of the session's live job (see the module)."""
 
-    def __init__(self, lesson, shown: runtime.Shown, draw: Callable, prepare: Callable, answer: Callable):
+    def __init__(self, lesson, shown: runtime.Shown, draw: Callable, prepare: Callable, answer: Callable,
+                 revealed: bool = False):
         self.lesson, self.shown, self.draw, self.prepare, self.answer = lesson, shown, draw, prepare, answer
+        self.revealed = revealed  # a Reveal of a step about the run: it starts the run (see serve_live)
         self.job = lesson.live.job(shown.settings)
         self.manager, self.session = default_manager(), session_key()
         self.manager.ready()  # the training process starts while the visitor reads the page, not on the first press
@@ -107,10 +112,14 @@ class _Live:
             return st.container()
         return note
 
-    def answered(self, shown: runtime.Shown) -> None:
+    def answered(self, shown: runtime.Shown, watching: bool = False) -> None:
         """The step's answer, judged at `shown` (never inside the polling fragment: the answer stands
-        above it, outside the fragment)."""
-        self.answer(shown, waiting=self.text("answer waits", start=self.lesson.live.start(self.shown.settings)))
+        above it, outside the fragment); while it waits for a run being `watching`, it does not ask for
+        the start button."""
+        waiting = self.text("answer waits")
+        if not watching:
+            waiting += " " + self.text("answer waits: start", start=self.lesson.live.start(self.shown.settings))
+        self.answer(shown, waiting=waiting)
 
     def at(self, run: RunView | None, index: int | None) -> runtime.Shown:
         """Draw the key section at this moment of the run (None: no run, step 0); what was drawn."""
@@ -126,6 +135,8 @@ class _Live:
         return shown
 
     def serve(self) -> None:
+        if self.revealed and st.session_state.get(self.watch) is None:
+            self.start()  # as the start button would (a note says why where the server cannot take it)
         watched = st.session_state.get(self.watch)
         run = self.manager.poll(self.session, self.job) if watched is not None else None
         if watched is not None and run is None:
@@ -137,7 +148,7 @@ class _Live:
             return
         shown, complete = reached(run, time.monotonic() - watched[1])
         if not complete and run.state not in ENDED:
-            self.answered(self.shown)  # waits for the run
+            self.answered(self.shown, watching=True)  # waits for the run
             self.buttons(watching=True)
             self.poll(watched[1])
             return
@@ -178,8 +189,10 @@ class _Live:
 
 
 def serve_live(lesson, shown: runtime.Shown, draw: Callable[[runtime.Shown], None], prepare: Callable,
-               answer: Callable) -> None:
+               answer: Callable, start: bool = False) -> None:
     """Draw the key section of a live lesson (see the module): the buttons, then `draw(shown)` at the
     moment of the session's run that the session has reached (`prepare`: the runtime's conversion
-    of figures to what is sent); `answer(shown, waiting=...)` writes the step's answer (steps.Lesson)."""
-    _Live(lesson, shown, draw, prepare, answer).serve()
+    of figures to what is sent); `answer(shown, waiting=...)` writes the step's answer (steps.Lesson).
+    `start`: this page run is a Reveal of a step whose answer is about the run, and starts it (or
+    joins the run of the same job, in progress or finished) unless the session already watches it."""
+    _Live(lesson, shown, draw, prepare, answer, revealed=start).serve()

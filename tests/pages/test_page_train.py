@@ -14,16 +14,17 @@ from explorer.lessons.train.view import TrainSettings
 from explorer.training.live import LiveSettings, run_settings
 from explorer.training.runs import LiveJob, default_manager
 from harness import train_runs
-from harness.apptest import info_text, plotly_array, plotly_array_1d, plotly_figures, run_page
+from harness.apptest import info_text, plotly_array, plotly_array_1d, plotly_figure, plotly_figures, run_page
 
 PAGE = "explorer/lessons/train/train.py"
 SCRUB = "_train_scrub"
+WATCH = "_train_watch"  # session state: the job the session watches (explorer/serve/live.py)
 
 
 
 def grid(at) -> np.ndarray:
     """The probe's attention as drawn: (layers × heads, queries, keys), the first figure."""
-    figure = plotly_figures(at)[0]
+    figure = plotly_figure(at, "train_grid")
     return np.stack([plotly_array(trace["z"]) for trace in figure["data"]])
 
 
@@ -53,7 +54,7 @@ def test_before_training_the_page_shows_step_0_of_the_run():
     first = next(run_settings(TrainSettings(seed=11).job.runners[0]))
     np.testing.assert_allclose(grid(at), first.attention.reshape(-1, 7, 6), atol=1e-6)
     np.testing.assert_allclose(grid(at).sum(-1), 1, atol=1e-5)
-    curves = plotly_figures(at)[1]["data"]
+    curves = plotly_figure(at, "train_curves")["data"]
     assert [len(plotly_array_1d(trace["y"])) for trace in curves] == [1, 1]
     assert plotly_array_1d(curves[0]["y"])[0] == pytest.approx(first.loss, rel=1e-6)
     assert "Step 0" in at.caption[0].value
@@ -70,7 +71,7 @@ def test_train_polls_to_the_end_replays_and_is_shared_with_the_next_session():
     steps = [s.step for s in expected]
     assert list(scrubber(at).options) == [str(s) for s in steps] and scrubber(at).value == 200
     np.testing.assert_allclose(grid(at), expected[-1].attention.reshape(-1, 7, 6), atol=1e-6)
-    curves = plotly_figures(at)[1]["data"]
+    curves = plotly_figure(at, "train_curves")["data"]
     np.testing.assert_allclose(plotly_array_1d(curves[1]["y"]), [100 * s.accuracy for s in expected], atol=1e-9)
     shown = "\n".join(m.value for m in at.markdown)
     assert f"**{100 * expected[-1].accuracy:.1f} %**" in shown
@@ -114,12 +115,13 @@ def test_stop_cancels_the_run_and_a_settings_change_lets_it_go():
 
 def test_the_race_trains_both_models_for_the_same_seconds():
     at = run_page(PAGE, {"mode": "race", "race_seconds": "5", "seed": "15"})
-    race = plotly_figures(at)[1]["data"]
+    race = plotly_figure(at, "train_race")["data"]
+    assert plotly_figures(at)[0] == plotly_figure(at, "train_race")  # the race first, above the grid
     assert [trace["name"] for trace in race] == ["transformer", "transformer", "GRU", "GRU"]
     assert at.button(key="train_start").label == "Race"
     at.button(key="train_start").click().run()
     poll_to_the_end(at)
-    race = plotly_figures(at)[1]["data"]
+    race = plotly_figure(at, "train_race")["data"]
     for seconds in (plotly_array_1d(race[0]["x"]), plotly_array_1d(race[2]["x"])):
         assert seconds[0] == 0 and seconds[-1] >= 5 and seconds[-2] < 5
     assert "the GRU at step" in "\n".join(m.value for m in at.markdown)
@@ -177,25 +179,82 @@ def test_a_client_past_its_share_of_runs_is_told_so_and_nothing_is_queued(monkey
         manager.release("another tab")
 
 
+def answers(at, number: int, boxes) -> list[str]:
+    return [box.value for box in boxes if f"Step {number} of" in box.value]
+
+
 def test_a_steps_answer_waits_for_its_run_then_quotes_it():
-    """Step 4 (one layer): at Reveal nothing is trained, so the answer says it waits for the run (no
-    number shown yet); once the run has finished, the answer quotes that run's own numbers."""
+    """Step 4 (one layer): Reveal starts the step's run (a clicker cannot press Train), so the answer
+    says it waits for the run (no number shown yet, and no call to press Train); once the run has
+    finished, the answer quotes that run's own numbers."""
     at = run_page(PAGE, {"step": "4"})
     at.button(key="lesson_next").click().run()  # Reveal
-    waiting = [box.value for box in at.info if "Step 4 of" in box.value]
+    waiting = answers(at, 4, at.info)
     assert len(waiting) == 1 and "appears here when the run has finished" in waiting[0], waiting
-    assert not [box.value for box in at.success if "Step 4 of" in box.value]
-    at.button(key="train_start").click().run()
-    assert any("appears here when the run has finished" in box.value for box in at.info)  # still training
+    assert "Press" not in waiting[0], waiting  # it is training already
+    assert not answers(at, 4, at.success)
+    assert at.button(key="train_start").disabled and not at.button(key="train_stop").disabled
     poll_to_the_end(at)
     expected = lesson_run(n_layers=1)
     reached = next(s.step for s in expected if s.accuracy >= 0.9)
-    said = [box.value for box in at.success if "Step 4 of" in box.value]
+    said = answers(at, 4, at.success)
     assert len(said) == 1, [box.value for box in [*at.success, *at.info]]
     assert f"passes 90 % at step {reached}" in said[0] and f"ends at {100 * expected[-1].accuracy:.1f} %" in said[0]
     # Moving a control away after the run: the answer is withdrawn, and the step says why.
     at.slider(key="seed").set_value(3).run()
-    assert not [box.value for box in at.success if "Step 4 of" in box.value]
+    assert not answers(at, 4, at.success)
+
+
+def test_revealing_step_2_trains_its_run_without_a_press_of_train():
+    """The clicker's PageDown is Reveal: on step 2 it asks the server's manager for the step's job (Train
+    never pressed), the answer waits for it, then quotes the finished run's numbers, read here from
+    the manager's own copy of the run."""
+    job = TrainSettings().job  # step 2's settings are the page's defaults
+    at = run_page(PAGE, {"step": "2"})
+    assert WATCH not in at.session_state and at.button(key="lesson_next").label == "Reveal"  # the question only
+    at.button(key="lesson_next").click().run()  # Reveal
+    assert at.session_state[WATCH][0] == job
+    assert at.button(key="train_start").disabled
+    assert answers(at, 2, at.info) and "appears here when the run has finished" in answers(at, 2, at.info)[0]
+    poll_to_the_end(at)
+    run = default_manager().finished(job).snapshots[0]
+    first = next(s.step for s in run if s.accuracy >= 0.9)
+    said = answers(at, 2, at.success)
+    assert len(said) == 1, [box.value for box in [*at.success, *at.info]]
+    assert f"passes 90 % at step {first} and ends at {100 * run[-1].accuracy:.1f} %" in said[0], said
+
+
+def test_revealing_step_1_starts_no_run():
+    """Step 1 is about the untrained model (its claim is ready at step 0): its Reveal trains nothing,
+    and its answer says the next step trains it."""
+    at = run_page(PAGE, {"step": "1"})
+    at.button(key="lesson_next").click().run()  # Reveal
+    assert WATCH not in at.session_state and not at.button(key="train_start").disabled
+    said = answers(at, 1, at.success)
+    assert len(said) == 1 and "The next step trains it" in said[0], said
+    assert not at.get("progress")
+
+
+def test_moving_on_during_a_run_is_never_held_up():
+    """Step 5's run is training when the lecturer presses Next: step 6's question shows at once (with
+    Reveal), and its Reveal starts the race instead (the session watches one run: step 5's is let go)."""
+    sort_job = TrainSettings(task="sort").job
+    at = run_page(PAGE, {"step": "5"})
+    at.button(key="lesson_next").click().run()  # Reveal: step 5's run starts
+    assert at.session_state[WATCH][0] == sort_job
+    at.button(key="lesson_next").click().run()  # Next, during the run
+    assert not at.exception and at.session_state["step"] == 6
+    assert at.button(key="lesson_next").label == "Reveal"
+    assert answers(at, 6, at.info) and not answers(at, 5, [*at.info, *at.success])
+    at.button(key="lesson_next").click().run()  # Reveal: the race
+    race = TrainSettings(mode="race", race_seconds=20).job
+    try:
+        assert at.session_state[WATCH][0] == race and at.button(key="train_start").label == "Race"
+        assert at.button(key="train_start").disabled
+        waiting = answers(at, 6, at.info)
+        assert len(waiting) == 1 and "appears here when the run has finished" in waiting[0], waiting
+    finally:
+        at.button(key="train_stop").click().run()  # the race ends here: the test needs none of it
 
 
 def test_an_answer_whose_claim_fails_at_its_own_settings_says_so(monkeypatch):

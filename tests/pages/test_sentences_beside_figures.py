@@ -74,11 +74,17 @@ def test_train_asks_about_the_line_only_for_reversing():
     assert "Switch to **Race**" in text["sort"] and "Switch to **Race**" not in text["induction"]
 
 
-def test_the_race_step_points_where_the_steps_are_written():
+def test_the_race_step_points_where_equal_seconds_are_drawn():
     # The race's answer is read from the finished race (tests/unit/test_train_race_claim.py); its
-    # pointer to the steps each runner reached is the same in every race.
-    step = next(s for s in load_steps("train") if "equal seconds" in s.reveal)
-    assert "line above the grid" in step.reveal and "moment race" in lesson_sections("train")
+    # pointer to the equal-seconds comparison is the race figure's left panel, against seconds.
+    from explorer.lessons.train.figures import Curve, race_figure
+
+    step = next(s for s in load_steps("train") if s.claim == "race")
+    assert "Equal seconds (left panel)" in step.reveal
+    curve = Curve("transformer", np.array([0, 10]), np.ones(2), np.zeros(2), np.array([0.0, 2.0]))
+    layout = race_figure([curve, dataclasses.replace(curve, name="gru")], 20).to_plotly_json()["layout"]
+    left = min(("xaxis", "xaxis2"), key=lambda axis: layout[axis]["domain"][0])
+    assert layout[left]["title"]["text"] == "seconds of training"
 
 
 def test_length_counts_the_new_positions_as_the_grid_labels_them():

@@ -10,7 +10,7 @@ import pytest
 
 from explorer.kit.claims import say
 from explorer.kit.steps import load_steps
-from explorer.lessons.train.claims import race_story
+from explorer.lessons.train.claims import on_the_clock, race_story
 from explorer.lessons.train.spec import TRAIN
 from explorer.lessons.train.view import TrainSettings, at_moment, train_view
 from explorer.serve.runtime import Shown
@@ -21,9 +21,10 @@ RACE = TrainSettings(mode="race", race_seconds=20)
 STEP = load_steps("train")[5]
 
 
-def runner(accuracies: dict[int, float], attention: bool = True) -> tuple[Snapshot, ...]:
+def runner(accuracies: dict[int, float], attention: bool = True, per_step: float = 0.1) -> tuple[Snapshot, ...]:
+    """Snapshots at these steps, each step taking `per_step` seconds of training."""
     weights = np.full((2, 1, 7, 6), 1 / 6) if attention else None
-    return tuple(Snapshot(step, 1.0, accuracy, weights, step / 10, step / 10)
+    return tuple(Snapshot(step, 1.0, accuracy, weights, step * per_step, step * per_step)
                  for step, accuracy in sorted(accuracies.items()))
 
 
@@ -42,10 +43,35 @@ def test_the_answer_tells_the_race_as_it_went():
     said = say(TRAIN.claims, STEP.claim, STEP.reveal, shown(TRANSFORMER, GRU))
     assert said is not None
     # The GRU's largest lead before the overtake: step 200 (31.5 against 12); ahead for good from 300;
-    # the last step both reached: 600 (the transformer stopped there).
-    for quoted in ("step 200: 31.5 % against 12.0 %", "overtakes it at step 300 (80.0 % against 45.0 %)",
-                   "up to step 600, the last both reached (95.0 % against 65.0 %)"):
-        assert quoted in said
+    # the last step both reached: 600 (the transformer stopped there, at 60 s; the GRU's latest by
+    # then is its step 600 too).
+    for quoted in ("the GRU leads first (step 200: 31.5 % against 12.0 %)",
+                   "the transformer leads from step 300 to step 600, the last both measured (95.0 % against 65.0 %)",
+                   "after 60.0 s each, the transformer leads (95.0 % against 65.0 %)"):
+        assert quoted in said, said
+    assert "overtakes" not in said
+
+
+def test_an_overtake_at_the_last_common_step_is_told_as_such():
+    """The transformer ahead only at the last step both measured: no "from step 600 to step 600" (the
+    answer once read "overtakes it at step 1875 … leads at every step … after it, up to step 1875")."""
+    transformer = runner({0: 0.0, 100: 0.0, 200: 0.12, 300: 0.4, 400: 0.5, 500: 0.55, 600: 0.7})
+    story = race_story(transformer, GRU)
+    assert (story["early"], story["over"], story["last"]) == (200, 600, 600)
+    said = say(TRAIN.claims, STEP.claim, STEP.reveal, shown(transformer, GRU))
+    assert "the transformer overtakes it only at step 600, the last both measured (70.0 % against 65.0 %)" in said
+    assert "leads from step" not in said and said.count("step 600") == 1, said
+    assert len(said) < len(STEP.reveal) + 150, said  # about two lines presenting, with the numbers
+
+
+def test_equal_seconds_compare_the_two_at_the_seconds_both_reached():
+    """The left panel read at the end of the shorter curve: each runner's latest accuracy by then."""
+    gru = runner({0: 0.0, 100: 0.3, 200: 0.6, 300: 0.9}, attention=False, per_step=0.05)  # 15 s, cheaper steps
+    transformer = runner({0: 0.0, 100: 0.2, 200: 0.5}, per_step=0.1)  # 20 s
+    assert on_the_clock(transformer, gru) == "after 15.0 s each, the GRU leads (90.0 % against 20.0 %)"
+    assert on_the_clock(transformer, gru, "LSTM").startswith("after 15.0 s each, the LSTM leads")
+    level = runner({0: 0.0, 100: 0.2}, attention=False, per_step=0.1)
+    assert on_the_clock(transformer, level) == "after 10.0 s each, they are level (20.0 %)"
 
 
 def test_a_lead_lost_again_is_no_overtake():

@@ -19,7 +19,7 @@ from explorer.analysis.length import trained_lengths
 from explorer.kit.claims import Claim
 from explorer.training.pretrained import load_model
 
-__all__ = ["MARK", "TRAIN_CLAIMS", "anti_diagonal", "race_story", "sorted_rows"]
+__all__ = ["MARK", "TRAIN_CLAIMS", "anti_diagonal", "on_the_clock", "overtaking", "race_story", "sorted_rows"]
 
 MARK = 0.9  # the held-out accuracy a run "passes" in the answers
 
@@ -161,8 +161,33 @@ def race_story(transformer, recurrent) -> dict | None:
             for name, value in ((label, step), (f"tf_{label}", tf[step]), (f"rnn_{label}", rnn[step]))}
 
 
+def overtaking(story: dict) -> str:
+    """The race for equal steps from the overtake on, as the answer says it: the transformer leads from
+    step `over` to the last step both measured, or, where those are one step, overtakes only there."""
+    last = f"({story['tf_last']:.1f} % against {story['rnn_last']:.1f} %)"
+    if story["over"] == story["last"]:
+        return f"the transformer overtakes it only at step {story['last']}, the last both measured {last}"
+    return f"the transformer leads from step {story['over']} to step {story['last']}, the last both measured {last}"
+
+
+def on_the_clock(transformer, recurrent, rival: str = "GRU") -> str:
+    """The race for equal seconds: each runner's latest accuracy by the seconds both reached (the
+    left panel, read at the right end of the shorter curve), and which one leads there."""
+    seconds = min(transformer[-1].training_seconds, recurrent[-1].training_seconds)
+    tf, rnn = (100 * [x for x in runner if x.training_seconds <= seconds][-1].accuracy
+               for runner in (transformer, recurrent))
+    if round(tf, 1) == round(rnn, 1):
+        return f"after {seconds:.1f} s each, they are level ({tf:.1f} %)"
+    leader, ahead, behind = ("the transformer", tf, rnn) if tf > rnn else (f"the {rival}", rnn, tf)
+    return f"after {seconds:.1f} s each, {leader} leads ({ahead:.1f} % against {behind:.1f} %)"
+
+
 def _race_values(s) -> dict:
-    return race_story(*s.view.snapshots) or {}
+    story = race_story(*s.view.snapshots)
+    if story is None:
+        return {}
+    rival = s.view.job.runners[1].model.upper()
+    return {**story, "overtake": overtaking(story), "clock": on_the_clock(*s.view.snapshots, rival), "rival": rival}
 
 
 def _races(s) -> bool:

@@ -61,7 +61,8 @@ def at_step_zero(view) -> str:
 
 
 def run(shown) -> None:
-    """The key section, at the moment of the session's run: progress, the probe's attention, the curves."""
+    """The key section, at the moment of the session's run: progress, the probe's attention, the curves
+    (a race: its curves first, then the transformer's attention)."""
     view, figures, settings = shown.view, shown.figures, shown.settings
     if view.live:
         status(view)
@@ -70,14 +71,16 @@ def run(shown) -> None:
     if view.state in ("cancelled", "failed") or view.message:
         st.info(text("ended", message=view.message or view.state), icon=":material/info:")
     st.markdown(moment(view))
+    if settings.race:  # the race is what the line above and a step's answer speak of: its curves first
+        plotly_chart(figures.race, key="train_race")
     plotly_chart(figures.grid, key="train_grid")
     if settings.task in RACE_TASKS:
         layer, head, sharp = view.sharpness()
         st.markdown(text("sharpness", layer=layer, head=head, sharp=sharp, even=1 / len(view.keys)))
     if view.snapshot.step == 0:
         st.markdown(at_step_zero(view))
-    plotly_chart(figures.race if settings.race else figures.curves, key="train_race" if settings.race else
-                 "train_curves")
+    if not settings.race:
+        plotly_chart(figures.curves, key="train_curves")
 
 
 def what(shown) -> None:
