@@ -55,11 +55,11 @@ def test_exact_counts_equal_the_library_and_the_built_torch_modules(params):
     assert table.loc["RNN (tanh)", "path"] == T - 1 + n
     assert table.loc["CNN", "path"] == max(n, -(-(T - 1) // (k - 1)))
     assert table.loc["CNN", "steps"] == n and table.loc["CNN", "sequential steps"] == "O(1)"  # not the notes' O(T)
-    bars = plotly_figures(at)[0]["data"]
-    assert [b["name"] for b in bars] == list(per_layer)
-    for bar, layer in zip(bars, per_layer, strict=True):
-        row = table.loc[layer]
-        assert list(plotly_array([bar["y"]])[0]) == [row["exact"], row["multiplications"], row["steps"], row["path"]]
+    bars = plotly_figures(at)[0]["data"]  # one bar per layer in each of the four panels
+    for axis, column in zip(("x", "x2", "x3", "x4"), ("exact", "multiplications", "steps", "path"), strict=True):
+        panel = [b for b in bars if b["xaxis"] == axis]
+        assert [b["name"] for b in panel] == list(per_layer)
+        assert [plotly_array([b["x"]])[0][0] for b in panel] == [table.loc[layer, column] for layer in per_layer]
     assert table.loc["self-attention", "operations"] == "O(T·d² + T²·d)"  # the projections too, not the notes' O(T²·d)
     assert table.loc["RNN (tanh)", "operations"] == "O(T·d²)"
 

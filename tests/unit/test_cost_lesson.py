@@ -122,3 +122,31 @@ def test_the_stopwatch_says_only_what_was_measured(monkeypatch):
     text = " ".join(m.value for m in at.markdown)
     assert "At T = 256 torch's RNN needs 10.0 µs per step, one step after another." in text
     assert "Python loop needs" not in text and "never the slower" in text
+
+
+# the numbers an answer may take from the sizes in the figure's heading (T, d, k, N) and arithmetic on them
+HEADING_FACTS = ("T", "d", "n", "extra", "T_over_d", "term_ratio")
+
+
+@pytest.mark.parametrize("number", range(1, len(STEPS) + 1))
+def test_every_number_an_answer_quotes_is_printed_in_the_key_figure(number):
+    """Read from the back of the room: each count or ratio in a revealed answer stands, as written, on a
+    bar of the key figure or in a panel's title ("attention 10× RNN"), or is a size in its heading."""
+    import re
+
+    from explorer.lessons.cost.figures import cost_figures
+
+    step = STEPS[number - 1]
+    view = cost_view(step_settings(step))
+    facts = cost_facts(view)
+    answer = step.reveal.format_map(facts)
+    figure = cost_figures(view).bars.to_dict()
+    printed = {t["text"][0] for t in figure["data"]}
+    titles = " ".join(a["text"] for a in figure["layout"]["annotations"])
+    heading = {f"{facts[name]:g}" for name in HEADING_FACTS}
+    quoted = re.findall(r"\d[\d,.]*(?:\u00a0[kMBT])?", answer)
+    assert quoted, answer
+    for text in quoted:
+        text = text.rstrip(".,")
+        ratio = re.search(rf"{re.escape(text)} times", answer) is not None
+        assert text in printed or text in heading or (ratio and f"attention {text}× RNN" in titles), (text, answer)

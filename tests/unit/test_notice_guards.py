@@ -155,14 +155,17 @@ def test_positions_order_visible_is_about_the_model_shuffled_and_the_letters_giv
 
 @pytest.mark.parametrize("layers", [1, 2, 6])
 def test_cost_parameters_step_counts_one_layer_as_its_sentence_says(layers):
-    """"it has N (the Q, K, V and output projections, d² + d each)": shown only where N is that."""
+    """"No: N at any T (Q, K, V and output projections, d² + d each)": shown only where N is that."""
     step = next(s for s in load_steps("cost") if s.claim == "parameters_fixed")
     shown = runtime.shown(COST, step_settings(COST, None, {**step.settings, "layers": layers}))
     d = shown.settings.d
     holds = COST.claims["parameters_fixed"].holds(shown)
     assert holds is (layers == 1)
     if holds:
-        assert f"it has {4 * (d * d + d):,} (" in say(COST.claims, "parameters_fixed", step.reveal, shown)
+        from explorer.lessons.cost.numbers import count_text  # the figure's notation: "16.6 k" at d = 64
+
+        assert f"No: {count_text(4 * (d * d + d))} at any T (" in say(COST.claims, "parameters_fixed", step.reveal,
+                                                                       shown)
 
 
 @pytest.mark.parametrize("t", [1, 2, 11])

@@ -21,7 +21,7 @@ def bars(shown) -> None:
     s = shown.settings
     st.subheader(f"The complexity table for T = {s.T}, d = {s.d}, k = {s.k}"
                  + (f", N = {s.n_layers}" if s.n_layers > 1 else ""))
-    plotly_chart(shown.figures.bars, key="cost_bars")
+    plotly_chart(shown.figures.bars, key="cost_bars", phone_fits=True)  # two panels a row fit a phone
 
 
 def table(shown) -> None:

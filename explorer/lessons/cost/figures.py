@@ -4,7 +4,6 @@ measured forward times.  Data in, Altair or Plotly out.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,6 +16,7 @@ import plotly.graph_objects as go
 from explorer.figures.common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, figure_from_spec, plotly_text
 from explorer.figures.margins import TOOLBAR_PX
 from explorer.figures.vega import colour_encoding, configure, phone_columns
+from explorer.lessons.cost.numbers import count_text, times_text
 
 __all__ = [
     "ComplexityRow",
@@ -96,47 +96,99 @@ def complexity_frame(rows: Sequence[ComplexityRow], n_layers: int) -> pd.DataFra
     })
 
 
-COST_COLOURS = [OKABE_ITO["orange"], OKABE_ITO["vermillion"], OKABE_ITO["blue"], OKABE_ITO["bluish green"]]
+# One Okabe-Ito hue per layer, none two alike (the CNN's and the RNN's were orange and vermillion), and a
+# value label inside a bar in black or white, whichever reads on it (at least 4.5:1, WCAG).
+COST_COLOURS = {"cnn": OKABE_ITO["orange"], "rnn": OKABE_ITO["reddish purple"], "attention": OKABE_ITO["blue"],
+                "encoder": OKABE_ITO["bluish green"]}
+INSIDE_TEXT = {"cnn": "#000000", "rnn": "#000000", "attention": "#FFFFFF", "encoder": "#000000"}
+OUTSIDE_TEXT = "#1A1A1A"  # a label past its bar's end, on the page's white
 COST_QUANTITIES = ("parameters", "multiplications", "sequential steps", "path length")
+COST_SHORT = {"cnn": "CNN", "rnn": "RNN", "attention": "attention", "encoder": "encoder"}  # the bars' row labels
+# (row, column) of each quantity, two by two: the two with a ratio on top, the longer title on the left (a
+# title may run on into the gap between the columns, not past the chart's right edge)
+_PANELS = {"multiplications": (0, 0), "parameters": (0, 1), "sequential steps": (1, 0), "path length": (1, 1)}
+_COLUMN_GAP, _ROW_GAP = 0.1, 0.2  # paper fractions; the row gap holds the lower panels' titles
+PHONE_PANEL_PX = 120  # a panel's width on a phone (390 px wide; 135 px seen): the narrowest a value label must fit
+_LABEL_PAD = 8  # px: a label's padding in or beside its bar, and some to spare
+_DIGIT_EM = 0.6  # a value label's characters (digits, '.', ',', a space, k, M, B), wide: Source Sans' ≤ 0.56 em
 
 
-def _headroom(largest: float, share: float = 0.2) -> list[float]:
-    """A log axis's range (log10 units) from below 1 to above `largest`, its top `share` left for the
-    upright value labels over the bars (Plotly's autorange leaves room for them only laid flat)."""
-    low, high = -0.3, math.log10(max(largest, 1.0))
-    return [low, high + (high - low) * share / (1 - share)]
+def _values(row) -> tuple[int, int, int, int]:
+    c = row.cost
+    return c.parameters, c.multiplications, c.sequential_steps, c.path_length
+
+
+def _panel_title(quantity: str, rows: Sequence[ComplexityRow], at: int) -> str:
+    """The quantity, and for parameters and multiplications how many times the RNN's count self-attention's
+    is, on a second line (the ratio the steps' answers quote)."""
+    by_layer = {row.layer: _values(row)[at] for row in rows}
+    if quantity not in ("parameters", "multiplications") or not {"rnn", "attention"} <= set(by_layer):
+        return f"<b>{quantity}</b>"
+    return f"<b>{quantity}</b><br>attention {times_text(by_layer['attention'] / by_layer['rnn'])}× RNN"
+
+
+def bar_range(values: Sequence[int], texts: Sequence[str], panel_px: float = PHONE_PANEL_PX,
+              size: float = FONT_SIZE) -> float:
+    """The end of a panel's linear axis: the least, from the longest bar on, at which every bar's label
+    fits inside its bar or after it within the panel, `panel_px` wide (Plotly puts a label inside a bar
+    where it fits, else after it; a label fitting neither ran past the chart's edge on a phone)."""
+    longest = max(max(values), 1)
+    widths = [_DIGIT_EM * size * len(text) + _LABEL_PAD for text in texts]
+
+    def fits(end: float) -> bool:
+        return all(v / end * panel_px >= w or v / end * panel_px + w <= panel_px for v, w in zip(values, widths,
+                                                                                                    strict=True))
+    ends = [longest * 1.02**i for i in range(1, 71)]  # up to 4 times the longest bar
+    return next((end for end in ends if fits(end)), ends[0])
 
 
 def cost_bars(rows: Sequence[ComplexityRow], n_layers: int = 1) -> go.Figure:
-    """The complexity table as grouped bars on a log scale: one group per quantity, one bar per layer.
-    A stack of `n_layers` convolutions too shallow to reach the first input has no path: its path bar
-    shows the layers it would need, and says so."""
-    traces = []
-    for row, colour in zip(rows, COST_COLOURS, strict=False):
-        values = [row.cost.parameters, row.cost.multiplications, row.cost.sequential_steps, row.cost.path_length]
-        texts, hovers = ["%{y:.3~s}"] * 4, [plotly_text(row.label) + "<br>%{x}: %{y:,}<extra></extra>"] * 4
-        if row.layer == "cnn" and row.cost.path_length > n_layers:
-            texts[3] = "needs %{y} layers"
-            hovers[3] = (plotly_text(row.label) + f"<br>{n_layers} layer{'s' * (n_layers > 1)} cannot reach the "
-                         "first input:<br>it takes %{y} layers<extra></extra>")
-        traces.append({
-            "type": "bar", "name": plotly_text(row.label), "x": list(COST_QUANTITIES), "y": values,
-            # Values upright (turned 90°): side by side, four to a group, they ran together at a phone's and a
-            # projector's width ("12.4k8.32k16.6k"), Plotly shrinking them to the bar's width on a phone
-            "marker": {"color": colour}, "texttemplate": texts, "textposition": "outside", "textangle": -90,
-            "constraintext": "none",
-            "textfont": {"size": FONT_SIZE - 2}, "cliponaxis": False, "hovertemplate": hovers,
-        })
-    layout = {
-        "font": {"size": FONT_SIZE}, "height": 420 + TOOLBAR_PX, "barmode": "group", "bargap": 0.25,
-        # the legend over the bars stands under the toolbar's band (a phone's legend reaches its buttons)
-        "margin": {"l": 10, "r": 10, "t": 40 + TOOLBAR_PX, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
-        "xaxis": {"tickfont": {"size": FONT_SIZE}},
-        "yaxis": {"type": "log", "title": {"text": "count (log scale)"}, "gridcolor": "#e5e5e5",
-                  "range": _headroom(max(max(t["y"]) for t in traces)),
-                  "tickfont": {"size": FONT_SIZE - 2}},
-        "legend": {"orientation": "h", "y": 1.14, "x": 0, "font": {"size": FONT_SIZE}},
-    }
+    """The complexity table as bars: one panel per quantity (parameters, multiplications, sequential
+    steps, path length), two by two, one horizontal bar per layer on a linear scale, so a bar ten times
+    another is ten times as long.  Every bar carries its count upright (explorer.lessons.cost.numbers,
+    the notation of the steps' answers), inside its end where it fits, else after it (`bar_range`); the
+    parameters' and multiplications' titles say how many times the RNN's count self-attention's is.  The
+    axes have no ticks: the printed counts are the scale.  A stack of `n_layers` convolutions too shallow
+    to reach the first input has no path: its path bar shows the layers it would need (the notes' O(T/k)),
+    and its hover says so."""
+    names = [COST_SHORT[row.layer] for row in rows]
+    traces, annotations, layout = [], [], {}
+    width, height = (1.0 - _COLUMN_GAP) / 2, (1.0 - _ROW_GAP) / 2
+    for at, quantity in enumerate(COST_QUANTITIES):
+        r, c = _PANELS[quantity]
+        suffix = "" if at == 0 else str(at + 1)
+        x0, y1 = c * (width + _COLUMN_GAP), 1.0 - r * (height + _ROW_GAP)
+        values = [_values(row)[at] for row in rows]
+        texts = [count_text(value) for value in values]
+        for row, value, text, name in zip(rows, values, texts, names, strict=True):
+            hover = plotly_text(row.label) + f"<br>{quantity}: {value:,}<extra></extra>"
+            if quantity == "path length" and row.layer == "cnn" and value > n_layers:
+                hover = (plotly_text(row.label) + f"<br>{n_layers} layer{'s' * (n_layers > 1)} cannot reach the "
+                         f"first input:<br>it takes {value:,} layers<extra></extra>")
+            traces.append({
+                "type": "bar", "orientation": "h", "name": plotly_text(row.label), "legendgroup": row.layer,
+                "showlegend": False, "x": [value], "y": [name], "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+                "marker": {"color": COST_COLOURS[row.layer]}, "text": [text], "textposition": "auto",
+                "insidetextanchor": "end", "textangle": 0, "constraintext": "none",
+                "insidetextfont": {"color": INSIDE_TEXT[row.layer], "size": FONT_SIZE},
+                "outsidetextfont": {"color": OUTSIDE_TEXT, "size": FONT_SIZE}, "cliponaxis": False,
+                "hovertemplate": hover,
+            })
+        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}",
+                                    "range": [0, bar_range(values, texts)], "showticklabels": False,
+                                    "showgrid": False, "zeroline": False, "fixedrange": True}
+        layout[f"yaxis{suffix}"] = {"domain": [max(0.0, y1 - height), y1], "anchor": f"x{suffix}",
+                                    "type": "category", "categoryorder": "array", "categoryarray": names,
+                                    "autorange": "reversed", "showticklabels": c == 0, "tickfont": {"size": FONT_SIZE},
+                                    "showline": True, "linecolor": "#444444", "ticks": "", "fixedrange": True}
+        annotations.append({"text": _panel_title(quantity, rows, at), "xref": "paper", "yref": "paper", "x": x0,
+                            "y": y1, "xanchor": "left", "yanchor": "bottom", "yshift": 4, "align": "left",
+                            "showarrow": False, "font": {"size": FONT_SIZE, "color": OUTSIDE_TEXT}})
+    layout.update({
+        "font": {"size": FONT_SIZE}, "height": 420 + TOOLBAR_PX, "barmode": "overlay", "bargap": 0.22,
+        "margin": {"l": 10, "r": 10, "t": 56 + TOOLBAR_PX, "b": 10}, "plot_bgcolor": "rgba(0,0,0,0)",
+        "showlegend": False, "annotations": annotations,
+    })
     return figure_from_spec({"data": traces, "layout": layout})
 
 
@@ -147,8 +199,8 @@ def operations_frame(curves: dict[str, list[int]], T_values) -> pd.DataFrame:
 
 
 OPERATION_COLOURS = {
-    "T·d² (the RNN's term)": OKABE_ITO["vermillion"], "T²·d (attention's scores and mix)": OKABE_ITO["blue"],
-    "tanh RNN layer, exact": OKABE_ITO["vermillion"], "self-attention layer, exact": OKABE_ITO["blue"],
+    "T·d² (the RNN's term)": COST_COLOURS["rnn"], "T²·d (attention's scores and mix)": COST_COLOURS["attention"],
+    "tanh RNN layer, exact": COST_COLOURS["rnn"], "self-attention layer, exact": COST_COLOURS["attention"],
 }
 
 
@@ -194,7 +246,10 @@ def operations_chart(frame: pd.DataFrame, *, d: int, T: int) -> alt.LayerChart:
                       .properties(height=CHART_HEIGHT), legend_columns=phone_columns(2, 1))
 
 
-TIMING_COLOURS = {"rnn": OKABE_ITO["vermillion"], "rnn-loop": OKABE_ITO["orange"], "attention": OKABE_ITO["blue"]}
+# The RNN and self-attention in the key figure's colours; the Python loop in a hue of its own (torch's
+# RNN and the loop were vermillion and orange, one hue on a projector)
+TIMING_COLOURS = {"rnn": COST_COLOURS["rnn"], "rnn-loop": OKABE_ITO["vermillion"],
+                  "attention": COST_COLOURS["attention"]}
 TIMING_PHONE_NAMES = {"rnn": "RNN, C++ loop (torch)", "rnn-loop": "RNN, Python loop (this app)",
                       "attention": "self-attention (torch)"}  # the legend's names on a phone
 

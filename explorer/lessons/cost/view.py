@@ -29,6 +29,7 @@ from explorer.lessons.cost.counts import (
     operations_curves,
     operations_lengths,
 )
+from explorer.lessons.cost.numbers import count_text, times_text
 
 from .boxes import attention_parameters, convolution_parallel
 
@@ -93,10 +94,11 @@ def crossover_view(settings: CrossoverSettings) -> CrossoverView:
 def cost_facts(view: CostView) -> dict[str, object]:
     """The numbers the lesson's steps name, read from the view: the RNN's and attention's exact
     counts for the stack (rnn_mult, att_mult, …_params, …_steps, …_path), their ratios, the two big-O
-    terms, the share of attention's multiplications in its four projections."""
+    terms, the share of attention's multiplications in its four projections; and each count and ratio
+    written as the key figure prints it (…_text)."""
     s, rnn, att = view.settings, view.row("rnn").cost, view.row("attention").cost
     projections = 4 * s.T * s.d * s.d * s.n_layers
-    return {
+    facts = {
         "T": s.T, "d": s.d, "n": s.n_layers, "extra": s.n_layers - 1, "T_over_d": s.T / s.d,
         "Td2": s.T * s.d**2, "T2d": s.T**2 * s.d, "term_ratio": (s.T * s.d**2) / (s.T**2 * s.d),
         "rnn_mult": rnn.multiplications, "att_mult": att.multiplications,
@@ -106,6 +108,11 @@ def cost_facts(view: CostView) -> dict[str, object]:
         "rnn_path": rnn.path_length, "att_path": att.path_length,
         "projection_share": projections / att.multiplications,
     }
+    # as the key figure prints them (explorer.lessons.cost.numbers): rnn_mult_text "4.19 M", ratio_text "10"
+    texts = {f"{name}_text": count_text(facts[name]) for name in ("rnn_mult", "att_mult", "rnn_params", "att_params",
+                                                                  "rnn_steps", "att_steps", "rnn_path", "att_path")}
+    return {**facts, **texts, "ratio_text": times_text(facts["ratio"]),
+            "param_ratio_text": times_text(facts["param_ratio"])}
 
 
 def _claim(holds) -> Claim:
