@@ -1,5 +1,6 @@
 """Log10 values drawn on linear axes: gradient norms and the like are plotted as log10 values whose
-ticks read 1e−20, 1e−10, 1 … (`log_axis` for Altair, `log_strip` and `log_colorbar` for Plotly): a
+ticks read 10⁻²⁰, 10⁻¹⁰, 1 … in superscript, not a program's "1e-20" (`log_axis` for Altair, `log_strip`
+and `log_colorbar` for Plotly): a
 vanishing gradient can go below float64's smallest number (≈ 1e−308), which a true log scale (or a
 browser) cannot draw.
 """
@@ -15,9 +16,26 @@ import plotly.graph_objects as go
 from .common import FONT_SIZE, SEQUENTIAL, figure_from_spec, plotly_text
 from .margins import TOOLBAR_PX
 
-__all__ = ["LOG_LABEL", "log_axis", "log_colorbar", "log_range", "log_strip", "log_ticks"]
+__all__ = ["LOG_LABEL", "SUPERSCRIPTS", "log_axis", "log_colorbar", "log_range", "log_strip", "log_ticks",
+           "power_label"]
 
-LOG_LABEL = "datum.value == 0 ? '1' : '1e' + datum.value"  # tick at log10 = -20 reads "1e-20"
+SUPERSCRIPTS = dict(zip("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹", strict=True))
+
+
+def power_label(k: int) -> str:
+    """10 to the power k as a reader writes it: 1 (k = 0), 10 (k = 1), 10⁻²⁰, 10²."""
+    return {0: "1", 1: "10"}.get(k) or "10" + "".join(SUPERSCRIPTS[c] for c in str(k))
+
+
+def _superscript_expr(text: str) -> str:
+    for plain, raised in SUPERSCRIPTS.items():
+        text = f"replace({text}, regexp('{plain}', 'g'), '{raised}')"
+    return text
+
+
+# A Vega-Lite tick at log10 = k reads power_label(k): "10⁻²⁰", "1", "10"
+LOG_LABEL = (f"datum.value == 0 ? '1' : datum.value == 1 ? '10' : "
+             f"'10' + {_superscript_expr('toString(datum.value)')}")
 
 
 def log_axis(title: str) -> alt.Axis:
@@ -34,16 +52,16 @@ def log_range(values: np.ndarray) -> tuple[float, float]:
 
 def log_ticks(low: float, high: float) -> dict:
     """A Plotly axis's (or colour bar's) ticks for log10 values from low to high: at most 9, on whole
-    powers of ten a round number of them apart (1, 2, 5, 10, … orders), reading 1e−20 … 1."""
+    powers of ten a round number of them apart (1, 2, 5, 10, … orders), reading 10⁻²⁰ … 1."""
     span = high - low
     step = next((s for s in (1, 2, 5, 10, 20, 50, 100) if span / s <= 8), max(1, int(np.ceil(span / 8))))
     first = int(np.ceil(low / step)) * step
     ticks = list(range(first, int(np.floor(high)) + 1, step)) or [round(low)]
-    return {"tickmode": "array", "tickvals": ticks, "ticktext": ["1" if v == 0 else f"1e{v}" for v in ticks]}
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [power_label(v) for v in ticks]}
 
 
 def log_colorbar(low: float, high: float, title: str, side: str = "right") -> dict:
-    """A colour bar for log10 values from low to high, at most 9 ticks reading 1e−20 … 1.  Its title
+    """A colour bar for log10 values from low to high, at most 9 ticks reading 10⁻²⁰ … 1.  Its title
     stands beside it (as most colour bars' in the app), or on top (`side`) where the figure has no
     room beside it (its panels' titles need the width on a phone) and its top is clear of the toolbar."""
     return {"title": {"text": title, "side": side}, "thickness": 18, **log_ticks(low, high),
@@ -53,7 +71,7 @@ def log_colorbar(low: float, high: float, title: str, side: str = "right") -> di
 def log_strip(z: np.ndarray, *, rows: Sequence[str], x_title: str, value_title: str, height: int | None = None,
               hover_x: str = "x") -> go.Figure:
     """A (rows × positions) heatmap of log10 values (NaN = exactly zero, drawn blank), the row
-    labels on the left, one colour bar whose ticks read 1e−20 … 1."""
+    labels on the left, one colour bar whose ticks read 10⁻²⁰ … 1."""
     z = np.asarray(z, dtype=np.float64)
     low, high = log_range(z)
     trace = {

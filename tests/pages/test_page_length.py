@@ -41,7 +41,15 @@ def test_default_view_accuracy_by_length_attention_and_the_learned_refusal():
     np.testing.assert_array_equal(sinusoidal["accuracy"], [expected[n] for n in tested])
     learned = data[data["encoding"] == "learned table"]
     assert learned["letters"].max() == 10, "no number is drawn past the learned table's rows"
-    assert any("position 11" in w.value and "11 rows" in w.value for w in at.warning)
+    # the learned table's refusal is how it is built, not a fault: a caption, no warning on every step
+    assert any("Why the learned table's line stops" in c.value and "position 11" in c.value and "11 rows" in c.value
+               for c in at.caption)
+    assert not at.warning
+    # the lines that lie on one another are named, from the data drawn
+    coincide = next(c.value for c in at.caption if c.value.startswith("Lines on top of one another"))
+    for encoding in data["encoding"].unique():
+        past = data[(data["encoding"] == encoding) & (data["letters"] > 10)]["accuracy"]
+        assert (encoding in coincide.split("at 100 %")[1]) == (len(past) > 0 and (past == 0).all()), encoding
     # Section 2: the seen and the unseen length's cross-attention, rows that sum to 1.
     seen, unseen = heatmap_z(at, 0), heatmap_z(at, 1)
     assert seen.shape == (11, 10) and unseen.shape == (16, 15)
@@ -66,10 +74,10 @@ def test_sidebar_controls_change_the_sweep_and_the_model_drawn():
     assert "`reverse-rope-h4-l2`" in markdown(at)
     at.selectbox(key="encoding").set_value("learned").run()
     assert_no_exception(at)
-    assert any("12 letters: refused" in w.value for w in at.warning)
+    assert any("12 letters: refused" in i.value for i in at.info)
     assert len(plotly_figures(at)) == 5  # six by default: the unseen heatmap is replaced by the reason
     at.slider(key="n").set_value(20).run()
-    assert any("20 letters: refused" in w.value and "position 20" in w.value for w in at.warning)
+    assert any("20 letters: refused" in i.value and "position 20" in i.value for i in at.info)
 
 
 def test_t5_runs_past_the_band_and_its_attention_is_drawn_at_a_length_it_never_saw():
@@ -87,7 +95,8 @@ def test_t5_runs_past_the_band_and_its_attention_is_drawn_at_a_length_it_never_s
     assert "**The T5 buckets model** (`reverse-t5-h4-l2`)" in text
     assert "(sinusoidal, RoPE, T5 buckets) still *run* past it" in text
     assert "at 30 letters its encoder needs 6 buckets and its decoder 10" in text.replace("\n", " ")
-    assert not any("T5" in w.value for w in at.warning)
+    assert not any("T5" in w.value for w in (*at.warning, *at.info, *at.caption) if "line stops" in w.value
+                   or "refused" in w.value)
     seen, unseen = heatmap_z(at, 0), heatmap_z(at, 1)
     assert seen.shape == (11, 10) and unseen.shape == (21, 20)
     np.testing.assert_allclose(unseen.sum(axis=1), 1, atol=1e-5)

@@ -2,6 +2,7 @@
 Plotly's full validation, and the table reads the orders of magnitude off the data."""
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
@@ -28,10 +29,10 @@ def test_depth_chart_and_table():
     assert row["orders lost"] == pytest.approx(values[-1] - values[0], abs=0.051)
 
 
-def test_the_chart_has_one_legend_under_the_plot_and_beside_it_when_presenting():
+def test_the_chart_has_one_legend_under_the_plot_and_none_when_presenting():
     """On a phone a legend beside the plot left it a thin stripe (seen at 390 px): one legend, one entry
-    per wiring (colour and dash together), under the plot; presenting, beside it, the chart in one
-    CHART_HEIGHT as before (it must end on a 720 px screen)."""
+    per wiring (colour and dash together), under the plot; presenting, none (the bars beside the chart
+    name every wiring, `orders_chart`), the plot all of one CHART_HEIGHT (it must end on a 720 px screen)."""
     from explorer.figures.common import CHART_HEIGHT
     from explorer.figures.presentation import enlarge_vega_lite
     from explorer.figures.vega import phone_columns
@@ -45,6 +46,39 @@ def test_the_chart_has_one_legend_under_the_plot_and_beside_it_when_presenting()
     assert line["color"]["field"] == line["strokeDash"]["field"] == "configuration"  # merged into one legend
     assert line["color"]["scale"]["domain"] == list(dict.fromkeys(frame["configuration"]))
     presented = enlarge_vega_lite(spec)
-    assert presented["config"]["legend"]["orient"] == "right" and presented["height"] == CHART_HEIGHT
-    assert presented["config"]["legend"]["columns"] == 1  # beside the plot, the desk's three columns were cut
+    assert presented["config"]["legend"]["disable"] is True and presented["height"] == CHART_HEIGHT
     assert presented["autosize"]["type"] == "fit"
+    assert "disable" not in spec["config"]["legend"]  # at the desk and on a phone the legend stays
+
+
+def test_the_bars_print_each_wirings_orders_lost_on_a_linear_scale_in_the_lines_colours_and_dashes():
+    """The step 4 answer's 0.25 against 0.17 (27 powers of ten on the line chart's axis): each wiring's
+    orders of magnitude lost, computed here from its own curve, is the bar's length and is printed at its
+    end (a true minus for a gradient that grows); filled bars are the solid lines, white bars in a dashed
+    outline the dashed ones, in the line chart's colours."""
+    curves = depth_curves(3, 8, 4, 2)
+    frame = figures.depth_frame(curves)
+    spec = figures.orders_chart(frame).to_dict()
+    rows = pd.DataFrame(next(iter(spec["datasets"].values())))
+    for (norm, residual), values in curves.items():
+        logs = np.log10(values).mean(axis=0)
+        row = rows[rows["configuration"] == frame[(frame["norm"] == figures.NORM_LABELS[norm])
+                                                  & (frame["residual"] == figures.RESIDUAL_LABELS[residual])]
+                   ["configuration"].iloc[0]].iloc[0]
+        assert row["orders lost"] == pytest.approx(logs[-1] - logs[0], abs=1e-9)
+        assert row["printed"] == f"{abs(logs[-1] - logs[0]):.2f}" if logs[-1] >= logs[0] else \
+            row["printed"] == f"−{logs[0] - logs[-1]:.2f}"
+    bars, _, text = spec["layer"]
+    assert bars["encoding"]["x"]["field"] == "orders lost" and "type" not in bars["encoding"]["x"].get("scale", {})
+    assert text["encoding"]["text"]["field"] == "printed"
+    wirings = list(rows["wiring"])
+    assert len(set(wirings)) == 6 and bars["encoding"]["y"]["sort"] == wirings
+    strokes = dict(zip(wirings, bars["encoding"]["stroke"]["scale"]["range"], strict=True))
+    fills = dict(zip(wirings, bars["encoding"]["fill"]["scale"]["range"], strict=True))
+    line = figures.depth_chart(frame).to_dict()["layer"][1]["encoding"]
+    line_colour = dict(zip(line["color"]["scale"]["domain"], line["color"]["scale"]["range"], strict=True))
+    for wiring, configuration, residual in zip(wirings, rows["configuration"], rows["residual"], strict=True):
+        assert strokes[wiring] == line_colour[configuration]
+        assert fills[wiring] == (line_colour[configuration] if residual == "with residual" else "#ffffff")
+    dash = bars["encoding"]["strokeDash"]["scale"]
+    assert dict(zip(dash["domain"], dash["range"], strict=True)) == figures.DASHES

@@ -5,6 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from explorer.figures.logscale import power_label
 from explorer.lessons.gradients import figures
 from explorer.lessons.gradients import measures as gv
 from harness.apptest import plotly_array
@@ -50,7 +51,7 @@ def test_gradient_figure_validates_and_leaves_exact_zeros_out_of_its_lines():
     assert figure["layout"]["shapes"][0]["x1"] == 6 and "up to t = 6" in figure["layout"]["annotations"][0]["text"]
     ticks = figure["layout"]["yaxis"]
     pairs = zip(ticks["tickvals"], ticks["ticktext"], strict=True)
-    assert all(text == ("1" if value == 0 else f"1e{value}") for value, text in pairs)
+    assert all(text == power_label(value) for value, text in pairs)  # 10⁻²⁰, not 1e-20
     rnn = frame[frame["model"] == "tanh RNN"]
     assert rnn["exactly_zero"].tolist() == [True] * 7 + [False] * 3
     np.testing.assert_allclose(rnn["log10 norm"].iloc[7:], curves.summary("rnn")[0][7:])

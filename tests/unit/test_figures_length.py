@@ -4,19 +4,31 @@ heads sharing a key/value head stand holds for the grid drawn."""
 
 from __future__ import annotations
 
+import colorsys
+import itertools
 import math
 import types
 
 import altair as alt
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
 from explorer.analysis.memory import PUBLISHED_SHAPES, attention_scores_bytes, kv_cache_bytes
+from explorer.figures.common import OKABE_ITO
 from explorer.figures.presentation import enlarge_plotly
 from explorer.lessons.attention.figures import attention_grid
 from explorer.lessons.length.charts import LINE_BREAK, byte_ticks
-from explorer.lessons.length.figures import gqa_figures, gqa_sharing, memory_figures
+from explorer.lessons.length.figures import (
+    accuracy_chart,
+    accuracy_frame,
+    coinciding,
+    gqa_figures,
+    gqa_sharing,
+    line_styles,
+    memory_figures,
+)
 from explorer.lessons.length.parts import GqaSettings, gqa_view
 
 GQA_SHAPES = [(8, 1), (8, 2), (8, 4), (8, 8), (4, 1), (4, 2), (4, 4)]
@@ -160,3 +172,75 @@ def test_the_byte_axes_tick_whole_powers_of_ten_around_the_data(which):
     (1, 1e15, [1.0, 1e3, 1e6, 1e9, 1e12, 1e15]), (5, 5, [1.0, 10.0])])
 def test_byte_ticks(low, high, ticks):
     assert byte_ticks(np.array([low, high, np.nan, 0]))[1] == ticks
+
+
+def _accuracy_frame() -> pd.DataFrame:
+    """Seven encodings as the shipped models behave: three at 100 % inside the band, four at 0 % past it."""
+    lengths = np.array([2, 4, 6, 8, 10, 11, 12, 16, 30])
+    rows = {"sinusoidal": [1, 1, 1, 1, 1, 0, 0, 0, 0], "learned table": [1, 1, 1, 1, 1] + [np.nan] * 4,
+            "raw index": [0.6, 0.05, 0, 0, 0, 0, 0, 0, 0], "no encoding": [0.63, 0.05, 0, 0, 0, 0, 0, 0, 0],
+            "RoPE": [1, 0.99, 1, 1, 1, 0.21, 0, 0, 0], "ALiBi": [0.42, 0.3, 0.16, 0, 0, 0, 0, 0, 0],
+            "T5 buckets": [1, 0.99, 0.98, 0.93, 0.93, 0.31, 0.5, 0, 0]}
+    return accuracy_frame(lengths, {k: np.array(v, dtype=float) for k, v in rows.items()}, {})
+
+
+def _hue(colour: str) -> float:
+    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return colorsys.rgb_to_hls(r, g, b)[0] * 360
+
+
+def test_every_encodings_line_differs_from_every_other_in_colour_and_in_dash_where_hues_are_close():
+    """The lecturer saw seven overlapping lines, two similar oranges, the sinusoidal one hidden: each line is
+    an Okabe-Ito colour (yellow left out, weak on white) and any two whose hues lie within 30° (vermillion
+    and orange, blue and sky blue) differ in dash too; the sinusoidal line, the first step's, is solid and
+    the thickest, drawn first so the dashed lines over it let it show."""
+    frame = _accuracy_frame()
+    names = list(dict.fromkeys(frame["encoding"]))
+    styles = line_styles(names)
+    colours = [styles[n][0] for n in names]
+    assert len(set(colours)) == len(names) and set(colours) <= set(OKABE_ITO.values()) - {OKABE_ITO["yellow"]}
+    for a, b in itertools.combinations(names, 2):
+        (ca, da, _), (cb, db, _) = styles[a], styles[b]
+        apart = abs(_hue(ca) - _hue(cb))
+        near = "#000000" not in (ca, cb) and min(apart, 360 - apart) < 30
+        assert not near or da != db, f"{a} and {b}: near hues and the same dash"
+    assert styles["sinusoidal"][1] == [1, 0] and styles["sinusoidal"][2] == max(s[2] for s in styles.values())
+    spec = accuracy_chart(frame, (2, 10)).to_dict()
+    line_layers = [layer for layer in spec["layer"] if (layer.get("mark") or {}).get("type") == "line"]
+    assert len(line_layers) == len(names)
+    first = line_layers[0]["transform"][0]["filter"]
+    assert "sinusoidal" in str(first), "the sinusoidal line is drawn first, under the dashed ones"
+    encoding = line_layers[0]["encoding"]
+    assert encoding["color"]["field"] == encoding["strokeDash"]["field"] == "encoding"  # one legend: colour and dash
+    assert all(layer["encoding"]["color"].get("legend", {}) is not None for layer in spec["layer"]
+               if "encoding" in layer and "color" in layer["encoding"]), "a legend=None in a layer drops the legend"
+
+
+def test_the_note_names_the_lines_that_lie_on_one_another_from_the_data():
+    note = coinciding(_accuracy_frame(), (2, 10))
+    assert note == ("Lines on top of one another: sinusoidal and learned table at 100 % at every trained length "
+                    "(2–10 letters); sinusoidal, raw index, no encoding and ALiBi at 0 % at every length past 10.")
+    frame = _accuracy_frame()
+    apart = frame[frame["encoding"].isin(["sinusoidal", "T5 buckets"])]
+    assert coinciding(apart, (2, 10)) == ""  # no two lines share a level: nothing to say
+
+
+def test_the_accuracy_one_letter_past_the_band_is_printed_where_it_is_above_zero():
+    spec = accuracy_chart(_accuracy_frame(), (2, 10)).to_dict()
+    printed = next(layer for layer in spec["layer"] if (layer.get("mark") or {}).get("type") == "text"
+                   and layer["encoding"].get("text", {}).get("field") == "accuracy")
+    assert "11" in str(printed["transform"]) and "accuracy > 0" in str(printed["transform"]).replace("datum.", "")
+
+
+def test_the_tiled_state_numbers_its_blocks_so_no_label_runs_into_another():
+    """'block 1 block 2 block 3' ran together and was cut at the bottom of a presented screen (step 5)."""
+    from explorer.figures.common import PRESENT_HEIGHT
+    from explorer.lessons.length.figures import PRESENT_TILED_PX, tiled_figures
+    from explorer.lessons.length.parts import TiledSettings, tiled_view
+
+    view = tiled_view(TiledSettings(T=12, block=4, causal=False, shown=2))
+    figures = tiled_figures(view)
+    state = figures.state.to_dict()
+    assert [list(trace["x"]) for trace in state["data"]] == [["1", "2", "3"]] * 2
+    assert state["layout"]["meta"][PRESENT_HEIGHT] == PRESENT_TILED_PX
+    assert figures.weights.to_dict()["layout"]["meta"][PRESENT_HEIGHT] <= PRESENT_TILED_PX

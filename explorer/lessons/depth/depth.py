@@ -20,7 +20,10 @@ from explorer.serve.adapter import serve_lesson
 
 def gradient_by_layer(shown) -> None:
     st.subheader("Gradient reaching each layer")
-    altair_chart(shown.figures.chart, key="depth_chart")
+    lines_col, bars_col = st.columns([1, 1], gap="medium")
+    altair_chart(shown.figures.chart, where=lines_col, key="depth_chart")
+    # the numbers the steps quote, on a linear scale (the lines span up to 27 powers of ten)
+    altair_chart(shown.figures.orders, where=bars_col, key="depth_orders")
 
 
 def details(shown) -> None:

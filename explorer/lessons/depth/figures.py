@@ -24,6 +24,8 @@ __all__ = [
     "depth_frame",
     "depth_heatmap",
     "depth_table",
+    "orders_chart",
+    "orders_frame",
 ]
 
 NORM_LABELS = {"post": "post-norm (Add, then Norm)", "pre": "pre-norm (Norm, then sublayer, then Add)",
@@ -77,12 +79,68 @@ def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
         tooltip=[alt.Tooltip("configuration:N"), alt.Tooltip("layer:Q"),
                  alt.Tooltip("log10 norm:Q", format=".2f", title="log10 ‖∂L/∂h‖")],
     )
-    # Presenting (a projector's width, one screen's height): the legend beside the plot, all in CHART_HEIGHT
+    # Presenting (a projector's width, one screen's height): no legend, the plot all of CHART_HEIGHT; the
+    # bars beside it (`orders_chart`) name every wiring in its colour and dash, with the orders it loses
     beside = {"spec": {"height": CHART_HEIGHT, "autosize": {"type": "fit", "contains": "padding"}},
-              "legend": {"orient": "right", "columns": 1}}
+              "legend": {"disable": True}}
     chart = alt.layer(band, line).properties(height=CHART_HEIGHT - 110, autosize=FIT_WIDTH,
                                              usermeta={PRESENT_VEGA: beside})
     return configure(chart, legend_orient="bottom", legend_columns=phone_columns(3, 1))
+
+
+# A bar's row label: the wiring in a few words (the line chart's legend names it in full)
+SHORT_LABELS = {("post", True): "post-norm + residual", ("post", False): "post-norm, no residual",
+                ("pre", True): "pre-norm + residual", ("pre", False): "pre-norm, no residual",
+                ("none", True): "no norm + residual", ("none", False): "no norm, no residual"}
+ORDERS_TITLE = ["orders of magnitude lost,", "last layer → layer 0"]  # two lines: a half-width chart
+
+
+def orders_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per wiring, in the frame's order: the orders of magnitude (powers of ten) its gradient loses from
+    the last layer's input down to layer 0 (negative: it grows), unrounded, and that number as printed
+    beside its bar (two decimals, a true minus sign)."""
+    norms = {label: key for key, label in NORM_LABELS.items()}
+    residuals = {label: key for key, label in RESIDUAL_LABELS.items()}
+    rows = []
+    for configuration, part in frame.groupby("configuration", sort=False):
+        part = part.sort_values("layer")
+        lost = float(part["log10 norm"].iloc[-1] - part["log10 norm"].iloc[0])
+        norm, residual = norms[part["norm"].iloc[0]], residuals[part["residual"].iloc[0]]
+        rows.append({"configuration": configuration, "wiring": SHORT_LABELS[(norm, residual)],
+                     "norm": part["norm"].iloc[0], "residual": part["residual"].iloc[0], "orders lost": lost,
+                     "printed": f"{lost:.2f}".replace("-", "−")})
+    return pd.DataFrame(rows)
+
+
+def orders_chart(frame: pd.DataFrame) -> alt.LayerChart:
+    """What the steps quote, on a linear scale: one bar per wiring, the orders of magnitude its gradient
+    loses on the way down, each number printed at its bar's end (0.25 against −0.17 could not be read
+    off the line chart's 27 powers of ten).  Filled bars: with the residual (solid lines); white bars in a
+    dashed outline: without it (dashed lines); the colours are the line chart's."""
+    orders = orders_frame(frame)
+    names = list(orders["wiring"])
+    colours = [NORM_COLOURS[n] for n in orders["norm"]]
+    fills = [c if r == RESIDUAL_LABELS[True] else "#ffffff" for c, r in zip(colours, orders["residual"], strict=True)]
+    values = orders["orders lost"].to_numpy(dtype=float)
+    low, high = min(0.0, float(values.min())), max(0.0, float(values.max()))
+    pad = 0.3 * max(high - low, 0.5)  # room for the printed numbers at the bars' ends
+    x = alt.X("orders lost:Q", title=ORDERS_TITLE,
+              scale=alt.Scale(domain=[low - (pad if low < 0 else 0), high + pad], nice=False, zero=True))
+    y = alt.Y("wiring:N", sort=names, title=None, axis=alt.Axis(labelLimit=260))
+    base = alt.Chart(orders)
+    bars = base.mark_bar(strokeWidth=2.5, height={"band": 0.7}).encode(
+        x=x, y=y,
+        fill=alt.Fill("wiring:N", scale=alt.Scale(domain=names, range=fills), legend=None),
+        stroke=alt.Stroke("wiring:N", scale=alt.Scale(domain=names, range=colours), legend=None),
+        strokeDash=alt.StrokeDash("residual:N", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())),
+                                  legend=None),
+        tooltip=[alt.Tooltip("configuration:N"), alt.Tooltip("orders lost:Q", format=".3f")])
+    grows = alt.datum["orders lost"] < 0
+    text = base.mark_text(fontSize=16, color="#222222", align=alt.expr(alt.expr.if_(grows, "right", "left")),
+                          dx=alt.expr(alt.expr.if_(grows, -6, 6))).encode(x=x, y=y, text="printed:N")
+    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="#555555").encode(x="x:Q")
+    chart = alt.layer(bars, zero, text).properties(height=CHART_HEIGHT - 110, autosize=FIT_WIDTH)
+    return configure(chart)
 
 
 def depth_heatmap(frame: pd.DataFrame) -> go.Figure:
@@ -116,8 +174,9 @@ class DepthFigures:
     chart: alt.LayerChart
     heatmap: go.Figure
     table: pd.DataFrame
+    orders: alt.LayerChart  # the orders of magnitude each wiring loses, as bars with their numbers
 
 
 def depth_figures(curves: Mapping[tuple[str, bool], np.ndarray]) -> DepthFigures:
     frame = depth_frame(curves)
-    return DepthFigures(frame, depth_chart(frame), depth_heatmap(frame), depth_table(frame))
+    return DepthFigures(frame, depth_chart(frame), depth_heatmap(frame), depth_table(frame), orders_chart(frame))

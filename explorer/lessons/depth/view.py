@@ -76,7 +76,10 @@ def _depth_numbers(shown) -> dict:
             "per_layer": per_layer, "per_layer_factor": f"{10 ** per_layer:,.0f}",
             "bare_factor": f"{10 ** lost['none_bare']:,.0f}",
             "post_change": _change(lost["post_res"]), "pre_change": _change(lost["pre_res"]),
-            "none_change": _change(lost["none_res"])}
+            "none_change": _change(lost["none_res"]),
+            # the same, short: "shrinks by 0.25" (a step's answer names the unit once)
+            "post_moves": _change(lost["post_res"]).removesuffix(" orders of magnitude"),
+            "pre_moves": _change(lost["pre_res"]).removesuffix(" orders of magnitude")}
 
 
 def _numbers_with(test):

@@ -13,13 +13,11 @@ import types
 
 import numpy as np
 
-from explorer.kit.claims import Claim, spelled
+from explorer.kit.claims import Claim, power_of_ten, spelled
 from explorer.lessons.length.view import ENCODING_LABELS
 
 __all__ = ["GQA_CLAIMS", "LENGTH_CLAIMS", "MEMORY_CLAIMS", "TILED_CLAIMS", "WINDOW_CLAIMS", "size"]
 
-NOTES = {"rope": ", which encodes the offset between positions,", "alibi": ", which penalises distance,",
-         "t5": ", which adds a learned bias per bucket of offsets,"}  # what sets a relative scheme apart
 SUBJECTS = {"t5": "T5", "rope": "RoPE", "alibi": "ALiBi"}  # a model named as a sentence's subject
 FRACTIONS = {2: "half", 3: "a third", 4: "a quarter", 8: "an eighth"}
 
@@ -66,11 +64,10 @@ def _left(s) -> dict:
     tail = f"is at {0:.0%} from {zero[0]}" if zero and (accuracy[lengths >= zero[0]] == 0).all() else \
         f"has {accuracy[-1]:.0%} at {int(lengths[-1])}"
     refusing = [e for e in view.models if e not in view.damaged and view.refused.get(e)]
-    stops = " ".join(
-        f"The {ENCODING_LABELS.get(e, e)} gets no number past {_last_number(s, e)} at all: it has no row for "
-        f"position {_last_number(s, e) + 1}, and the page says so instead of guessing." for e in refusing)
+    stops = "".join(f" The {ENCODING_LABELS.get(e, e)} stops at {_last_number(s, e)}: it has no row for position "
+                    f"{_last_number(s, e) + 1}." for e in refusing)
     return {"first_accuracy": float(view.accuracy[chosen][past][0]), "first": int(lengths[0]),
-            "longest": int(lengths[-1]), "note": NOTES.get(best, ""),
+            "longest": int(lengths[-1]),
             "best": SUBJECTS.get(best, ENCODING_LABELS.get(best, best)),
             "best_accuracy": float(accuracy[0]), "tail": tail, "stops": stops}
 
@@ -196,7 +193,7 @@ def _tiles_match(s) -> bool:
 
 def _tiles(s) -> dict:
     error = s.view.max_error
-    within = "exactly" if error == 0 else f"to within {10.0 ** math.ceil(math.log10(error)):.0e}"
+    within = "exactly" if error == 0 else f"to within {power_of_ten(10.0 ** math.ceil(math.log10(error)))}"
     return {"held": s.view.held, "T": s.view.T, "block": s.view.block, "full": s.view.full, "within": within}
 
 

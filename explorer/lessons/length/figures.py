@@ -18,6 +18,7 @@ from explorer.figures.common import (
     OKABE_ITO,
     PRESENT_FRAME_PX,
     PRESENT_HEIGHT,
+    PRESENT_VEGA,
     SEQUENTIAL,
     colour_list,
     heatmap,
@@ -52,6 +53,7 @@ def _colours(labels: Sequence[str]) -> dict[str, str]:
 class LengthFigures:
     frame: pd.DataFrame  # encoding, letters, accuracy (refused lengths left out)
     chart: alt.LayerChart
+    coinciding: str  # which lines lie on one another (`coinciding`), said under the chart
     summary: pd.DataFrame  # per encoding: the card's accuracy, here inside the band, just past it, the last
     seen: go.Figure | None  # None: the model could not be loaded
     unseen: go.Figure | None  # None: the model refused this length
@@ -66,11 +68,55 @@ def accuracy_frame(lengths: np.ndarray, accuracy: Mapping[str, np.ndarray], labe
     return frame[frame["accuracy"].notna()].reset_index(drop=True)
 
 
+# Each encoding's line, told apart by colour and by dash (Okabe-Ito; no two alike in both): lines that lie on
+# one another (at 100 % inside the band, at 0 % past it) show through each other's gaps. The sinusoidal line,
+# the one the first step asks about, is drawn first, solid and thickest: the others' gaps show it.
+LINE_STYLES = {  # label: (colour, dash, width)
+    "sinusoidal": (OKABE_ITO["vermillion"], [1, 0], 5),
+    "learned table": (OKABE_ITO["blue"], [10, 5], 3),
+    "RoPE": (OKABE_ITO["bluish green"], [2, 4], 3.5),
+    "T5 buckets": (OKABE_ITO["black"], [1, 0], 2.5),
+    "ALiBi": (OKABE_ITO["reddish purple"], [10, 5], 3),
+    "raw index": (OKABE_ITO["sky blue"], [2, 4], 3.5),
+    "no encoding": (OKABE_ITO["orange"], [12, 4, 3, 4], 3),
+}
+ON_TOP = "sinusoidal"
+_SPARE = ([10, 5], [2, 4], [1, 0])  # a label without a style of its own (none shipped): a palette colour, a dash
+
+
+def line_styles(names: Sequence[str]) -> dict[str, tuple[str, list[int], float]]:
+    return {name: LINE_STYLES.get(name, (PALETTE[i % len(PALETTE)], _SPARE[i % len(_SPARE)], 3))
+            for i, name in enumerate(names)}
+
+
+def coinciding(frame: pd.DataFrame, trained: tuple[int, int]) -> str:
+    """Which lines lie on one another, said from the frame: the encodings at 100 % at every trained length
+    tested, and those at 0 % at every length tested past the band ("" where fewer than two share either)."""
+    low, high = trained
+    said = []
+    for value, where, text in ((1.0, (frame["letters"] >= low) & (frame["letters"] <= high),
+                                f"at 100 % at every trained length ({low}–{high} letters)"),
+                               (0.0, frame["letters"] > high, f"at 0 % at every length past {high}")):
+        part = frame[where]
+        names = [n for n in dict.fromkeys(part["encoding"])
+                 if (part.loc[part["encoding"] == n, "accuracy"] == value).all()]
+        if len(names) > 1:
+            said.append(f"{', '.join(names[:-1])} and {names[-1]} {text}")
+    return ("Lines on top of one another: " + "; ".join(said) + ".") if said else ""
+
+
 def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerChart:
-    """Share of inputs reversed right against their length, one line per encoding, the trained range shaded."""
+    """Share of inputs reversed right against their length, one line per encoding (colour and dash,
+    `LINE_STYLES`), the trained range shaded; the accuracy one letter past the band printed beside each
+    point above 0 there (the first step's answer quotes them)."""
     names = list(dict.fromkeys(frame["encoding"]))
-    colour = colour_encoding("encoding", names, _colours(names), title="positional encoding")
+    styles = line_styles(names)
+    colour = colour_encoding("encoding", names, {n: styles[n][0] for n in names}, title="positional encoding")
+    dash = alt.StrokeDash("encoding:N", title="positional encoding", sort=names,
+                          scale=alt.Scale(domain=names, range=[styles[n][1] for n in names]))
     x = alt.X("letters:Q", title="input length (letters)", scale=alt.Scale(domainMin=1), axis=alt.Axis(tickMinStep=1))
+    y = alt.Y("accuracy:Q", title="whole answers right", axis=alt.Axis(format="%"),
+              scale=alt.Scale(domain=[0, 1], nice=False))
     base = alt.Chart(frame)
     # One row after the aggregate: one band and one label, drawn from the chart's one data set.
     shade = base.transform_aggregate(rows="count()")
@@ -79,12 +125,23 @@ def accuracy_chart(frame: pd.DataFrame, trained: tuple[int, int]) -> alt.LayerCh
     note = shade.mark_text(align="left", dx=4, dy=-8, fontSize=FONT_SIZE - 2, color="#444444").encode(
         x=alt.datum(trained[0] - 0.5), y=alt.datum(0.78),  # below T5's 93 % at 8–10 letters
         text=alt.value(f"trained on {trained[0]}–{trained[1]} letters"))
-    lines = base.mark_line(point=True, strokeWidth=3).encode(
-        x=x, y=alt.Y("accuracy:Q", title="whole answers right", axis=alt.Axis(format="%"),
-                     scale=alt.Scale(domain=[0, 1], nice=False)),
-        color=colour, tooltip=["encoding:N", "letters:Q", alt.Tooltip("accuracy:Q", format=".0%")])
-    return configure(alt.layer(band, lines, note).properties(height=CHART_HEIGHT), legend_orient="bottom",
-                     legend_columns=phone_columns(3, 2))  # seven encodings in three columns
+    tooltip = ["encoding:N", "letters:Q", alt.Tooltip("accuracy:Q", format=".0%")]
+    encoded = {"x": x, "y": y, "color": colour, "strokeDash": dash, "tooltip": tooltip}
+    # one layer a line, each its own width (a strokeWidth channel with legend=None dropped the shared legend),
+    # the sinusoidal one first, under the dashed and dotted ones: it shows through their gaps, and they on it
+    order = [n for n in names if n == ON_TOP] + [n for n in names if n != ON_TOP]
+    lines = [base.transform_filter(alt.datum.encoding == name).mark_line(point=True, strokeWidth=styles[name][2])
+             .encode(**encoded) for name in order]
+    past = base.transform_filter((alt.datum.letters == trained[1] + 1) & (alt.datum.accuracy > 0))
+    printed = past.mark_text(align="left", dx=8, fontSize=FONT_SIZE, fontWeight="bold").encode(
+        x=x, y=y, color=colour,  # the lines' colour encoding: a legend=None here would drop the shared legend
+        text=alt.Text("accuracy:Q", format=".0%"))
+    # Presenting (beside the section's text): the legend beside the plot in one column, the plot all of the height
+    beside = {"spec": {"height": CHART_HEIGHT - 40, "autosize": {"type": "fit", "contains": "padding"}},
+              "legend": {"orient": "right", "columns": 1}}
+    return configure(alt.layer(band, *lines, printed, note).properties(height=CHART_HEIGHT,
+                                                                         usermeta={PRESENT_VEGA: beside}),
+                     legend_orient="bottom", legend_columns=phone_columns(3, 2))  # seven encodings in three columns
 
 
 # Presenting, under a step's answer and the section's reading text: the two grids end on a 720 px screen;
@@ -124,8 +181,8 @@ def length_figures(view, labels: Mapping[str, str]) -> LengthFigures:
     if not view.unseen.refused:
         unseen, unseen_csv = attention_figure(view.unseen.weights, view.unseen.letters,
                                               f"{view.unseen.length} letters (never seen)", height)
-    return LengthFigures(frame, accuracy_chart(frame, view.trained), summary_frame(view, labels), seen, unseen,
-                         seen_csv, unseen_csv)
+    return LengthFigures(frame, accuracy_chart(frame, view.trained), coinciding(frame, view.trained),
+                         summary_frame(view, labels), seen, unseen, seen_csv, unseen_csv)
 
 
 def summary_frame(view, labels: Mapping[str, str]) -> pd.DataFrame:
@@ -294,28 +351,36 @@ class TiledFigures:
     state_frame: pd.DataFrame
 
 
+PRESENT_TILED_PX = 320  # presenting, the two tiled figures end on a 720 px screen under the step's answer
+
+
 def tiled_figures(view) -> TiledFigures:
     T, block, shown = view.T, view.block, view.shown
     labels = [str(t) for t in range(T)]
     stop = min(shown * block, T)
     figure = heatmap(view.weights_so_far, x_labels=labels, y_labels=labels, x_title="key", y_title="query",
                      value_name="weight so far", zmin=0, zmax=1, annotate=False, height=460,
+                     present_height=PRESENT_TILED_PX,
                      title=f"After key block {shown} of {view.n_blocks}: keys 0–{stop - 1} read")
     figure.add_shape(type="rect", x0=(shown - 1) * block - 0.5, x1=stop - 0.5, y0=-0.5, y1=T - 0.5,
                      line={"color": OKABE_ITO["vermillion"], "width": 4})
-    blocks = [f"block {b + 1}" for b in range(view.n_blocks)]
-    state = make_subplots(rows=1, cols=2, subplot_titles=("running max m", "running sum ℓ"), horizontal_spacing=0.12)
+    # a block by its number under an axis titled once: "block 1 block 2 block 3" ran together and past the edge
+    blocks = [str(b + 1) for b in range(view.n_blocks)]
+    state = make_subplots(rows=1, cols=2, subplot_titles=("running max m, per block", "running sum ℓ, per block"),
+                          horizontal_spacing=0.12)
     for col, values in ((1, view.running_max), (2, view.running_sum)):
         shownv = np.where(np.arange(view.n_blocks)[:, None] < shown, values, np.nan).T  # (T, blocks)
         shownv = np.where(np.isfinite(shownv), shownv, np.nan)
         state.add_trace(go.Heatmap(z=shownv, x=blocks, y=labels, colorscale=colour_list(SEQUENTIAL), xgap=1, ygap=1,
                                    texttemplate="%{z:.2f}" if T <= 16 else None, showscale=False,
-                                   hovertemplate="query %{y}, after %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
+                                   hovertemplate="query %{y}, after key block %{x}: %{z:.3f}<extra></extra>"),
+                        row=1, col=col)
     state.update_yaxes(autorange="reversed", dtick=1)
+    state.update_xaxes(type="category")  # the blocks' numbers; the panel titles say what they count
     state.update_yaxes(title_text="query", col=1)
     # the right panel's title under the toolbar's band, not behind its buttons
     state.update_layout(height=460 + TOOLBAR_PX, margin={"l": 10, "r": 10, "t": 40 + TOOLBAR_PX, "b": 10},
-                        font={"size": FONT_SIZE - 2})
+                        font={"size": FONT_SIZE - 2}, meta={PRESENT_HEIGHT: PRESENT_TILED_PX})
     curve = pd.concat([
         pd.DataFrame({"T": view.Ts, "bytes": view.bytes_plain, "what": "plain: T × T scores"}),
         pd.DataFrame({"T": view.Ts, "bytes": view.bytes_tiled, "what": f"tiled: T × {block} scores"}),

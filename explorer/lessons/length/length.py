@@ -27,18 +27,19 @@ def accuracy(shown) -> None:
     st.subheader("1 · Past the trained length")
     chart_col, text_col = st.columns([3, 2], gap="large")
     altair_chart(figures.chart, where=chart_col, key="length_chart")
+    if figures.coinciding:
+        chart_col.caption(figures.coinciding)
     with text_col:
         st.markdown(text("accuracy", low=low, high=high, samples=SAMPLES, first=int(view.lengths[0]),
                          last=int(view.lengths[-1]), tested=", ".join(str(n) for n in view.lengths)))
-        for encoding, problem in view.damaged.items():
+        for encoding, problem in view.damaged.items():  # a model file that could not be read: a real fault
             st.warning(f"**{ENCODING_LABELS[encoding]}: left out.** {problem}", icon=":material/hourglass_empty:")
-        for encoding, reason in view.refused.items():
+        for encoding, reason in view.refused.items():  # how the model is built, not a fault: a caption
             if reason:
-                st.warning(f"**{ENCODING_LABELS[encoding]}: no accuracy past its table.** {reason}.",
-                           icon=":material/block:")
+                st.caption(f"**Why the {ENCODING_LABELS[encoding]}'s line stops.** {reason}.")
     summary = figures.summary
     st.dataframe(summary, hide_index=True, column_config={c: PERCENT for c in summary.columns[2:]})
-    st.caption("None: no accuracy at that length, because the model refuses it (the reason is above).")
+    st.caption("None: no accuracy at that length, because the model refuses it (the reason is beside the chart).")
     download_csv("accuracy_by_length.csv", "Download accuracy by length (CSV)", frame_csv, figures.frame,
                  key="length_csv")
 
@@ -70,7 +71,7 @@ def attention(shown) -> None:
                                           (unseen_col, view.unseen, figures.unseen, figures.unseen_csv, "unseen")):
         with where:
             if at.refused:
-                st.warning(f"**{at.length} letters: refused.** {at.refused}.", icon=":material/block:")
+                st.info(f"**{at.length} letters: refused.** {at.refused}.", icon=":material/block:")
                 continue
             plotly_chart(figure, key=f"attention_{key}")
             verdict = "reverses it right" if at.reversed_right else "gets it wrong"
