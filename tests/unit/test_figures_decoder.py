@@ -118,3 +118,24 @@ def test_the_step_figure_fits_a_phone_chart_and_its_titles_on_lines_are_measured
         {"text": "aaaa<br>b", "x": 0.25, "y": 1}, {"text": "c<br>dddd", "x": 0.75, "y": 1}]}}
     assert phone_width(two_lines) == phone_width({"layout": {"margin": {"l": 0, "r": 0}, "annotations": [
         {"text": "aaaa", "x": 0.25, "y": 1}, {"text": "dddd", "x": 0.75, "y": 1}]}})
+
+
+@pytest.mark.parametrize("layers", [1, 2, 6])
+def test_architecture_figure_prints_each_architectures_parameters_above_its_stack(layers):
+    """Steps 7-8 quote the counts and the share: the figure prints them, over each first stack, between its
+    top and the titles; presenting keeps the figure's top margin (an annotation without xref and yref was
+    taken for a title standing on the plot, and the plot squashed to its foot)."""
+    from explorer.figures.presentation import enlarge_plotly
+
+    counts = [(1_234_567, 0.43, 1_000_000, 234_567), (102_547, 0.43, 100_096, 2_451), (237_395, None, 233_728, 3_667)]
+    spec = validated(figures.architecture_figure(layers, counts=counts))
+    notes = [a for a in spec["layout"]["annotations"] if "parameters" in a.get("text", "")]
+    assert [n["text"] for n in notes] == [
+        "<b>1.2 M</b> parameters · <b>43%</b><br>layers 1.0 M<br>embeddings + output 234,567",
+        "<b>102,547</b> parameters · <b>43%</b><br>layers 100,096<br>embeddings + output 2,451",
+        "<b>237,395</b> parameters<br>layers 233,728<br>embeddings + output 3,667"]
+    tops = [s["y1"] for s in spec["layout"]["shapes"] if s["x0"] in (0.0, 3.7, 7.5)]
+    titles = [a["y"] for a in spec["layout"]["annotations"] if a.get("text", "").startswith("<b>encoder")]
+    assert all(max(tops) < n["y"] < min(titles) for n in notes)
+    assert notes[2]["xanchor"] == "right" and notes[2]["x"] < 10.5, "left of the arrows from the encoder's top"
+    assert enlarge_plotly(spec)["layout"]["margin"]["t"] == spec["layout"]["margin"]["t"]
