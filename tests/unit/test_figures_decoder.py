@@ -1,5 +1,7 @@
 """explorer.lessons.decoder.charts: every builder passes Plotly's full validation and draws what it is handed."""
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -125,15 +127,21 @@ def test_architecture_figure_prints_each_architectures_parameters_above_its_stac
     """Steps 7-8 quote the counts and the share: the figure prints them, over each first stack, between its
     top and the titles; presenting keeps the figure's top margin (an annotation without xref and yref was
     taken for a title standing on the plot, and the plot squashed to its foot)."""
+    from explorer.figures.margins import label_width
     from explorer.figures.presentation import enlarge_plotly
 
     counts = [(1_234_567, 0.43, 1_000_000, 234_567), (102_547, 0.43, 100_096, 2_451), (237_395, None, 233_728, 3_667)]
     spec = validated(figures.architecture_figure(layers, counts=counts))
-    notes = [a for a in spec["layout"]["annotations"] if "parameters" in a.get("text", "")]
+    notes = [a for a in spec["layout"]["annotations"] if "layers" in a.get("text", "")]
     assert [n["text"] for n in notes] == [
-        "<b>1.2 M</b> parameters · <b>43%</b><br>layers 1.0 M<br>embeddings + output 234,567",
-        "<b>102,547</b> parameters · <b>43%</b><br>layers 100,096<br>embeddings + output 2,451",
-        "<b>237,395</b> parameters<br>layers 233,728<br>embeddings + output 3,667"]
+        "<b>1.2 M</b> · <b>43%</b><br>layers 1.0 M<br>embeddings and<br>output 234,567",
+        "<b>102,547</b> · <b>43%</b><br>layers 100,096<br>embeddings and<br>output 2,451",
+        "<b>237,395</b><br>layers 233,728<br>embeddings and<br>output 3,667"]
+    assert spec["layout"]["title"]["text"].endswith("; parameters over each")
+    # side by side in a phone's 600 px chart: each line narrower than the columns' spacing there
+    per_unit = (600 - 20) / (14.7)
+    assert all(label_width(re.sub("<[^>]+>", "", line), n["font"]["size"]) + 8 < 3.7 * per_unit
+               for n in notes for line in n["text"].split("<br>"))
     tops = [s["y1"] for s in spec["layout"]["shapes"] if s["x0"] in (0.0, 3.7, 7.5)]
     titles = [a["y"] for a in spec["layout"]["annotations"] if a.get("text", "").startswith("<b>encoder")]
     assert all(max(tops) < n["y"] < min(titles) for n in notes)

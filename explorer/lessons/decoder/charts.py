@@ -317,10 +317,11 @@ def parameter_count(n: int) -> str:
 
 
 def _counted(parameters: int, share: float | None, in_layers: int, in_embeddings: int) -> str:
-    """An architecture's parameters, three lines: the total (and its share of the encoder–decoder's),
-    in the layers, in the embeddings and the output projection."""
-    total = f"<b>{parameter_count(parameters)}</b> parameters" + ("" if share is None else f" · <b>{share:.0%}</b>")
-    return f"{total}<br>layers {parameter_count(in_layers)}<br>embeddings + output {parameter_count(in_embeddings)}"
+    """An architecture's parameters (the figure's title says so), in short lines that stand side by side
+    in a phone's 600 px chart: the total (and its share of the encoder–decoder's), in the layers, in the
+    embeddings and the output projection."""
+    total = f"<b>{parameter_count(parameters)}</b>" + ("" if share is None else f" · <b>{share:.0%}</b>")
+    return f"{total}<br>layers {parameter_count(in_layers)}<br>embeddings and<br>output {parameter_count(in_embeddings)}"
 
 
 def architecture_figure(n_layers: int, *, counts: Sequence[tuple[int, float | None, int, int]] | None = None,
@@ -357,6 +358,8 @@ def architecture_figure(n_layers: int, *, counts: Sequence[tuple[int, float | No
                                   "arrowsize": 1.3, "arrowwidth": 2.5, "arrowcolor": OKABE_ITO["blue"]})
     stacked = f"{n_layers} layer{'s' if n_layers > 1 else ''} per stack" + ("" if drawn == n_layers else
                                                                                f", {drawn} drawn")
+    if counts:
+        stacked += "; parameters over each"
     for title, stacks in columns:
         x0, x1 = stacks[0][0], stacks[-1][1]
         texts.append({"text": f"<b>{title}</b>", "x": (x0 + x1) / 2, "y": top + 0.45, "showarrow": False,
@@ -368,7 +371,7 @@ def architecture_figure(n_layers: int, *, counts: Sequence[tuple[int, float | No
         place = {"x": x1 - 0.15, "xanchor": "right"} if len(stacks) > 1 else {"x": (x0 + x1) / 2}
         # xref and yref said: presenting, an annotation without them is taken for a title standing on the plot
         texts.append({"text": _counted(*count), **place, "y": first_top + 0.08, "yanchor": "bottom", "xref": "x",
-                      "yref": "y", "showarrow": False, "font": {"size": FONT_SIZE - 1, "color": "#222222"}})
+                      "yref": "y", "showarrow": False, "font": {"size": FONT_SIZE - 2, "color": "#222222"}})
     layout = {
         "xaxis": {"range": [-0.2, 14.5], "visible": False, "fixedrange": True},
         "yaxis": {"range": [0.2, top + 0.8], "visible": False, "fixedrange": True},
