@@ -321,7 +321,8 @@ def _counted(parameters: int, share: float | None, in_layers: int, in_embeddings
     in a phone's 600 px chart: the total (and its share of the encoder–decoder's), in the layers, in the
     embeddings and the output projection."""
     total = f"<b>{parameter_count(parameters)}</b>" + ("" if share is None else f" · <b>{share:.0%}</b>")
-    return f"{total}<br>layers {parameter_count(in_layers)}<br>embeddings and<br>output {parameter_count(in_embeddings)}"
+    layers, embeddings = parameter_count(in_layers), parameter_count(in_embeddings)
+    return f"{total}<br>layers {layers}<br>embeddings and<br>output {embeddings}"
 
 
 def architecture_figure(n_layers: int, *, counts: Sequence[tuple[int, float | None, int, int]] | None = None,
