@@ -149,9 +149,9 @@ def test_the_query_and_the_buttons_the_steps_use_stand_on_the_page_above_the_bar
     assert keys <= {b.key for b in at.main.button}
     assert not keys & {b.key for b in at.sidebar.button}, "each button once, on the page"
     said = [md.value for md in at.main.markdown]
-    assert any("q = [−1.0, 2.0, −2.0, −2.0] · temperature 1" in text for text in said), said
+    assert any("**q** = [−1.0, 2.0, −2.0, −2.0] · temperature 1" in text for text in said), said
     at.button(key="copy_k3").click().run()
-    assert any("q = [3.0, 1.0, 2.5, 2.0]" in md.value for md in at.main.markdown)
+    assert any("**q** = [3.0, 1.0, 2.5, 2.0]" in md.value for md in at.main.markdown)
     np.testing.assert_allclose([at.slider(key=f"q{i}").value for i in range(1, 5)], EXAMPLE_KEYS[2])
     at.toggle(key="scale").set_value(True).run()
     assert any("scores ÷ √d" in md.value for md in at.main.markdown)

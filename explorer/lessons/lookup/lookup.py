@@ -20,11 +20,12 @@ def query_bar(settings) -> None:
     (the sliders stay in the sidebar)."""
     bar = st.container(horizontal=True, vertical_alignment="center", gap="small", key="query_bar")
     scaled = " · scores ÷ √d" if settings.scale else ""
-    bar.markdown(f"**Query** q = [{', '.join(number(x) for x in settings.query)}] · temperature "
+    # One row at 1280 px presenting (with a longer label and an icon the last k button wrapped onto a second)
+    bar.markdown(f"**q** = [{', '.join(number(x) for x in settings.query)}] · temperature "
                  f"{settings.temperature:g}{scaled}", width="content")
-    preset_buttons([Preset(Button("Lecture query", "lecture_query", help="The lecture's example query",
-                                  icon=":material/school:"), _query(EXAMPLE_QUERY))], LookupSettings, settings, bar)
-    bar.markdown("Copy a key into q:", width="content")
+    preset_buttons([Preset(Button("Lecture query", "lecture_query", help="Set q to the lecture's example query"),
+                           _query(EXAMPLE_QUERY))], LookupSettings, settings, bar)
+    bar.markdown("Set q to key:", width="content")
     preset_buttons([Preset(Button(f"k{j + 1}", f"copy_k{j + 1}", help=f"Set the query to key k{j + 1}"), _query(key))
                     for j, key in enumerate(read_dictionary(settings).keys)], LookupSettings, settings, bar)
 
