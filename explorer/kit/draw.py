@@ -11,6 +11,7 @@ from .present import plotly_chart, presenting
 from .prose import lesson_text
 from .sections import Button, Preset, Section, claimed, measured_box
 from .text import counted, escape_markdown, quoted
+from .widgets import preset_buttons
 
 __all__ = ["Button", "Preset", "Section", "altair_chart", "claimed", "counted", "download_csv", "escape_markdown",
-           "lesson_text", "measured_box", "plotly_chart", "presenting", "quoted"]
+           "lesson_text", "measured_box", "plotly_chart", "presenting", "preset_buttons", "quoted"]

@@ -160,7 +160,7 @@ def test_the_cost_bars_labels_stand_apart_when_presenting(new_page, app_url):
     assert not (bars := bar_label_problems(page)), f"bar labels shrunk or run together presenting: {bars[:6]}"
 
 
-SCROLLED_JS = """() => { const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+SCROLLED_JS = """(key) => { const chart = document.querySelector(`.st-key-${key} [data-testid="stPlotlyChart"]`);
   return {page: document.querySelector('[data-testid="stMain"]').scrollTop,
           box: chart.closest('[data-testid="stElementContainer"]').scrollLeft,
           range: chart.querySelector('.js-plotly-plot')._fullLayout.xaxis.range.map((v) => v.toFixed(3)).join()}; }"""
@@ -178,29 +178,31 @@ def swipe(cdp, x: float, y: float, dx: float, dy: float) -> None:
 def test_a_finger_on_a_chart_scrolls_the_page_and_the_charts_box(new_page, app_url):
     """On a phone a swipe that starts on a chart moves the page (up) or the chart's own box (sideways,
     to the part of a chart wider than the screen); it does not zoom the chart.  Plotly's drag layer took
-    every touch: the page stood still and a sideways swipe zoomed lookup's scores into an empty range."""
+    every touch: the page stood still and a sideways swipe zoomed lookup's scores into an empty range.
+    (Lookup's bars now fit a phone's width; its weight matrix keeps the 600 px of a wide chart.)"""
     require_chromium()
     page = new_page()
     page.set_viewport_size(PHONE)
     cdp = page.context.new_cdp_session(page)
     cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
     page = open_page(lambda: page, f"{app_url}/lookup")
-    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    wide = "stacked_weights"
+    chart = page.locator(f'.st-key-{wide} [data-testid="stPlotlyChart"]')
     chart.scroll_into_view_if_needed()
     page.wait_for_timeout(500)
     box = chart.bounding_box()
     y = min(box["y"] + box["height"] / 2, PHONE["height"] - 100)
-    before = page.evaluate(SCROLLED_JS)
+    before = page.evaluate(SCROLLED_JS, wide)
     swipe(cdp, 200, y, 0, -250)
     page.wait_for_timeout(600)
-    after_up = page.evaluate(SCROLLED_JS)
+    after_up = page.evaluate(SCROLLED_JS, wide)
     assert after_up["page"] > before["page"] + 100, f"a swipe up on the chart left the page where it was: {after_up}"
     chart.scroll_into_view_if_needed()
     page.wait_for_timeout(500)
     box = chart.bounding_box()
     swipe(cdp, 300, min(box["y"] + box["height"] / 2, PHONE["height"] - 100), -200, 0)
     page.wait_for_timeout(600)
-    after_side = page.evaluate(SCROLLED_JS)
+    after_side = page.evaluate(SCROLLED_JS, wide)
     assert after_side["box"] > 100, f"a sideways swipe did not move the chart's box: {after_side}"
     assert after_side["range"] == before["range"], \
         f"the swipe zoomed the chart: {before['range']} → {after_side['range']}"

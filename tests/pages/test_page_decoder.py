@@ -201,8 +201,9 @@ def test_architecture_parameters_are_counted_on_built_models():
     assert sum(s.get("fillcolor") == "#0072B2" for s in shapes) == 3, "a cross-attention block per decoder layer"
     arrows = [a for a in plotly_figures(at)[6]["layout"]["annotations"] if a.get("showarrow")]
     assert len(arrows) == 3 and len({(a["ax"], a["ay"]) for a in arrows}) == 1, "all from the encoder's output"
-    # "pre-norm (a LayerNorm, per token over its d features, before each block, as in the shipped models)"
-    assert any("pre-norm (a LayerNorm, per token over its d features, before each block" in c.value for c in at.caption)
+    # A LayerNorm before each block, said in words ("pre-norm" is the depth lesson's, with Add & Norm)
+    caption = next(c.value for c in at.caption if "LayerNorm" in c.value)
+    assert "before each attention and feed-forward block" in caption and "pre-norm" not in caption
     for name in ("reverse-sinusoidal-h4-l2", "induction-sinusoidal-h2-l2"):
         model = load_model(name).model
         norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
@@ -335,3 +336,24 @@ def test_the_reading_names_the_panel_where_self_attention_is_drawn(task):
     reading = next(c.value for c in at.caption if c.value.startswith("**Reading it.**"))
     where = {3: "Middle", 2: "Right"}[panels]
     assert f"{where}: decoder self-attention" in reading, (panels, reading)
+
+
+@pytest.mark.parametrize("number", [7, 8])
+def test_the_architectures_answers_quote_what_their_figure_prints(number):
+    """Steps 7 and 8 quote parameter counts and shares: each is printed above its stack in the figure the
+    answer stands over (they were only in a table further down), and neither answer names a weight count
+    per layer the figure does not show."""
+    step = load_steps("decoder")[number - 1]
+    at = run_page(PAGE, {k: str(v) for k, v in step.settings.items()})
+    table = at.table[0].value.set_index("architecture")
+    printed = " ".join(a["text"] for a in plotly_figures(at)[6]["layout"]["annotations"])
+    both, decoder = table.loc["encoder–decoder"], table.loc["decoder-only"]
+    said = answer("decoder", step)
+    share = f"{decoder['parameters'] / both['parameters']:.0%}"
+    assert share in said and f"<b>{share}</b>" in printed
+    quoted = [decoder["parameters"], both["parameters"]]  # step 8 also the decoder's layers and embeddings
+    quoted += [decoder["in the layers"], decoder["embeddings and output"]] if number == 8 else []
+    for value in quoted:
+        assert (f"{value:,}" if value < 1e6 else f"{value / 1e6:.1f} million") in said, (value, said)
+        assert (f"{value:,}" if value < 1e6 else f"{value / 1e6:.1f} M") in printed, (value, printed)
+    assert "d²" not in said

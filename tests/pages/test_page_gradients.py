@@ -91,7 +91,7 @@ def test_truncation_window_zeroes_the_recurrent_gradients_beyond_it():
     layout = plotly_figures(at)[0]["layout"]
     (shade,), (label,) = layout["shapes"], layout["annotations"]
     assert (shade["x0"], shade["x1"]) == (0, T - 9)
-    assert label["text"] == f"truncated BPTT: gradient exactly 0 up to t = {T - 9}"
+    assert label["text"] == f"truncated BPTT: gradient<br>exactly 0 up to t = {T - 9}"  # two lines fit a phone
     assert "shapes" not in plotly_figures(run_page(PAGE))[0]["layout"], "no window, nothing shaded"
 
 
@@ -335,3 +335,9 @@ def test_the_pages_other_sentences_say_what_is_computed():
     warning = next(w.value for w in at.warning if "Exploding gradient" in w.value)
     size = np.mean([reference_log10("rnn", 32, 64, init="orthogonal", gain=3.0, seed=s)[1] for s in range(3)])
     assert f"a norm of about 1e{size:.0f}" in warning and "(Pascanu, Mikolov & Bengio 2013)" in warning
+
+
+def test_the_gradient_chart_takes_a_phones_width():
+    """At a wide chart's 600 px a phone showed the gradient up to t ≈ 35 of 63; it fits the screen now."""
+    styles = [element.proto.body for element in run_page(PAGE).get("html")]
+    assert any(".st-key-gradient_chart " in style and "min-width: 0px" in style for style in styles)

@@ -138,3 +138,29 @@ def test_the_weight_matrix_says_when_a_key_finds_itself_not_that_distinct_keys_d
     said = _said(at)
     assert "When the keys are distinct enough, those rows light up on the diagonal" not in said
     assert "not always otherwise, however distinct the keys. With these keys, 3 of the 4 keys find themselves" in said
+
+
+@pytest.mark.parametrize("params", [{}, {"present": "1"}], ids=["desk", "presenting"])
+def test_the_query_and_the_buttons_the_steps_use_stand_on_the_page_above_the_bars(params):
+    """Presenting, the sidebar is folded: q, the sharpness and the k buttons (step 5 presses k3) are drawn
+    in the page, above the bars, and the buttons still move the sidebar's sliders."""
+    at = run_page(PAGE, params)
+    keys = {"lecture_query", *(f"copy_k{j}" for j in range(1, 6))}
+    assert keys <= {b.key for b in at.main.button}
+    assert not keys & {b.key for b in at.sidebar.button}, "each button once, on the page"
+    said = [md.value for md in at.main.markdown]
+    assert any("**q** = [−1.0, 2.0, −2.0, −2.0] · temperature 1" in text for text in said), said
+    at.button(key="copy_k3").click().run()
+    assert any("**q** = [3.0, 1.0, 2.5, 2.0]" in md.value for md in at.main.markdown)
+    np.testing.assert_allclose([at.slider(key=f"q{i}").value for i in range(1, 5)], EXAMPLE_KEYS[2])
+    at.toggle(key="scale").set_value(True).run()
+    assert any("scores ÷ √d" in md.value for md in at.main.markdown)
+
+
+def test_the_bars_take_a_phones_width():
+    """On a phone the scores and weights fit the screen (at 600 px the scores' bars scrolled out of sight,
+    under an answer quoting k1, k2 and k4); the weight matrix keeps a wide chart's 600 px."""
+    styles = [element.proto.body for element in run_page(PAGE).get("html")]
+    for key in ("scores", "weights"):
+        assert any(f".st-key-{key} " in style and "min-width: 0px" in style for style in styles), key
+    assert not any(".st-key-stacked_weights " in style for style in styles)

@@ -1,5 +1,7 @@
 """explorer.lessons.decoder.charts: every builder passes Plotly's full validation and draws what it is handed."""
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -118,3 +120,30 @@ def test_the_step_figure_fits_a_phone_chart_and_its_titles_on_lines_are_measured
         {"text": "aaaa<br>b", "x": 0.25, "y": 1}, {"text": "c<br>dddd", "x": 0.75, "y": 1}]}}
     assert phone_width(two_lines) == phone_width({"layout": {"margin": {"l": 0, "r": 0}, "annotations": [
         {"text": "aaaa", "x": 0.25, "y": 1}, {"text": "dddd", "x": 0.75, "y": 1}]}})
+
+
+@pytest.mark.parametrize("layers", [1, 2, 6])
+def test_architecture_figure_prints_each_architectures_parameters_above_its_stack(layers):
+    """Steps 7-8 quote the counts and the share: the figure prints them, over each first stack, between its
+    top and the titles; presenting keeps the figure's top margin (an annotation without xref and yref was
+    taken for a title standing on the plot, and the plot squashed to its foot)."""
+    from explorer.figures.margins import label_width
+    from explorer.figures.presentation import enlarge_plotly
+
+    counts = [(1_234_567, 0.43, 1_000_000, 234_567), (102_547, 0.43, 100_096, 2_451), (237_395, None, 233_728, 3_667)]
+    spec = validated(figures.architecture_figure(layers, counts=counts))
+    notes = [a for a in spec["layout"]["annotations"] if "layers" in a.get("text", "")]
+    assert [n["text"] for n in notes] == [
+        "<b>1.2 M</b> · <b>43%</b><br>layers 1.0 M<br>embeddings and<br>output 234,567",
+        "<b>102,547</b> · <b>43%</b><br>layers 100,096<br>embeddings and<br>output 2,451",
+        "<b>237,395</b><br>layers 233,728<br>embeddings and<br>output 3,667"]
+    assert spec["layout"]["title"]["text"].endswith("; parameters over each")
+    # side by side in a phone's 600 px chart: each line narrower than the columns' spacing there
+    per_unit = (600 - 20) / (14.7)
+    assert all(label_width(re.sub("<[^>]+>", "", line), n["font"]["size"]) + 8 < 3.7 * per_unit
+               for n in notes for line in n["text"].split("<br>"))
+    tops = [s["y1"] for s in spec["layout"]["shapes"] if s["x0"] in (0.0, 3.7, 7.5)]
+    titles = [a["y"] for a in spec["layout"]["annotations"] if a.get("text", "").startswith("<b>encoder")]
+    assert all(max(tops) < n["y"] < min(titles) for n in notes)
+    assert notes[2]["xanchor"] == "right" and notes[2]["x"] < 10.5, "left of the arrows from the encoder's top"
+    assert enlarge_plotly(spec)["layout"]["margin"]["t"] == spec["layout"]["margin"]["t"]

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.figures.logscale import power_label
+from explorer.figures.margins import TOOLBAR_PX
 from explorer.lessons.gradients import figures
 from explorer.lessons.gradients import measures as gv
 from harness.apptest import plotly_array
@@ -49,6 +50,11 @@ def test_gradient_figure_validates_and_leaves_exact_zeros_out_of_its_lines():
     bands = [trace for trace in figure["data"] if trace.get("fill") == "toself"]
     assert len(bands) == 4 and all(band["hoverinfo"] == "skip" for band in bands)
     assert figure["layout"]["shapes"][0]["x1"] == 6 and "up to t = 6" in figure["layout"]["annotations"][0]["text"]
+    # The legend at the chart's foot and the top band left to the toolbar: on a phone the legend wraps onto
+    # two rows, and above the plot its first row ran under the toolbar's buttons.
+    legend, margin = figure["layout"]["legend"], figure["layout"]["margin"]
+    assert (legend["yref"], legend["y"], legend["yanchor"]) == ("container", 0, "bottom")
+    assert margin["t"] >= TOOLBAR_PX
     ticks = figure["layout"]["yaxis"]
     pairs = zip(ticks["tickvals"], ticks["ticktext"], strict=True)
     assert all(text == power_label(value) for value, text in pairs)  # 10⁻²⁰, not 1e-20

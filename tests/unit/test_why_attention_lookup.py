@@ -255,7 +255,7 @@ def test_sqrt_d_holds_for_independent_components_of_zero_mean_and_unit_variance_
         assert np.std((q * k).sum(-1)) == pytest.approx(np.sqrt(d), rel=0.03)
         shifted = (q + 1) * (k + 1)  # mean 1: the spread is √(3d), not √d
         assert np.std(shifted.sum(-1)) == pytest.approx(np.sqrt(3 * d), rel=0.03)
-    said = step_lookup("longer_sharpens").reveal
+    said = step_lookup("sqrt_d_softens").predict  # the √d step asks with it; the longer query's answer is short
     assert "with independent query and key components of zero mean and unit variance" in said
     assert "with query and key components of unit variance" not in said
     help_text = dict(controls_of(LookupSettings))["scale"].help

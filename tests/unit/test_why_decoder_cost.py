@@ -167,7 +167,7 @@ def test_the_decoder_prose_says_what_training_and_the_architectures_do():
     assert "Training sums" not in loss and "mean of these losses over every position of a batch" in loss
     half = " ".join(lesson_text("decoder", "architectures: half", n_layers=2, decoder=1, both=2, share=0.5,
                                 layer_share=0.4, per_decoder=12, per_both=28, decoder_embed=1, both_embed=2,
-                                deep_share=0.9).split())
+                                deep_share=0.9, shared=1, paper="").split())
     assert "can do what an encoder–decoder does" not in half and "Raffel et al., 2020" in half
 
 

@@ -25,7 +25,8 @@ from explorer.figures.common import (
 )
 from explorer.figures.margins import TOOLBAR_PX, column_gap
 
-__all__ = ["architecture_figure", "cache_figure", "forcing_figure", "line_figure", "step_figure", "sweep_figure"]
+__all__ = ["architecture_figure", "cache_figure", "forcing_figure", "line_figure", "parameter_count", "step_figure",
+           "sweep_figure"]
 
 RIGHT, WRONG, PUT_IN = OKABE_ITO["bluish green"], OKABE_ITO["vermillion"], OKABE_ITO["orange"]
 CURRENT = "#e66101"  # the frame around the current row (as the attention page's selected head)
@@ -310,11 +311,29 @@ def _stack(x0: float, x1: float, kind: str, n_drawn: int, y0: float) -> tuple[li
     return shapes, texts, cross_y
 
 
-def architecture_figure(n_layers: int, *, max_drawn: int = 3, height: int = 520) -> go.Figure:
+def parameter_count(n: int) -> str:
+    """A parameter count as the architectures figure prints it: 102,547; 51.7 M from a million on."""
+    return f"{n:,}" if n < 1_000_000 else f"{n / 1e6:.1f} M"
+
+
+def _counted(parameters: int, share: float | None, in_layers: int, in_embeddings: int) -> str:
+    """An architecture's parameters (the figure's title says so), in short lines that stand side by side
+    in a phone's 600 px chart: the total (and its share of the encoder–decoder's), in the layers, in the
+    embeddings and the output projection."""
+    total = f"<b>{parameter_count(parameters)}</b>" + ("" if share is None else f" · <b>{share:.0%}</b>")
+    layers, embeddings = parameter_count(in_layers), parameter_count(in_embeddings)
+    return f"{total}<br>layers {layers}<br>embeddings and<br>output {embeddings}"
+
+
+def architecture_figure(n_layers: int, *, counts: Sequence[tuple[int, float | None, int, int]] | None = None,
+                        max_drawn: int = 3, height: int = 520) -> go.Figure:
     """Encoder-only, decoder-only and encoder–decoder side by side: each layer's blocks, coloured by
     kind (unmasked self-attention, masked self-attention, cross-attention, feed-forward), and in the
     encoder–decoder an arrow from the encoder's final output to the cross-attention of every decoder
-    layer.  At most `max_drawn` layers per stack are drawn; the title says how many there are."""
+    layer.  At most `max_drawn` layers per stack are drawn; the title says how many there are.
+    `counts`, one per architecture in that order: (parameters, share of the encoder–decoder's or None,
+    in the layers, in the embeddings and output projection), printed above its first stack (where the
+    encoder–decoder's taller decoder leaves room)."""
     drawn = min(n_layers, max_drawn)
     columns = [("encoder-only", [(0.0, 3.0, "encoder", "input")]),
                ("decoder-only", [(3.7, 6.7, "decoder", "prompt + output so far")]),
@@ -340,10 +359,20 @@ def architecture_figure(n_layers: int, *, max_drawn: int = 3, height: int = 520)
                                   "arrowsize": 1.3, "arrowwidth": 2.5, "arrowcolor": OKABE_ITO["blue"]})
     stacked = f"{n_layers} layer{'s' if n_layers > 1 else ''} per stack" + ("" if drawn == n_layers else
                                                                                f", {drawn} drawn")
+    if counts:
+        stacked += "; parameters over each"
     for title, stacks in columns:
         x0, x1 = stacks[0][0], stacks[-1][1]
         texts.append({"text": f"<b>{title}</b>", "x": (x0 + x1) / 2, "y": top + 0.45, "showarrow": False,
                       "font": {"size": FONT_SIZE + 2}})
+    first_top = max(shape["y1"] for shape in shapes if shape["x0"] == 0.0)  # a two-block stack's top
+    for (_, stacks), count in zip(columns, counts or (), strict=False):
+        x0, x1 = stacks[0][0], stacks[0][1]
+        # over the encoder–decoder's encoder the text ends left of the arrows rising from its right edge
+        place = {"x": x1 - 0.15, "xanchor": "right"} if len(stacks) > 1 else {"x": (x0 + x1) / 2}
+        # xref and yref said: presenting, an annotation without them is taken for a title standing on the plot
+        texts.append({"text": _counted(*count), **place, "y": first_top + 0.08, "yanchor": "bottom", "xref": "x",
+                      "yref": "y", "showarrow": False, "font": {"size": FONT_SIZE - 2, "color": "#222222"}})
     layout = {
         "xaxis": {"range": [-0.2, 14.5], "visible": False, "fixedrange": True},
         "yaxis": {"range": [0.2, top + 0.8], "visible": False, "fixedrange": True},

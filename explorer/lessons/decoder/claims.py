@@ -18,7 +18,7 @@ from explorer.lessons.decoder.view import count_claim, mistake_effect
 from explorer.model.parameters import count_parameters
 from explorer.training.pretrained import PretrainedModelError, load_model
 
-__all__ = ["ARCHITECTURE_CLAIMS", "CACHE_CLAIMS", "DECODER_CLAIMS"]
+__all__ = ["ARCHITECTURE_CLAIMS", "CACHE_CLAIMS", "DECODER_CLAIMS", "PAPER_BASE_MILLIONS", "one_table"]
 
 NEAR_ZERO = 0.05  # a loss this small "stays near zero" (p(right token) above 0.95)
 
@@ -192,6 +192,12 @@ def _shipped_parameters(task: str) -> int | None:
 PAPER_BASE_MILLIONS = 65
 
 
+def one_table(parameters: int, vocab: int, d_model: int) -> int:
+    """An encoder–decoder's `parameters` with one token table for the encoder's tokens, the decoder's and the
+    output projection, as the original shared it: two of its three vocab × d tables fewer."""
+    return parameters - 2 * vocab * d_model
+
+
 def _counts(s) -> dict:
     view, d, n = s.view, s.settings.d_model, s.settings.n_layers
     decoder, both = view.row("decoder-only"), view.row("encoder–decoder")
@@ -204,7 +210,7 @@ def _counts(s) -> dict:
             "embed_m": decoder.in_embeddings / 1e6, "layers_m": decoder.in_layers / 1e6,
             "layer_share": decoder.in_layers / both.in_layers,
             # one table for the encoder's tokens, the decoder's and the output projection, as the original shared
-            "shared_m": (both.parameters - 2 * s.settings.vocab * d) / 1e6, "paper_m": PAPER_BASE_MILLIONS,
+            "shared_m": one_table(both.parameters, s.settings.vocab, d) / 1e6, "paper_m": PAPER_BASE_MILLIONS,
             "how": "A little above half" if share < 0.6 else "Above half"}
 
 

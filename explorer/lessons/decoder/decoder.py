@@ -6,6 +6,7 @@ import functools
 import streamlit as st
 
 from explorer.kit.draw import Section, escape_markdown, lesson_text, plotly_chart
+from explorer.lessons.decoder.claims import PAPER_BASE_MILLIONS, one_table
 from explorer.lessons.decoder.models import DECODER_MODELS
 from explorer.lessons.decoder.spec import DECODER, DECODER_ARCHITECTURES, DECODER_CACHE
 from explorer.lessons.decoder.view import (
@@ -115,11 +116,23 @@ def architectures(shown) -> None:
                      layer_share=decoder.in_layers / both.in_layers, decoder_embed=decoder.in_embeddings,
                      both_embed=both.in_embeddings, deep_share=deep.parameters / both.parameters,
                      per_decoder=decoder.in_layers / (settings.n_layers * settings.d_model ** 2),
-                     per_both=both.in_layers / (settings.n_layers * settings.d_model ** 2)))
-    st.caption(f"d_model = {settings.d_model}, feed-forward 4·d_model, vocabulary {settings.vocab:,}, pre-norm (a "
-               "LayerNorm, per token over its d features, before each block, as in the shipped models), sinusoidal "
-               "positions (no parameters), separate input and output embeddings; counted with "
-               "explorer.count_parameters on models built without memory (PyTorch's meta device).")
+                     per_both=both.in_layers / (settings.n_layers * settings.d_model ** 2),
+                     shared=one_table(both.parameters, settings.vocab, settings.d_model),
+                     paper=original_size(settings)))
+    # No "pre-norm": its name (and Add & Norm) come with the depth lesson; said here in words.
+    st.caption(f"d_model = {settings.d_model}, feed-forward 4·d_model, vocabulary {settings.vocab:,}, a LayerNorm "
+               "(it rescales each token's d numbers to mean 0 and spread 1, then a learned scale and shift: 2·d "
+               "parameters) before each "
+               "attention and feed-forward block, as in the shipped models, sinusoidal positions (no parameters), "
+               "separate input and output embeddings; counted with explorer.count_parameters on models built "
+               "without memory (PyTorch's meta device).")
+
+
+def original_size(settings) -> str:
+    """At the original Transformer's base size (d = 512, 6 + 6 layers), what its paper counts."""
+    if (settings.d_model, settings.n_layers) != (512, 6):
+        return ""
+    return f" (its paper, at d = 512 and 6 + 6 layers: {PAPER_BASE_MILLIONS} million)"
 
 
 serve_lesson(

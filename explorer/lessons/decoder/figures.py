@@ -107,4 +107,6 @@ def architecture_figures(view) -> ArchitectureFigures:
         "in the layers": [r.in_layers for r in rows], "embeddings and output": [r.in_embeddings for r in rows],
         "share of encoder–decoder": [r.parameters / both.parameters for r in rows],
     })
-    return ArchitectureFigures(architecture_figure(view.settings.n_layers), table)
+    counts = [(r.parameters, None if r is both else r.parameters / both.parameters, r.in_layers, r.in_embeddings)
+              for r in (view.row("encoder-only"), view.row("decoder-only"), both)]
+    return ArchitectureFigures(architecture_figure(view.settings.n_layers, counts=counts), table)

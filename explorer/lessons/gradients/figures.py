@@ -27,6 +27,7 @@ from explorer.figures.common import (
 )
 from explorer.figures.dependency import dependency_figure, dependency_frame
 from explorer.figures.logscale import log_range, log_strip, log_ticks
+from explorer.figures.margins import TOOLBAR_PX
 from explorer.figures.vega import colour_encoding, configure
 
 __all__ = [
@@ -141,8 +142,12 @@ def gradient_figure(frame: pd.DataFrame) -> go.Figure:
         "xaxis": {"title": {"text": "input position t<br>(the loss reads the last output)"},  # 2 lines: a phone's
                   "tickformat": "d", "showgrid": False, "zeroline": False},                  # width
         "yaxis": {"title": {"text": "‖∂L/∂xₜ‖ (log scale)"}, **log_ticks(*log_range(values)), "zeroline": False},
-        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": FONT_SIZE}},
-        "font": {"size": FONT_SIZE}, "height": CHART_HEIGHT, "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        # The legend under the axis title: on a phone its entries wrap onto two rows, and above the plot the
+        # first row ran under the chart's toolbar; the band at the top is left to the toolbar.
+        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0,
+                   "font": {"size": FONT_SIZE}},
+        "font": {"size": FONT_SIZE}, "height": CHART_HEIGHT,
+        "margin": {"l": 10, "r": 10, "t": TOOLBAR_PX + 8, "b": 10},
         "plot_bgcolor": "rgba(0,0,0,0)",
     }
     cut = frame.loc[frame["truncated"].astype(bool), "t"]
@@ -152,7 +157,8 @@ def gradient_figure(frame: pd.DataFrame) -> go.Figure:
                              "fillcolor": "#bbbbbb", "opacity": 0.35, "line": {"width": 0}, "layer": "below"}]
         layout["annotations"] = [{"x": start, "y": 1, "xref": "x", "yref": "paper", "xanchor": "left",
                                   "yanchor": "top", "showarrow": False, "xshift": 6, "yshift": -6,
-                                  "text": f"truncated BPTT: gradient exactly 0 up to t = {end}",
+                                  # two lines: in one it ran past a phone's chart
+                                  "text": f"truncated BPTT: gradient<br>exactly 0 up to t = {end}",
                                   "font": {"size": FONT_SIZE, "color": "#333333"}}]
     return figure_from_spec({"data": bands + lines, "layout": layout})
 

@@ -33,7 +33,7 @@ def gradient_flow(shown) -> None:
     T, first = settings.T, view.first
     st.subheader("1 · How much gradient reaches each input?")
     chart_col, text_col = st.columns([3, 1], gap="large")
-    plotly_chart(shown.figures.chart, where=chart_col, key="gradient_chart")
+    plotly_chart(shown.figures.chart, where=chart_col, key="gradient_chart", phone_fits=True)  # a phone: whole
     chart_col.caption(weights_named(settings, view))  # the slopes depend on it: named where they are shown
     with text_col:
         # One line above the numbers, so all four stand beside the figure on a projector's first screen.

@@ -316,8 +316,8 @@ GRADIENT_CLAIMS = types.MappingProxyType({
                                   _against_orthogonal),
     "loop_fades_long": _gradients_with(lambda v, s: _lost(v, "rnn", "lstm", "gru", above=10) and v["rnn_r2"] > 0.98
                                        and v["transformer"] is not None and abs(v["transformer"]) < 1),
-    # the tanh RNN explodes (the page's warning), the gated networks change by under half as much; attention
-    # stays within an order
+    # the tanh RNN explodes (its line rises from right to left), the gated networks change by under half as much;
+    # attention stays within an order
     "explodes": _gradients_with(lambda v, s: v["rnn_change"] is not None and v["rnn_change"] > 1
                                 and all(v[f"{k}_change"] is not None and abs(v[f"{k}_change"]) < v["rnn_change"] / 2
                                         for k in ("lstm", "gru"))

@@ -4,21 +4,30 @@ import streamlit as st
 
 from explorer.analysis.lookup import EXAMPLE_QUERY
 from explorer.figures.common import matrix_csv
-from explorer.kit.draw import Button, Preset, Section, download_csv, measured_box, plotly_chart
+from explorer.kit.draw import Button, Preset, Section, download_csv, measured_box, plotly_chart, preset_buttons
 from explorer.lessons.lookup.spec import LOOKUP
-from explorer.lessons.lookup.view import NOTHING, listed, lookup_facts, read_dictionary
+from explorer.lessons.lookup.view import NOTHING, LookupSettings, listed, lookup_facts, number, read_dictionary
 from explorer.serve.adapter import serve_lesson
 
 
-def presets(settings) -> list[Preset]:
-    """Buttons that move the query sliders: the lecture's query, or a copy of one key."""
-    def query(vector):
-        return {f"q{i + 1}": float(x) for i, x in enumerate(vector)}
+def _query(vector) -> dict[str, float]:
+    return {f"q{i + 1}": float(x) for i, x in enumerate(vector)}
 
-    keys = read_dictionary(settings).keys
-    return [Preset(Button("Lecture example query", "lecture_query", icon=":material/school:"), query(EXAMPLE_QUERY)),
-            *(Preset(Button(f"k{j + 1}", f"copy_k{j + 1}", help=f"Set the query to key k{j + 1}"), query(key),
-                     row="Copy a key into the query:") for j, key in enumerate(keys))]
+
+def query_bar(settings) -> None:
+    """The query, the sharpness and the buttons the lesson's steps use, on the page above the bars: a
+    presenter's sidebar is folded, and the class should see q and the button that copies a key into it
+    (the sliders stay in the sidebar)."""
+    bar = st.container(horizontal=True, vertical_alignment="center", gap="small", key="query_bar")
+    scaled = " · scores ÷ √d" if settings.scale else ""
+    # One row at 1280 px presenting (with a longer label and an icon the last k button wrapped onto a second)
+    bar.markdown(f"**q** = [{', '.join(number(x) for x in settings.query)}] · temperature "
+                 f"{settings.temperature:g}{scaled}", width="content")
+    preset_buttons([Preset(Button("Lecture query", "lecture_query", help="Set q to the lecture's example query"),
+                           _query(EXAMPLE_QUERY))], LookupSettings, settings, bar)
+    bar.markdown("Set q to key:", width="content")
+    preset_buttons([Preset(Button(f"k{j + 1}", f"copy_k{j + 1}", help=f"Set the query to key k{j + 1}"), _query(key))
+                    for j, key in enumerate(read_dictionary(settings).keys)], LookupSettings, settings, bar)
 
 
 def lookup(shown) -> None:
@@ -26,9 +35,12 @@ def lookup(shown) -> None:
     view, figures, facts = shown.view, shown.figures, lookup_facts(shown.view)
     result, labels = view.result, view.key_labels
     st.subheader("1 · Score every key, 2 · softmax, 3 · mix the values")
+    query_bar(shown.settings)
     chart_left, chart_right = st.columns(2)
-    plotly_chart(figures.scores, where=chart_left, key="scores")
-    plotly_chart(figures.weights, where=chart_right, key="weights")
+    # On a phone each takes the screen's width: its five bars and their values fit there, and the keys an
+    # answer names stay in sight (at the 600 px of a wide chart the scores' bars scrolled out of view).
+    plotly_chart(figures.scores, where=chart_left, key="scores", phone_fits=True)
+    plotly_chart(figures.weights, where=chart_right, key="weights", phone_fits=True)
     st.markdown(f"**Output** = {facts['mix']} = **{facts['output']}**")
     if result.scale != 1.0:
         divided = f"1/√{facts['d']}" if shown.settings.scale else "1"
@@ -48,7 +60,7 @@ def lookup(shown) -> None:
 **What to notice.** Here the scores {facts['scores']} become the weights
 {listed([f"{w:.2f}" for w in result.weights])}.{left_out} {share}: {blend}.
 
-**Try next.** The *k* buttons copy a key into the query. When that key's score beats all the others by
+**Try next.** The *k* buttons above the bars copy a key into the query. When that key's score beats all the others by
 a wide margin, it takes nearly all the weight and the lookup returns (almost exactly) its value — the
 dictionary behaviour, recovered. Raise the temperature and the weights flatten towards an even split of
 {facts['even']:.2f} each; lower it and the weight gathers on the best-scoring key (shared by keys that tie for
@@ -107,6 +119,5 @@ serve_lesson(
     "that score about equally share it.",
     sidebar="Query",
     sections=[Section("lookup", lookup), Section("table", key_table), Section("matrix", weight_matrix)],
-    presets=presets,
     notes=lambda settings: read_dictionary(settings).notes,
 )

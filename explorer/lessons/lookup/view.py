@@ -27,7 +27,7 @@ from explorer.kit.settings import setting
 from .boxes import self_match
 
 __all__ = ["DIM", "LOOKUP_CLAIMS", "Dictionary", "LookupSettings", "LookupView", "listed", "lookup_facts",
-           "lookup_view", "read_dictionary"]
+           "lookup_view", "number", "read_dictionary"]
 
 DIM = EXAMPLE_KEYS.shape[1]
 QUERY_BOUNDS = (-10.0, 10.0, 0.1)
