@@ -105,14 +105,15 @@ def test_the_measure_tells_grey_from_ink(new_page, app_url):
     """The measure itself: Streamlit's chart grey (#808495) fails, in a chart's tick label and in the
     page's text; the ink passes; the ink at 30 % opacity fails."""
     require_chromium()
-    page = open_page(new_page, f"{app_url}/cost")
+    page = open_page(new_page, f"{app_url}/attention")
+    page.wait_for_selector(".js-plotly-plot .ytick text", timeout=20_000)
     page.evaluate("""() => {
       const main = document.querySelector('[data-testid="stMain"]');
       for (const [word, css] of [['probe-grey', 'color: #808495'], ['probe-ink', 'color: #1a1a1a'],
                                  ['probe-faded', 'color: #1a1a1a; opacity: 0.3']]) {
         const p = document.createElement('p'); p.textContent = word; p.setAttribute('style', css); main.appendChild(p);
       }
-      const tick = document.querySelector('.js-plotly-plot .xtick text');
+      const tick = document.querySelector('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text');
       tick.textContent = 'tick-grey'; tick.style.fill = '#808495';
     }""")
     low = " ".join(page.evaluate(CONTRAST_JS)["low"])

@@ -63,9 +63,12 @@ def depth_chart(frame: pd.DataFrame) -> alt.LayerChart:
     legend (one entry per wiring) under the plot: beside it, at a phone's width, it left the plot a thin stripe."""
     wirings = frame.drop_duplicates("configuration")
     names = list(wirings["configuration"])
-    colour = alt.Color("configuration:N", title="wiring", sort=names,
+    # No legend at any width: the bars beside the lines (under them on a phone: `orders_chart`) name every
+    # wiring in its colour and dash.  Its six rows under a desk's half-width plot ended the key figure at
+    # 978 px of a 900 px screen.
+    colour = alt.Color("configuration:N", title="wiring", sort=names, legend=None,
                        scale=alt.Scale(domain=names, range=[NORM_COLOURS[n] for n in wirings["norm"]]))
-    dash = alt.StrokeDash("configuration:N", title="wiring", sort=names,
+    dash = alt.StrokeDash("configuration:N", title="wiring", sort=names, legend=None,
                           scale=alt.Scale(domain=names, range=[DASHES[r] for r in wirings["residual"]]))
     x = alt.X("layer:Q", title=["layer (0 = the stack's input;", "the loss is after the last layer)"],  # 2 lines
               axis=alt.Axis(tickMinStep=1))
