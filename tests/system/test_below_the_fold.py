@@ -92,7 +92,8 @@ def test_apptest_has_no_browser_so_every_section_is_drawn_at_once():
     at.switch_page("explorer/lessons/depth/depth.py").run()
     assert not at.exception
     assert PLACEHOLDER not in [c.value for c in at.caption]
-    assert len(at.get("vega_lite_chart")) == 1 and len(at.get("plotly_chart")) == 1
+    # the key section's lines and the bars beside them, and the heatmap under them
+    assert len(at.get("vega_lite_chart")) == 2 and len(at.get("plotly_chart")) == 1
 
 
 def test_a_follow_up_that_arrives_after_a_control_change_is_dropped_and_the_page_stays_whole(server):
