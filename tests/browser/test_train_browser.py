@@ -29,6 +29,16 @@ def grid_weights(page) -> str | None:
     return page.evaluate(GRID_JS)
 
 
+def wait_for_grid_changes(page) -> None:
+    """Until the attention grid has been redrawn GRID_CHANGES times with new weights (bounded: WAIT_S)."""
+    seen = {grid_weights(page)}
+    deadline = time.monotonic() + WAIT_S
+    while len(seen) <= GRID_CHANGES:
+        assert time.monotonic() < deadline, f"the grid changed {len(seen) - 1} time(s) in {WAIT_S:.0f} s"
+        seen.add(grid_weights(page))
+        page.wait_for_timeout(250)
+
+
 def test_train_redraws_the_grid_while_the_model_learns(app_url, new_page, screenshot_dir):
     page = open_page(new_page, f"{app_url}/train?steps=400&seed=17")
     assert_no_exception(page, "opening the train page")
@@ -37,12 +47,7 @@ def test_train_redraws_the_grid_while_the_model_learns(app_url, new_page, screen
 
     page.get_by_role("button", name="Train", exact=True).click()
     page.wait_for_function(PROGRESS_JS, timeout=30_000)  # the fragment draws the progress bar
-    seen = {grid_weights(page)}
-    deadline = time.monotonic() + WAIT_S
-    while len(seen) <= GRID_CHANGES:
-        assert time.monotonic() < deadline, f"the grid changed {len(seen) - 1} time(s) in {WAIT_S:.0f} s"
-        seen.add(grid_weights(page))
-        page.wait_for_timeout(250)
+    wait_for_grid_changes(page)
     progress = page.evaluate(PROGRESS_JS)
     assert "Training: step" in progress or "Starting" in progress or "Waiting" in progress, progress
     assert_no_exception(page, "while training")
@@ -98,12 +103,7 @@ def test_the_clickers_reveal_trains_the_step_and_next_moves_on_during_the_run(ap
     assert page.get_by_role("button", name="Train", exact=True).is_disabled(), "the run is on: Train is disabled"
     waiting = page.locator('[data-testid="stAlert"]').filter(has_text="appears here when the run has finished")
     assert waiting.count() == 1 and "Press" not in waiting.inner_text(), waiting.all_inner_texts()
-    seen = {grid_weights(page)}
-    deadline = time.monotonic() + WAIT_S
-    while len(seen) <= GRID_CHANGES:
-        assert time.monotonic() < deadline, f"the grid changed {len(seen) - 1} time(s) in {WAIT_S:.0f} s"
-        seen.add(grid_weights(page))
-        page.wait_for_timeout(250)
+    wait_for_grid_changes(page)
     assert_no_exception(page, "while the revealed step trains")
     page.screenshot(path=str(screenshot_dir / "train-clicker-step-2.png"))
     press_when_the_clicker_listens(page, "PageDown")  # Next, the run still going
