@@ -23,6 +23,7 @@ from .common import (
     hover_grid,
     plotly_text,
 )
+from .ink import INK
 
 __all__ = ["FOCUS", "HEAD_COLOURS", "INK", "MASK_GREY", "MASK_LABEL", "attention_lines", "head_heatmap",
            "mask_trace", "show_mask_legend"]
@@ -71,7 +72,6 @@ HEAD_PRESENT_WIDTH_PX = 540  # its plot area presenting at 1280 px, the sidebar 
 # and answer: at the desk (900 px) and on a 720 px projector.  Longer inputs get every k-th row labelled.
 HEAD_MAX_PX, HEAD_PRESENT_MAX_PX = 480, 400
 DESK_LINE_PX, PRESENT_LINE_PX = 20, 24  # the line box of a row's label: 14 px at the desk, 18 px presenting
-INK = "#1a1a1a"  # labels: 17:1 on white (WCAG AA asks 4.5:1; a projector washes grey out)
 FOCUS = OKABE_ITO["vermillion"]  # the row a step asks about, in both pictures (distinct from Viridis' hues)
 HEAD_COLOURS = tuple(OKABE_ITO[name] for name in ("blue", "orange", "bluish green", "reddish purple", "sky blue",
                                                    "vermillion", "black", "yellow"))  # a head's lines, by number

@@ -18,7 +18,7 @@ __all__ = ["INK", "VEGA_INK", "inked", "vega_inked"]
 
 INK = "#1a1a1a"  # 17:1 on white
 _COLOUR_BARS = {"heatmap", "contour", "histogram2d", "histogram2dcontour", "surface"}  # traces with a colour bar
-_AXIS = re.compile(r"^(x|y)axis\d*$|^polar\d*$|^ternary\d*$")
+_AXIS = re.compile(r"^(x|y)axis\d*$")  # a Cartesian axis (tickfont is no attribute of a polar/ternary layout)
 
 
 def _paint(font: dict | None) -> dict:

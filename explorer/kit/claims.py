@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..figures.logscale import power_label
+
 __all__ = ["Claim", "fill", "listed", "power_of_ten", "say", "scientific", "spelled", "typed_numbers"]
 
 FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::([^{}]*))?\}")
@@ -105,8 +107,9 @@ def scientific(x: float) -> str:
 
 
 def power_of_ten(x: float) -> str:
-    """The power of ten nearest `x` (> 0), written 10⁻³: how a sentence quotes a size on a log axis."""
-    return "10" + str(round(math.log10(x))).translate(_SUPERSCRIPT)
+    """The power of ten nearest `x` (> 0) as the log axes print it (explorer.figures.logscale.power_label:
+    10⁻³, 1, 10, 10²): how a sentence quotes a size on a log axis."""
+    return power_label(round(math.log10(x)))
 
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")

@@ -237,7 +237,7 @@ _PHONE_CSS = """
 /* A button's key (PageDown on Next) in the button's own colour: Streamlit fades it to 60 %, 2.8:1 on the
    red of Next, under WCAG AA's 4.5:1 (tests/browser/test_contrast_browser.py). */
 [data-has-shortcut] kbd { opacity: 1; }
-/* Captions (how to read a figure, its source) a grey at 6:1 on white, not Streamlit's 60 % (3.9:1); code too. */
+/* Captions (how to read a figure, its source) a grey at 7:1 on white, not Streamlit's 60 % (3.9:1); code too. */
 [data-testid="stCaptionContainer"] { opacity: 1; }
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] code { color: #5c5955; }
 /* The page's scripts (this block's and the clicker's) take no place in the page's column of elements. */

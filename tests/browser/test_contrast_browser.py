@@ -11,7 +11,7 @@ chart's plot, on a coloured cell, picks its own colour against that cell: explor
 a page's text on the backgrounds of the boxes around it that contain it (an alert's tint, a button's
 red; a slider's value stands above its thumb, outside the thumb's box, on the page).  A disabled
 button (Back on the first step) is exempt, as WCAG exempts inactive controls.  Streamlit's captions
-were 3.9:1 (explorer/kit/present.py raises them to 6:1)."""
+were 3.9:1 (explorer/kit/present.py raises them to 7:1)."""
 
 from __future__ import annotations
 

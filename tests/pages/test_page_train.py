@@ -237,7 +237,7 @@ def test_revealing_step_1_starts_no_run():
 
 def test_moving_on_during_a_run_is_never_held_up():
     """Step 5's run is training when the lecturer presses Next: step 6's question shows at once (with
-    Reveal), and its Reveal starts the race instead (the session watches one run: step 5's is let go)."""
+    Reveal), and its Reveal starts the race, which the session then watches in place of step 5's run."""
     sort_job = TrainSettings(task="sort").job
     at = run_page(PAGE, {"step": "5"})
     at.button(key="lesson_next").click().run()  # Reveal: step 5's run starts

@@ -75,4 +75,5 @@ def test_fill_and_power_of_ten():
     assert fill("{a:.1f} and {b}", {"a": 1.25, "b": "x"}) == "1.2 and x"
     with pytest.raises(KeyError, match=re.escape("no value for {c}")):
         fill("{c}", {})
-    assert power_of_ten(1e-10) == "10⁻¹⁰" and power_of_ten(2e8) == "10⁸" and power_of_ten(1.0) == "10⁰"
+    assert power_of_ten(1e-10) == "10⁻¹⁰" and power_of_ten(2e8) == "10⁸" and power_of_ten(1.0) == "1"
+    assert power_of_ten(12.0) == "10"  # as the log axes print them (figures.logscale.power_label)

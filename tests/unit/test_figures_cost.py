@@ -11,6 +11,7 @@ from explorer.analysis.timing import TIMED_LAYERS, Timing
 from explorer.figures.common import frame_csv
 from explorer.lessons.cost import figures
 from explorer.lessons.cost.counts import complexity_rows, operations_curves, operations_lengths
+from harness.contrast import contrast
 
 
 def validated(fig: go.Figure) -> dict:
@@ -78,18 +79,6 @@ def test_labels_are_upright_not_shrunk_and_fit_in_or_beside_their_bar_on_a_phone
                 assert bar >= need or bar + need <= figures.PHONE_PANEL_PX, (T, d, layer, panel["texts"][layer])
 
 
-def _luminance(colour: str) -> float:
-    """WCAG 2.1 relative luminance of '#RRGGBB'."""
-    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def _contrast(a: str, b: str) -> float:
-    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
-
-
 def test_each_layer_has_an_okabe_ito_hue_of_its_own_and_its_labels_read_on_it():
     """CNN and RNN were orange and vermillion, one hue on a projector: now four of Okabe & Ito's colours,
     no two of the orange–vermillion pair, and a label inside a bar at least 4.5:1 against it (WCAG)."""
@@ -99,8 +88,8 @@ def test_each_layer_has_an_okabe_ito_hue_of_its_own_and_its_labels_read_on_it():
     assert len(set(colours.values())) == 4 and set(colours.values()) <= okabe_ito
     assert not {"#E69F00", "#D55E00"} <= set(colours.values())
     for trace in bars["data"]:
-        assert _contrast(trace["marker"]["color"], trace["insidetextfont"]["color"]) >= 4.5, trace["name"]
-        assert _contrast("#FFFFFF", trace["outsidetextfont"]["color"]) >= 4.5
+        assert contrast(trace["marker"]["color"], trace["insidetextfont"]["color"]) >= 4.5, trace["name"]
+        assert contrast("#FFFFFF", trace["outsidetextfont"]["color"]) >= 4.5
 
 
 @pytest.mark.parametrize(("T", "k", "n_layers", "short"), [(512, 3, 6, True), (512, 3, 1, True), (9, 3, 4, False),

@@ -219,7 +219,8 @@ def test_every_encodings_line_differs_from_every_other_in_colour_and_in_dash_whe
 def test_the_note_names_the_lines_that_lie_on_one_another_from_the_data():
     note = coinciding(_accuracy_frame(), (2, 10))
     assert note == ("Lines on top of one another: sinusoidal and learned table at 100 % at every trained length "
-                    "(2–10 letters); sinusoidal, raw index, no encoding and ALiBi at 0 % at every length past 10.")
+                    "tested (2–10 letters); sinusoidal, raw index, no encoding and ALiBi at 0 % at every length "
+                    "tested past 10.")
     frame = _accuracy_frame()
     apart = frame[frame["encoding"].isin(["sinusoidal", "T5 buckets"])]
     assert coinciding(apart, (2, 10)) == ""  # no two lines share a level: nothing to say

@@ -42,10 +42,10 @@ def test_the_answer_tells_the_race_as_it_went():
     assert STEP.claim == "race" and STEP.settings["mode"] == "race"
     said = say(TRAIN.claims, STEP.claim, STEP.reveal, shown(TRANSFORMER, GRU))
     assert said is not None
-    # The GRU's largest lead before the overtake: step 200 (31.5 against 12); ahead for good from 300;
+    # The GRU ahead at both steps before the overtake (100, 200); the transformer ahead for good from 300;
     # the last step both reached: 600 (the transformer stopped there, at 60 s; the GRU's latest by
     # then is its step 600 too).
-    for quoted in ("the GRU leads first (step 200: 31.5 % against 12.0 %)",
+    for quoted in ("before that the GRU was ahead at 2 of 2 steps",
                    "the transformer leads from step 300 to step 600, the last both measured (95.0 % against 65.0 %)",
                    "after 60.0 s each, the transformer leads (95.0 % against 65.0 %)"):
         assert quoted in said, said
@@ -78,6 +78,8 @@ def test_a_lead_lost_again_is_no_overtake():
     # The transformer ahead at 300 but behind at 400: it overtakes for good only at 500.
     story = race_story(TRANSFORMER, runner({0: 0, 100: 0.05, 200: 0.3, 300: 0.45, 400: 0.7, 500: 0.6, 600: 0.65}))
     assert (story["early"], story["over"], story["last"]) == (200, 500, 600)
+    # before 500 the GRU is ahead at 100, 200 and 400, not at 300: "ahead at 3 of 4 steps", not "led first"
+    assert (story["ahead"], story["measured"]) == (3, 4)
 
 
 @pytest.mark.parametrize("gru", [

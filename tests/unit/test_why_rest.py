@@ -434,7 +434,7 @@ def test_real_does_not_call_neighbours_alike_the_sinusoidal_tables_main_property
     assert "the encoding k positions on is a fixed linear function of this one" in text
 
 
-def test_length_kv_answer_says_the_scores_are_plain_attentions():
+def test_length_kv_answer_speaks_of_the_cache_alone():
     """The KV-cache answer said Llama-2-7B's 'One layer's 4,096 × 4,096 scores over 32 heads take another 2.15 GB',
     as if the model held them; only plain attention does (tiled attention holds one block of keys at a time:
     its peak here is far below plain attention's, measured). The answer now says 'In plain attention'."""
@@ -444,8 +444,8 @@ def test_length_kv_answer_says_the_scores_are_plain_attentions():
 
     step = next(s for s in load_steps("length") if s.claim == "cache_formula")
     said = " ".join(answer("length", step).split())
-    # (#61: the answer, cut to two lines, now speaks of the cache alone; a sentence on the scores says whose)
-    assert "scores" not in said or "In plain attention" in said, said
+    # (#61: the answer, cut to two lines, counts the cache alone: no scores the model would hold)
+    assert said.startswith("2.15 GB: 2 (keys and values)") and "scores" not in said, said
     view = tiled_view(TiledSettings())
     assert view.measured_tiled[-1] < view.measured_plain[-1] / 4
 

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.figures.common import CHART_HEIGHT, FONT_SIZE, OKABE_ITO, figure_from_spec, plotly_text
+from explorer.figures.ink import INK
 from explorer.figures.margins import TOOLBAR_PX
 from explorer.figures.vega import colour_encoding, configure, phone_columns
 from explorer.lessons.cost.numbers import count_text, times_text
@@ -101,7 +102,7 @@ def complexity_frame(rows: Sequence[ComplexityRow], n_layers: int) -> pd.DataFra
 COST_COLOURS = {"cnn": OKABE_ITO["orange"], "rnn": OKABE_ITO["reddish purple"], "attention": OKABE_ITO["blue"],
                 "encoder": OKABE_ITO["bluish green"]}
 INSIDE_TEXT = {"cnn": "#000000", "rnn": "#000000", "attention": "#FFFFFF", "encoder": "#000000"}
-OUTSIDE_TEXT = "#1A1A1A"  # a label past its bar's end, on the page's white
+OUTSIDE_TEXT = INK  # a label past its bar's end, on the page's white
 COST_QUANTITIES = ("parameters", "multiplications", "sequential steps", "path length")
 COST_SHORT = {"cnn": "CNN", "rnn": "RNN", "attention": "attention", "encoder": "encoder"}  # the bars' row labels
 # (row, column) of each quantity, two by two: the two with a ratio on top, the longer title on the left (a

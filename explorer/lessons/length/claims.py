@@ -113,7 +113,8 @@ def _diagonal(s) -> dict:
     rows = "" if not old else (f"; rows {old[0]}–{old[-1]}, all of whose positions were trained, put "
                                f"{np.mean([unseen.weights[i, n - 1 - i] for i in old]):.0%} on their letter")
     return {"on_target": unseen.on_target, "even": 1 / n, "n": n, "seen": s.view.seen.on_target,
-            "seen_n": s.view.seen.length, "reach": _reach(s), "high": high, "rows": rows}
+            "seen_n": s.view.seen.length, "reach": _reach(s), "high": high, "rows": rows,
+            "last": ", the last trained" if _reach(s) == high - 1 else f" (positions up to {high - 1} were trained)"}
 
 
 LENGTH_CLAIMS = types.MappingProxyType({

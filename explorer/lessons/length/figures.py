@@ -95,8 +95,8 @@ def coinciding(frame: pd.DataFrame, trained: tuple[int, int]) -> str:
     low, high = trained
     said = []
     for value, where, text in ((1.0, (frame["letters"] >= low) & (frame["letters"] <= high),
-                                f"at 100 % at every trained length ({low}–{high} letters)"),
-                               (0.0, frame["letters"] > high, f"at 0 % at every length past {high}")):
+                                f"at 100 % at every trained length tested ({low}–{high} letters)"),
+                               (0.0, frame["letters"] > high, f"at 0 % at every length tested past {high}")):
         part = frame[where]
         names = [n for n in dict.fromkeys(part["encoding"])
                  if (part.loc[part["encoding"] == n, "accuracy"] == value).all()]

@@ -148,8 +148,9 @@ def _sorts(s) -> bool:
 def race_story(transformer, recurrent) -> dict | None:
     """At the steps both runners measured: the step from which the transformer leads at every one
     (`over`), the step before it where the recurrent network led by most (`early`), and the last
-    step both reached; with the two accuracies (%) at each.  None where the race does not go so (the
-    recurrent network never ahead first, or the transformer never ahead for good)."""
+    step both reached; with the two accuracies (%) at each, and at how many of the steps both measured
+    before the overtake the recurrent network was ahead (`ahead` of `measured`).  None where the race
+    does not go so (the recurrent network never ahead first, or the transformer never ahead for good)."""
     tf, rnn = ({x.step: 100 * x.accuracy for x in runner if x.step} for runner in (transformer, recurrent))
     common = sorted(set(tf) & set(rnn))
     over = next((step for i, step in enumerate(common) if all(tf[c] > rnn[c] for c in common[i:])), None)
@@ -157,8 +158,9 @@ def race_story(transformer, recurrent) -> dict | None:
     if not before:
         return None
     early = max(before, key=lambda step: rnn[step] - tf[step])
-    return {name: value for step, label in ((early, "early"), (over, "over"), (common[-1], "last"))
-            for name, value in ((label, step), (f"tf_{label}", tf[step]), (f"rnn_{label}", rnn[step]))}
+    return {"ahead": len(before), "measured": sum(step < over for step in common),
+            **{name: value for step, label in ((early, "early"), (over, "over"), (common[-1], "last"))
+               for name, value in ((label, step), (f"tf_{label}", tf[step]), (f"rnn_{label}", rnn[step]))}}
 
 
 def overtaking(story: dict) -> str:
