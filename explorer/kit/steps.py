@@ -22,6 +22,7 @@ answer a presentation clicker too (PageDown / PageUp): PageDown reveals first, t
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -72,6 +73,44 @@ def load_steps(page: str, directory: Path = STEP_DIR) -> tuple[Step, ...]:
     return tuple(steps)
 
 
+# Presenting, an answer is read from the back of the room in one glance: about two lines at a projector's
+# 1280 px (20 px text: ~115 characters a line, heading included, fewer where words wrap); past them, the
+# first whole sentences within FOLDED_CHARS stay, and the others open from a button beside them
+# (tests/browser/test_present_browser.py counts the lines).
+ANSWER_CHARS = 215
+FOLDED_CHARS = 195  # a folded answer shares its row with the "More" button: its lines are shorter
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[A-Z0-9“\"(*`\[])")  # …and a sentence opening with [CLS]
+
+
+def visible_length(markdown: str) -> int:
+    """The characters `markdown` shows (its bold marks and code ticks are not drawn)."""
+    return len(markdown.replace("**", "").replace("`", "").replace("\\", ""))
+
+
+def fold(text: str, budget: int) -> tuple[str, str]:
+    """`text` cut after its last whole sentence that ends within `budget` visible characters (its first
+    sentence at least), and the rest ("" if nothing is left).  A sentence boundary inside bold or code
+    is no boundary: the marks stay paired on both sides."""
+    pieces = _SENTENCE_END.split(text)
+    kept, shown = pieces[0], visible_length(pieces[0])
+    for number, piece in enumerate(pieces[1:], start=1):
+        paired = kept.count("**") % 2 == 0 and kept.count("`") % 2 == 0
+        if paired and shown + 1 + visible_length(piece) > budget:
+            return kept, " ".join(pieces[number:])
+        kept, shown = f"{kept} {piece}", shown + 1 + visible_length(piece)
+    return kept, ""
+
+
+def presented(heading: str, text: str, budget: int | None = ANSWER_CHARS) -> tuple[str, str]:
+    """An answer as the step bar shows it under `heading`: whole ((text, "")) where the two fit in
+    `budget` visible characters (None: any length), else its first whole sentences within the share
+    FOLDED_CHARS / ANSWER_CHARS of it, and the rest."""
+    used = visible_length(heading) + 1
+    if budget is None or used + visible_length(text) <= budget:
+        return text, ""
+    return fold(text, budget * FOLDED_CHARS // ANSWER_CHARS - used)
+
+
 QUESTION_ICON = "psychology_alt"  # a step's question; its answer has another (presentation mode tells them apart)
 
 
@@ -85,8 +124,11 @@ class Lesson:
     """The step bar of one page.  Create it before the page's controls (it may set their values),
     then draw the figures only `if lesson.revealed`, and call `answer()` once the view is known."""
 
-    def __init__(self, page: str, controls, *, where=st):
+    def __init__(self, page: str, controls, *, where=st, fold_after: int | None = None):
+        """`fold_after`: the visible characters of an answer shown before the rest folds away (presenting:
+        `ANSWER_CHARS`); None shows every answer whole."""
         self.page = page
+        self.fold_after = fold_after
         self.steps = load_steps(page)
         self.number = 0
         if not self.steps:
@@ -163,7 +205,20 @@ class Lesson:
         self._heading = heading
         self._answer = where.empty()  # the answer takes the question's place, above the figure
         if not step.claim:
-            self._answer.success(f"{heading} {step.reveal}", icon=":material/visibility:")
+            self._say(self._answer, step.reveal)
+
+    def _say(self, where, text: str) -> None:
+        """The answer under its heading, in `where` (a placeholder); past `fold_after` characters, its
+        first sentences, and beside them a "More" button that opens the others over the page.  (An
+        expander under the answer pushed the figure's foot off a projector's screen, attention step 1 to
+        748 px of 720; under the step's whole section it stood 1,000–2,400 px down, out of reach.)"""
+        shown, rest = presented(self._heading, text, self.fold_after)
+        if not rest:
+            where.success(f"{self._heading} {text}", icon=":material/visibility:")
+            return
+        said, more = where.container().columns([9, 1], vertical_alignment="center", gap="small")
+        said.success(f"{self._heading} {shown} …", icon=":material/visibility:")
+        more.popover("More", help="The rest of this step's answer", width="stretch").markdown(rest)
 
     @property
     def section(self) -> str:
@@ -185,7 +240,7 @@ class Lesson:
             return
         text = say(claims, step.claim, step.reveal, shown)
         if text is not None:
-            where.success(f"{self._heading} {text}", icon=":material/visibility:")
+            self._say(where, text)
         elif any(st.session_state.get(key) != value for key, value in step.settings.items()):
             where.info(f"{self._heading} The controls have moved away from this step's settings, and its "
                        "answer does not hold for the figure now shown. Choose the step again to return "

@@ -20,7 +20,7 @@ from ..kit.present import (
     style_page,
     write_present_link,
 )
-from ..kit.steps import Lesson
+from ..kit.steps import ANSWER_CHARS, Lesson
 from ..lessons import LESSONS
 from .catalog import HOME
 from .pool import POOL, Requester
@@ -56,7 +56,7 @@ def lesson_page(page: str, lead: str) -> tuple[UrlControls, Lesson]:
             st.markdown(lead)
     else:
         st.markdown(lead)
-    return controls, Lesson(page, controls)
+    return controls, Lesson(page, controls, fold_after=ANSWER_CHARS if presenting() else None)
 
 
 def page_settings(controls: UrlControls, where=st.sidebar) -> None:

@@ -1,7 +1,7 @@
 """The classroom rules in a real browser (Chromium at a projector's 1280×720): in presentation mode
 every lesson's first chart starts within the first 520 px and ends on the first screen (720 px), a
-revealed step's answer and its whole figure are on the screen (at a desk's 1400×900 too), its text at
-4.5:1 contrast or more, and no chart text is under 16 px;
+revealed step's answer (two lines at most, presenting) and its whole figure are on the screen (at a desk's
+1400×900 too), its text at 4.5:1 contrast or more, and no chart text is under 16 px;
 text from a link never renders as bold or a link; a task switch runs the trained model and its
 address reopens the same view."""
 
@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from explorer.kit.steps import load_steps
+from explorer.kit.steps import load_steps, presented, step_heading
 from explorer.lessons import LESSONS
 from harness.claims import answer
 from tests.browser.conftest import VIEWPORT, require_chromium
@@ -72,7 +72,11 @@ REVEALED_JS = """(start) => {
   const row = figure && figure.closest('[data-testid="stHorizontalBlock"]');
   const beside = row ? [...row.querySelectorAll('[data-testid="stMetric"]')].map((m) => [
     m.querySelector('[data-testid="stMetricLabel"]').innerText, m.getBoundingClientRect().bottom]) : [];
-  return {answer: box(answer), figure: figure ? box(figure) : null, beside,
+  // the answer's lines as drawn: the distinct tops of its text's line boxes
+  const range = document.createRange();
+  range.selectNodeContents(answer.querySelector('[data-testid="stMarkdownContainer"]'));
+  const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top / 8))).size;
+  return {answer: box(answer), figure: figure ? box(figure) : null, beside, lines,
           header: document.querySelector('header[data-testid="stHeader"]').getBoundingClientRect().bottom,
           scrolled: document.querySelector('[data-testid="stMain"]').scrollTop};
 }"""
@@ -210,7 +214,10 @@ def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen
     page = projector_page(f"{app_url}/{lesson.url_path}?{query}step=1", size)
     for number in range(1, len(steps) + 1):
         assert f"step={number}" in page.url, page.url
-        start = answer(lesson.url_path, steps[number - 1]).replace("*", "").replace("`", "")[:30]
+        said = answer(lesson.url_path, steps[number - 1])
+        if screen == "projector":  # presenting, the step bar shows the answer's first sentences (kit/steps.py)
+            said = presented(step_heading(number, len(steps), steps[number - 1].title), said)[0]
+        start = said.replace("*", "").replace("`", "")[:30]
         press_next(page, screen)
         # The answer appearing is the sign the Reveal's run happened (a run of a view computed by the
         # warm-up can be shorter than a frame, too short for the run counter to see); then the
@@ -235,6 +242,8 @@ def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen
             f"{size['height']} px screen (it starts at {figure['top']:.0f} px, the answer at {said['top']:.0f} px)")
         cut = [(label, round(bottom)) for label, bottom in shown["beside"] if bottom > size["height"]]
         assert not cut, f"step {number}: metrics beside the figure end below the screen ([label, bottom px]): {cut}"
+        # Read at a glance from the back of the room: two lines, the rest behind "More" (kit/steps.py fold)
+        assert screen != "projector" or shown["lines"] <= 2, f"step {number}: the answer takes {shown['lines']} lines"
         assert not shown["scrolled"] or figure["bottom"] >= size["height"] - 12, \
             f"step {number}: scrolled {shown['scrolled']:.0f} px, further than the figure needed (ends at " \
             f"{figure['bottom']:.0f} px)"

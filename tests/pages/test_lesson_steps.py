@@ -93,3 +93,25 @@ def test_walking_the_steps_with_next_shows_each_answer_as_its_link_does(page):
         assert sum(shown in el.value for el in [*at.success, *at.info]) == 1, f"step {number}: {shown!r} not shown once"
         if number < len(steps):
             at.button(key="lesson_next").click().run()  # Next
+
+
+def test_presenting_a_long_answer_shows_two_lines_and_the_rest_behind_more():
+    """Presenting, an answer past ANSWER_CHARS shows its first whole sentences and "…" in the step bar,
+    the others in the "More" button's popover beside it; at a desk the same answer is whole."""
+    from explorer.kit.steps import presented, step_heading
+
+    def folded(page, number, step):
+        return presented(step_heading(number, len(load_steps(page.url_path)), step.title), answer(page.url_path, step))
+
+    page, number, step = next((p, n, load_steps(p.url_path)[n - 1]) for p, n in CASES
+                              if folded(p, n, load_steps(p.url_path)[n - 1])[1])
+    shown, rest = folded(page, number, step)
+    at = page_test(page.path, {"step": str(number), "present": "1"}).run()
+    at.button(key="lesson_next").click().run()  # Reveal
+    assert_no_exception(at)
+    said = [el.value for el in at.success if el.value.startswith(f"**Step {number} of")]
+    assert len(said) == 1 and said[0].endswith(f"{shown} …"), said
+    assert rest not in said[0] and sum(rest in el.value for el in at.markdown) == 1, "the rest, once, in the popover"
+    desk = page_test(page.path, {"step": str(number)}).run()
+    desk.button(key="lesson_next").click().run()
+    assert any(el.value.endswith(answer(page.url_path, step)) for el in desk.success), "at a desk: whole"

@@ -190,4 +190,4 @@ def test_attention_random_flat_counts_the_words_it_may_see(mask):
     assert text is not None, "the answer is shown under each mask"
     keys = list(shown.view.attention.key_tokens)
     visible = {"none": len(keys), "causal": keys.index("it") + 1, "padding": sum(k != "<pad>" for k in keys)}[mask]
-    assert f"an even split over the {visible} words it may see would be {1 / visible:.2f}" in text, text
+    assert f"even over the {visible} words it may see: {1 / visible:.2f}" in text, text
