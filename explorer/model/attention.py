@@ -78,6 +78,13 @@ class AttentionTrace:
     masked_scores: scaled_scores with -inf where the mask forbids attention
     weights:       softmax of masked_scores over keys (rows with no visible key are all 0)
     output:        weights @ V, shaped (..., T_q, d_v)
+    q, k, v:       what the scores were made of: (..., T_q, d), (..., T_k, d), (..., T_k, d_v)
+
+    From MultiHeadAttention (None from attention_pipeline alone): q, k, v per head (B, heads, T, head_dim),
+    after RoPE where the model uses it (keys and values: every position's, cached ones included; with
+    grouped-query attention each query head's copy), and
+    concatenated:  the heads' outputs side by side (B, T_q, d), before the output projection W_O
+    projected:     concatenated W_Oᵀ + b_O (B, T_q, d), the attention sub-layer's output
     """
 
     raw_scores: torch.Tensor
@@ -85,6 +92,11 @@ class AttentionTrace:
     masked_scores: torch.Tensor
     weights: torch.Tensor
     output: torch.Tensor
+    q: torch.Tensor | None = None
+    k: torch.Tensor | None = None
+    v: torch.Tensor | None = None
+    concatenated: torch.Tensor | None = None
+    projected: torch.Tensor | None = None
 
 
 def attention_pipeline(
@@ -113,7 +125,7 @@ def attention_pipeline(
     if mask is not None:
         # A query that may see no key at all (e.g. a padded query row) gets zero weights, not NaN.
         weights = torch.nan_to_num(weights, nan=0.0)
-    return AttentionTrace(raw_scores, scaled_scores, masked_scores, weights, weights @ v)
+    return AttentionTrace(raw_scores, scaled_scores, masked_scores, weights, weights @ v, q, k, v)
 
 
 def scaled_dot_product_attention(
@@ -206,9 +218,10 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[torch.Tensor, AttentionTrace]:
         """query: (B, T_q, d), key_value: (B, T_k, d) → (output (B, T_q, d), per-head trace).
 
-        The trace's tensors are shaped (B, heads, T_q, T_k); its `output` is the per-head
-        (B, heads, T_q, head_dim) mix before the heads are concatenated and projected.  With a
-        `cache`, `query` holds the new positions only and the keys are every position's so far.
+        The trace's scores and weights are shaped (B, heads, T_q, T_k); its `output` is the per-head
+        (B, heads, T_q, head_dim) mix before the heads are concatenated (`concatenated`) and projected
+        (`projected`, the output returned); q, k, v are per head, after RoPE.  With a `cache`, `query`
+        holds the new positions only and the keys are every position's so far.
         """
         q = self._split_heads(self.q_proj(query))  # (B, heads, T_q, head_dim)
         if cache is not None and cache.fixed:  # cross-attention in a generation: the encoder's, made once
@@ -226,5 +239,6 @@ class MultiHeadAttention(nn.Module):
         k, v = self._shared(k), self._shared(v)  # (B, heads, T_k, head_dim)
         trace = attention_pipeline(q, k, v, mask=mask, bias=bias)  # weights (B, heads, T_q, T_k)
         batch, _, T_q, _ = trace.output.shape  # output (B, heads, T_q, head_dim)
-        merged = trace.output.transpose(1, 2).reshape(batch, T_q, self.d_model)  # heads side by side (B, T_q, d)
-        return self.out_proj(merged), trace  # (B, T_q, d)
+        trace.concatenated = trace.output.transpose(1, 2).reshape(batch, T_q, self.d_model)  # side by side (B, T_q, d)
+        trace.projected = self.out_proj(trace.concatenated)  # W_O mixes the heads: (B, T_q, d)
+        return trace.projected, trace

@@ -101,8 +101,9 @@ class IncrementalDecoder:
         self.key_valid: torch.Tensor | None = None  # (B, length), False on a decoder-only prompt's padding
         self.encoder_trace = ModelTrace()
         if arch == "encoder-decoder":
-            memory, self.encoder_trace.encoder_input, self.encoder_trace.encoder_layers = model.encoder(
+            memory, self.encoder_trace.encoder_embedding, self.encoder_trace.encoder_layers = model.encoder(
                 source, causal=False, valid=valid)
+            self.encoder_trace.encoder_output = memory  # (B, T_src, d)
             self.memory_mask = None if valid is None else key_padding_mask(valid)  # (B, 1, 1, T_src)
             self.cross_caches = [layer.cross_attn.cache(memory) for layer in self.stack.layers]
         self.self_caches = [KVCache() for _ in self.stack.layers]
@@ -117,7 +118,7 @@ class IncrementalDecoder:
         """
         batch, n = tokens.shape
         start, total = self.length, self.length + n
-        x = stack_input = self.stack.embed_tokens(tokens, start=start)  # (B, n, d), positions start … total − 1
+        x, embedding = self.stack.embed_tokens_traced(tokens, start=start)  # (B, n, d), positions start … total − 1
         new_valid = torch.ones(batch, n, dtype=torch.bool) if valid is None else valid.bool()
         self.key_valid = new_valid if self.key_valid is None else torch.cat([self.key_valid, new_valid], dim=1)
         # New query i sits at position start + i and may read keys 0 … start + i (causal).
@@ -135,6 +136,8 @@ class IncrementalDecoder:
                                        cross_cache=self.cross_caches[i])
             traces.append(layer_trace)
         self.length = total
-        trace = ModelTrace(encoder_input=self.encoder_trace.encoder_input, decoder_input=stack_input,
-                           encoder_layers=self.encoder_trace.encoder_layers, decoder_layers=traces)
-        return self.model.lm_head(self.stack.final_norm(x)), trace
+        x = self.stack.final_norm(x)  # (B, n, d)
+        trace = ModelTrace(encoder_embedding=self.encoder_trace.encoder_embedding, decoder_embedding=embedding,
+                           encoder_layers=self.encoder_trace.encoder_layers, decoder_layers=traces,
+                           encoder_output=self.encoder_trace.encoder_output, decoder_output=x)
+        return self.model.lm_head(x), trace

@@ -9,11 +9,14 @@ Read it top-down, following one forward pass:
     Sublayers.add_and_norm   a sub-layer with its residual connection and LayerNorm (post, pre or none)
     FeedForward              expand, ReLU (or GELU), project back
 
-Shapes: B batch, T sequence length, d d_model, heads × head_dim = d.  `forward` returns the logits
-together with a trace of everything the lesson pages draw: per layer and head the self- and
-cross-attention scores and weights, and every layer's hidden states.  Nothing is stored on the
-module, so one cached model can serve every user at once.  Greedy generation, with or without a KV
-cache, is in explorer/model/generation.py.
+Shapes: B batch, T sequence length, d d_model, heads × head_dim = d, d_ff the feed-forward width.
+`forward` returns the logits together with a trace of everything the lesson pages draw
+(explorer/model/trace.py): the token and position embeddings; per layer and head q, k, v, the
+attention scores and weights, the heads concatenated and projected; per sub-layer what entered it,
+its LayerNorm, its output and the residual sum; the feed-forward network's hidden activations; each
+stack's output.  They are the tensors the forward pass computes anyway, kept by reference.  Nothing
+is stored on the module, so one cached model can serve every user at once.  Greedy generation, with
+or without a KV cache, is in explorer/model/generation.py.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from .positional import (
     T5RelativeBias,
     alibi_bias,
 )
-from .trace import LayerTrace, ModelTrace
+from .trace import EmbeddingTrace, FeedForwardTrace, LayerTrace, ModelTrace, SublayerTrace
 
 __all__ = [
     "ARCHITECTURES",
@@ -180,17 +183,20 @@ class Transformer(nn.Module):
         trace = ModelTrace()
         causal = self.config.causal if causal is None else causal
         if arch == "encoder":
-            x, trace.encoder_input, trace.encoder_layers = self.encoder(tokens, causal=causal, valid=valid)
+            x, trace.encoder_embedding, trace.encoder_layers = self.encoder(tokens, causal=causal, valid=valid)
+            trace.encoder_output = x  # (B, T, d)
             return self.lm_head(x), trace  # (B, T, vocab)
         if arch == "decoder":
-            x, trace.decoder_input, trace.decoder_layers = self.decoder(tokens, causal=causal, valid=valid)
+            x, trace.decoder_embedding, trace.decoder_layers = self.decoder(tokens, causal=causal, valid=valid)
+            trace.decoder_output = x  # (B, T, d)
             return self.lm_head(x), trace  # (B, T, vocab)
         if target is None:
             raise ValueError("an encoder–decoder model needs a target sequence (teacher forcing)")
-        memory, trace.encoder_input, trace.encoder_layers = self.encoder(tokens, causal=False, valid=valid)
-        y, trace.decoder_input, trace.decoder_layers = self.decoder(
+        memory, trace.encoder_embedding, trace.encoder_layers = self.encoder(tokens, causal=False, valid=valid)
+        y, trace.decoder_embedding, trace.decoder_layers = self.decoder(
             target, causal=causal, valid=target_valid, memory=memory, memory_valid=valid
         )
+        trace.encoder_output, trace.decoder_output = memory, y  # (B, T, d), (B, T_out, d)
         return self.lm_head(y), trace  # (B, T_out, target vocab)
 
     def generate(
@@ -227,15 +233,15 @@ class Stack(nn.Module):
 
     def forward(self, tokens: torch.Tensor, *, causal: bool, valid: torch.Tensor | None = None,
                 memory: torch.Tensor | None = None, memory_valid: torch.Tensor | None = None,
-                token_types: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, list[LayerTrace]]:
-        """tokens: (B, T) → (output (B, T, d), the input to layer 0 (B, T, d), each layer's trace).
+                token_types: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, EmbeddingTrace, list[LayerTrace]]:
+        """tokens: (B, T) → (output (B, T, d), how the input to layer 0 was made, each layer's trace).
 
         memory: the encoder's output (B, T_src, d), for the DecoderLayers of an encoder–decoder;
         memory_valid marks its padding.  token_types: (B, T) segment ids, if the config has them.
         """
         T = tokens.shape[1]
-        x = self.embed_tokens(tokens, token_types)  # (B, T, d)
-        stack_input = x
+        x, embedding = self.embed_tokens_traced(tokens, token_types)  # (B, T, d)
         mask = attention_mask(T, causal=causal, valid=valid, device=tokens.device)
         bias = self.score_bias(T, tokens.device)  # (1 or B, heads, T, T) for ALiBi and T5, else None
         memory_mask = attention_mask(T, causal=False, valid=memory_valid)  # padding in the source, or None
@@ -247,21 +253,31 @@ class Stack(nn.Module):
                 x, layer_trace = layer(x, memory, self_mask=mask, memory_mask=memory_mask, bias=bias,
                                        rotary=self.rotary)
             traces.append(layer_trace)
-        return self.final_norm(x), stack_input, traces  # (B, T, d)
+        return self.final_norm(x), embedding, traces  # (B, T, d); pre-norm: the stack's final LayerNorm
 
     def embed_tokens(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None,
                      start: int = 0) -> torch.Tensor:
         """(B, T) ids at positions start … start+T−1 → (B, T, d): token embeddings + absolute positions
         (+ token types and a LayerNorm, for BERT)."""
+        return self.embed_tokens_traced(tokens, token_types, start)[0]
+
+    def embed_tokens_traced(self, tokens: torch.Tensor, token_types: torch.Tensor | None = None,
+                            start: int = 0) -> tuple[torch.Tensor, EmbeddingTrace]:
+        """`embed_tokens`, and each part of the sum (EmbeddingTrace)."""
         T = start + tokens.shape[1]
         if self.config.max_len < T:
             raise ValueError(f"sequence length {T} exceeds the model's max_len {self.config.max_len}")
         # Scaled by √d as in the paper so the embedding is not drowned by the position vector.
         scale = math.sqrt(self.config.d_model) if self.config.scale_embeddings else 1.0
-        x = self.embed(tokens) * scale + self.position(T)[start:]
+        token = self.embed(tokens) * scale  # (B, T, d): each id's row of the embedding matrix
+        position = self.position(T)[start:]  # (T, d): one vector per position, the same for every sequence
+        x = token + position  # (B, T, d)
+        segment = None
         if self.token_type is not None:  # every token is in segment 0 unless told otherwise
-            x = x + self.token_type(torch.zeros_like(tokens) if token_types is None else token_types)
-        return self.embed_norm(x)
+            segment = self.token_type(torch.zeros_like(tokens) if token_types is None else token_types)  # (B, T, d)
+            x = x + segment
+        out = self.embed_norm(x)  # (B, T, d): x itself unless the config has an embedding LayerNorm (BERT)
+        return out, EmbeddingTrace(token, position, segment, x, out)
 
     def score_bias(self, T: int, device) -> torch.Tensor | None:
         """What ALiBi or T5 add to the attention scores, (1, heads, T, T); None for other encodings."""
@@ -286,16 +302,20 @@ class Sublayers(nn.Module):
     norm: str
     residual: bool
 
-    def add_and_norm(self, x: torch.Tensor, norm: nn.Module, sublayer, *args, **kwargs):
+    def add_and_norm(self, x: torch.Tensor, norm: nn.Module, sublayer, *args, **kwargs
+                     ) -> tuple[torch.Tensor, SublayerTrace]:
         """x through `sublayer(x, *args, **kwargs)` with its residual connection and LayerNorm:
 
             pre-norm   x + F(LN(x))        post-norm  LN(x + F(x))        (without the residual: no "x +")
 
-        Returns (the new x, what the sub-layer returned besides its output: an attention's trace)."""
-        out = sublayer(norm(x) if self.norm == "pre" else x, *args, **kwargs)
-        out, trace = out if isinstance(out, tuple) else (out, None)
-        x = x + out if self.residual else out  # the residual connection: the gradient's short cut
-        return (x if self.norm == "pre" else norm(x)), trace
+        The sub-layer returns (output, its own trace).  Returns (the new x, SublayerTrace: each step,
+        in the order it ran, with the sub-layer's own trace as `inner`)."""
+        normed_input = norm(x) if self.norm == "pre" else None  # (B, T, d) pre-norm: LN first
+        out, inner = sublayer(x if normed_input is None else normed_input, *args, **kwargs)  # (B, T, d)
+        added = x + out if self.residual else out  # (B, T, d) the residual connection: the gradient's short cut
+        normed_sum = norm(added) if self.norm == "post" else None  # (B, T, d) post-norm: LN last
+        step = SublayerTrace(x, normed_input, out, added, normed_sum, inner)
+        return step.result, step
 
 
 class EncoderLayer(Sublayers):
@@ -321,8 +341,9 @@ class EncoderLayer(Sublayers):
         """x: (B, T, d) → (B, T, d) and the layer's trace.  mask, bias, rotary, cache: see MultiHeadAttention."""
         x, attn = self.add_and_norm(x, self.attn_norm, self.self_attn, mask=mask, bias=bias, rotary=rotary,
                                     cache=cache)  # (B, T, d)
-        x, _ = self.add_and_norm(x, self.ffn_norm, self.ffn)  # (B, T, d)
-        return x, LayerTrace(self_attention=attn, cross_attention=None, hidden=x)
+        x, ffn = self.add_and_norm(x, self.ffn_norm, self.ffn.traced)  # (B, T, d)
+        return x, LayerTrace(self_attention=attn.inner, cross_attention=None, hidden=x,
+                             attention_sublayer=attn, ffn_sublayer=ffn)
 
     def rewired(self, norm: str | None = None, residual: bool | None = None) -> EncoderLayer:
         """A new layer with this layer's weights (the same tensors, not copies), wired differently.
@@ -367,8 +388,9 @@ class DecoderLayer(Sublayers):
         # Cross-attention: queries come from the decoder, keys and values from the encoder ("memory").
         x, cross_attn = self.add_and_norm(x, self.cross_norm, self.cross_attn, memory, mask=memory_mask,
                                           cache=cross_cache)  # (B, T, d)
-        x, _ = self.add_and_norm(x, self.ffn_norm, self.ffn)  # (B, T, d)
-        return x, LayerTrace(self_attention=self_attn, cross_attention=cross_attn, hidden=x)
+        x, ffn = self.add_and_norm(x, self.ffn_norm, self.ffn.traced)  # (B, T, d)
+        return x, LayerTrace(self_attention=self_attn.inner, cross_attention=cross_attn.inner, hidden=x,
+                             attention_sublayer=self_attn, cross_sublayer=cross_attn, ffn_sublayer=ffn)
 
 
 class FeedForward(nn.Module):
@@ -381,4 +403,12 @@ class FeedForward(nn.Module):
         self.activation = ACTIVATIONS[activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.activation(self.linear1(x)))  # (B, T, d) → (B, T, d_ff) → (B, T, d)
+        """(B, T, d) → (B, T, d)."""
+        return self.traced(x)[0]
+
+    def traced(self, x: torch.Tensor) -> tuple[torch.Tensor, FeedForwardTrace]:
+        """(B, T, d) → (output (B, T, d), its hidden activations before and after the non-linearity)."""
+        hidden_pre = self.linear1(x)  # (B, T, d_ff): each position on its own, widened
+        hidden = self.activation(hidden_pre)  # (B, T, d_ff): ReLU sets the negatives to 0
+        out = self.linear2(hidden)  # (B, T, d): back to the model's width
+        return out, FeedForwardTrace(hidden_pre, hidden, out)
