@@ -18,9 +18,10 @@ These are the rows the model adds its position vectors to (explorer.training.min
 layer: a word's vector here is the same whatever sentence it stands in.
 
 The table is the loaded model's own parameter, read without copying; only the rows' lengths
-(30,522 numbers) are kept besides it, once per process (explorer.caching.loaded) and never changed:
-a cosine is the dot product divided by the two lengths, so a normalised copy of the table (47 MB
-more in every server process) is not needed.  Bounds: at most MAX_NEIGHBOURS neighbours, MAX_WORDS
+(30,522 numbers) are kept besides it, once per process and never changed
+(explorer.training.minilm.minilm_token_table, beside the model it reads): a cosine is the dot
+product divided by the two lengths, so a normalised copy of the table (47 MB more in every server
+process) is not needed.  Bounds: at most MAX_NEIGHBOURS neighbours, MAX_WORDS
 words of at most MAX_WORD_CHARS characters each.
 """
 
@@ -31,8 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..caching import loaded
-from ..training.minilm import load_minilm
+from ..training.minilm import load_minilm, minilm_token_table
 
 __all__ = [
     "MAX_NEIGHBOURS",
@@ -52,31 +52,10 @@ MAX_WORD_CHARS = 40
 RESCORE = 32  # candidates re-scored in float64 beyond the k asked (float32's error is ~1e-6; gaps are larger)
 
 
-@dataclass(frozen=True)
-class _Table:
-    rows: np.ndarray  # (vocab, d) float32, read-only: the model's own parameter
-    lengths: np.ndarray  # (vocab,) float64 Euclidean lengths of the rows
-    pieces: tuple[str, ...]  # id → word piece
-    reserved: np.ndarray  # (vocab,) True for the bracketed entries that are not text
-
-
-@loaded(1)
-def _table() -> _Table:
-    model = load_minilm()
-    rows = model.encoder.embed.weight.detach().numpy()  # shares memory with the parameter
-    rows.setflags(write=False)
-    lengths = np.linalg.norm(rows.astype(np.float64), axis=1)
-    lengths.setflags(write=False)
-    pieces = tuple(model.tokenizer.id_to_token(i) for i in range(rows.shape[0]))
-    reserved = np.array([p.startswith("[") and p.endswith("]") and len(p) > 2 for p in pieces])
-    reserved.setflags(write=False)
-    return _Table(rows, lengths, pieces, reserved)
-
-
 def token_embeddings() -> np.ndarray:
     """MiniLM's token embedding table, (30522, 384) float32, read-only: row i is word piece i's vector
     (the loaded model's own parameter, not a copy)."""
-    return _table().rows
+    return minilm_token_table().rows
 
 
 def _piece_id(piece: str) -> int:
@@ -94,8 +73,8 @@ def _piece_id(piece: str) -> int:
                 hint = f"; the vocabulary is lowercase: try {piece.lower()!r}"
             elif split:
                 hint = f"; the tokenizer reads it as {len(split)} pieces: {split}"
-        raise ValueError(f"{piece!r} is not one of MiniLM's {len(_table().pieces):,} word pieces{hint}")
-    if _table().reserved[found]:
+        raise ValueError(f"{piece!r} is not one of MiniLM's {len(minilm_token_table().pieces):,} word pieces{hint}")
+    if minilm_token_table().reserved[found]:
         raise ValueError(f"{piece!r} is a reserved entry of the vocabulary, not text: it has no neighbours to show")
     return int(found)
 
@@ -108,7 +87,7 @@ def nearest_pieces(piece: str, k: int = 10) -> list[tuple[str, float]]:
     it), for a reserved entry, and for k outside 1 … MAX_NEIGHBOURS."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_NEIGHBOURS:
         raise ValueError(f"k must be a whole number from 1 to {MAX_NEIGHBOURS}, not {k!r}")
-    table, asked = _table(), _piece_id(piece)
+    table, asked = minilm_token_table(), _piece_id(piece)
     rough = (table.rows @ table.rows[asked]).astype(np.float64) / (table.lengths * table.lengths[asked])
     rough[table.reserved] = -np.inf
     rough[asked] = -np.inf
@@ -188,7 +167,7 @@ def project_words(words: Sequence[str]) -> WordMap:
     characters, every word distinct as MiniLM reads it; ValueError (TypeError for what is not text)
     otherwise."""
     cleaned, pieces, ids = _word_pieces(words)
-    rows = _table().rows
+    rows = minilm_token_table().rows
     vectors = np.stack([rows[i].astype(np.float64).mean(axis=0) for i in ids])
     centred = vectors - vectors.mean(axis=0)
     u, s, vt = np.linalg.svd(centred, full_matrices=False)

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis import embeddings
 from explorer.analysis.embeddings import (
     MAX_NEIGHBOURS,
     MAX_WORD_CHARS,
@@ -22,7 +21,7 @@ from explorer.analysis.embeddings import (
     project_words,
     token_embeddings,
 )
-from explorer.training.minilm import load_minilm
+from explorer.training.minilm import load_minilm, minilm_token_table
 
 st = pytest.importorskip("sentence_transformers", reason="sentence-transformers is pinned in requirements-test.txt")
 
@@ -141,7 +140,7 @@ def test_the_picture_is_the_same_every_time_and_nothing_shared_changes():
     for array in (first.vectors, first.coords, first.axes, first.explained):
         assert not array.flags.writeable
     nearest_pieces("cat", 10)
-    assert embeddings._table() is embeddings._table()  # computed once per process
+    assert minilm_token_table() is minilm_token_table()  # computed once per process
     assert table.sum(dtype=np.float64) == before
     assert torch.equal(load_minilm().encoder.embed.weight.detach(), torch.from_numpy(table.copy()))
 
