@@ -114,12 +114,14 @@ def sampling_stages(logits, temperature: float = 1.0, top_k: int | None = None,
     outside (0, 1], and logits that are not one vector or hold NaN or +∞."""
     _check(temperature, top_k, top_p)
     values = _vector(logits)
-    scaled = values / float(temperature)
+    # Shifted so the largest is 0 before dividing (softmax does not change): a tiny temperature then
+    # sends the others to −∞ (probability 0) instead of the largest to +∞.
+    scaled = (values - values[np.isfinite(values)].max()) / float(temperature)
     probs = _softmax(scaled)
     top_k_kept = np.isfinite(values)  # a logit of −∞ is a token that never comes
     if top_k is not None and top_k < values.size:
-        kth = np.sort(scaled)[::-1][top_k - 1]
-        top_k_kept &= scaled >= kth  # every token tied with the k-th is kept too
+        kth = np.sort(values)[::-1][top_k - 1]  # ranked by the logits themselves: temperature keeps the order
+        top_k_kept &= values >= kth  # every token tied with the k-th is kept too
     top_k_probs = _softmax(scaled, top_k_kept)
     kept = top_k_kept.copy()
     if top_p is not None and top_p < 1:

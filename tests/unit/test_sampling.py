@@ -93,6 +93,17 @@ def test_closed_forms():
     assert sampling_stages(logits, 1e-6).distribution[np.argmax(logits)] == pytest.approx(1.0)
 
 
+def test_extreme_temperatures_stay_distributions():
+    """A temperature of 1e-300 would send logits / T to ±∞: the result is still one-hot at the argmax;
+    1e300 gives the uniform distribution."""
+    logits = np.array([2.0, 5.0, -1.0, 4.9])
+    for top_k, top_p in ((None, None), (2, None), (None, 0.5), (3, 0.9)):
+        cold = sampling_stages(logits, 1e-300, top_k, top_p)
+        assert cold.distribution.tolist() == [0.0, 1.0, 0.0, 0.0] and cold.probs.tolist() == [0.0, 1.0, 0.0, 0.0]
+    np.testing.assert_allclose(sampling_stages(logits, 1e300).probs, 0.25, atol=1e-15)
+    assert sampling_stages(logits, 1e300, top_k=2).kept.tolist() == [False, True, False, True]
+
+
 def test_nucleus_by_hand():
     """probs 0.5, 0.3, 0.15, 0.05: p = 0.75 needs the first two (0.8), p = 0.85 three (0.95)."""
     logits = np.log([0.05, 0.5, 0.15, 0.3])
