@@ -2,7 +2,8 @@
 
     model      attention, positional encodings, the transformer, recurrent networks
     training   tasks, the shipped models (loading, cards, evaluation), the training command
-    analysis   lookup, gradients, back-propagation through time, dependency, depth, cost, timing
+    analysis   lookup, gradients, back-propagation through time, dependency, depth, cost, timing,
+               sampling the next token, word embeddings
     kit        what a lesson declares itself with: LessonSpec, settings as controls, claims (no Streamlit)
     figures    Plotly/Altair builders: handed arrays, they return figures (import no other layer)
     serve      the lesson runtime and its Streamlit adapter (each lesson's page script uses it): URL-bound
@@ -94,6 +95,16 @@ _PUBLIC = {
     "tiled_attention": "model.tiled",
     "train_live": "training.live",
     "word_overlap_search": "training.sentences",
+    "SampledRun": "analysis.sampling",
+    "SamplingStages": "analysis.sampling",
+    "WordMap": "analysis.embeddings",
+    "generate_sampled": "analysis.sampling",
+    "greedy": "analysis.sampling",
+    "nearest_pieces": "analysis.embeddings",
+    "project_words": "analysis.embeddings",
+    "sample": "analysis.sampling",
+    "sampling_stages": "analysis.sampling",
+    "token_embeddings": "analysis.embeddings",
 }
 
 

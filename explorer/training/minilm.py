@@ -48,11 +48,13 @@ __all__ = [
     "SENTENCE_TOKENS",
     "MiniLM",
     "MiniLMError",
+    "TokenTable",
     "bert_config",
     "checked_text",
     "load_minilm",
     "minilm_dir",
     "minilm_positions",
+    "minilm_token_table",
     "parameter_names",
     "unreadable",
 ]
@@ -338,6 +340,38 @@ def minilm_positions() -> tuple[np.ndarray, float]:
     table = np.array(load_minilm().position_table(), dtype=np.float64)
     table.setflags(write=False)
     return table, float(np.percentile(np.abs(table), 99))
+
+
+@dataclass(frozen=True)
+class TokenTable:
+    """The token embedding table with what a cosine over it needs, every array read-only.
+
+    rows:     (30522, 384) float32, the loaded model's own parameter (no copy): row i is piece i's vector
+    lengths:  (30522,) float64 Euclidean lengths of the rows (a cosine is a dot product over two lengths,
+              so no normalised copy of the table, 47 MB more in every process, is kept)
+    pieces:   id → word piece
+    reserved: (30522,) True for the 999 bracketed entries that are not text ([PAD], [CLS], [unused0] …)
+    """
+
+    rows: np.ndarray
+    lengths: np.ndarray
+    pieces: tuple[str, ...]
+    reserved: np.ndarray
+
+
+@loaded(1)
+def minilm_token_table() -> TokenTable:
+    """MiniLM's token embedding table, once per process and shared: callers must not modify it
+    (its arrays refuse writes).  Used by explorer.analysis.embeddings."""
+    model = load_minilm()
+    rows = model.encoder.embed.weight.detach().numpy()  # shares memory with the parameter
+    rows.setflags(write=False)
+    lengths = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
+    lengths.setflags(write=False)
+    pieces = tuple(model.tokenizer.id_to_token(i) for i in range(rows.shape[0]))
+    reserved = np.array([p.startswith("[") and p.endswith("]") and len(p) > 2 for p in pieces])
+    reserved.setflags(write=False)
+    return TokenTable(rows, lengths, pieces, reserved)
 
 
 def unreadable(text: str, *, latin: bool = True) -> str | None:
