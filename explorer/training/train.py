@@ -267,6 +267,22 @@ def _recall_note(card: dict) -> str:
     return note + "."
 
 
+def _curves_note(directory: Path) -> str:
+    """The shipped training curves (no weights) under the table, if the directory has them."""
+    from .stacks import CURVES_PATH, read_curves  # stacks uses this module's schedule: imported when needed
+
+    path = directory / CURVES_PATH.name
+    if not path.exists():
+        return ""
+    card = read_curves(path)
+    depths = " and ".join(f"{name} ({layers} layers)" for name, layers in card["depths"].items())
+    wirings = " and ".join(card["wirings"])
+    return (f"\n## Training curves (no weights)\n\n- `{path.name}` (`{card['command']}`): training loss and "
+            f"accuracy of a {depths} stack on the {card['task']} task, each {wirings}, {len(card['seeds'])} "
+            f"seeds, {card['steps']} steps each; {card['cpu_time_s']:.0f} s of one CPU thread in all. The plain and "
+            "residual stacks of He et al. 2016, Fig. 1, trained with this repository's own layers.\n")
+
+
 def write_model_table(directory: Path = PRETRAINED_DIR) -> Path:
     """pretrained/README.md: one row per card found in the directory."""
     rows, notes = [], []
@@ -306,6 +322,7 @@ def write_model_table(directory: Path = PRETRAINED_DIR) -> Path:
         "| model | task | architecture | encoding | parameters | held-out accuracy | size | training time |\n"
         "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
         + ("\n" + "\n".join(notes) + "\n" if notes else "")
+        + _curves_note(directory)
     )
     out = directory / "README.md"
     out.write_text(text)
