@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..caching import loaded
-from ..training.stacks import CURVES_PATH, read_curves
+from ..training.curves import CURVES_PATH, read_curves
 
 __all__ = ["CellFinal", "StackCurves", "StackFacts", "stack_curves", "stack_facts"]
 

@@ -30,7 +30,7 @@ from torch.nn import functional as F
 from ..model.building import seeded
 from ..model.parameters import count_parameters
 from ..model.transformer import Transformer, TransformerConfig
-from .pretrained import PRETRAINED_DIR
+from .curves import COMMAND, CURVES_PATH, StackCurvesError, read_curves
 from .tasks import get_task
 from .train import _learning_rate, write_model_table
 
@@ -48,8 +48,6 @@ __all__ = [
     "train_stacks",
 ]
 
-COMMAND = "python -m explorer.training.stacks"
-CURVES_PATH = PRETRAINED_DIR / "stacks-training-curves.json"
 TASK = "induction"
 DEPTHS = {"shallow": 2, "deep": 8}  # layers
 WIRINGS = {"plain": False, "residual": True}  # the value of `residual`
@@ -65,10 +63,6 @@ NORMALISATION_NOTE = (
     "transformers use (it normalises each token over its own features, so it needs no batch statistics). "
     "Either way the plain stacks are normalised too: what differs is only the residual connection."
 )
-
-
-class StackCurvesError(ValueError):
-    """The shipped curves file is missing or malformed (the message names the file and the command)."""
 
 
 def stack_config(n_layers: int, residual: bool) -> TransformerConfig:
@@ -169,44 +163,6 @@ def train_stacks(quiet: bool = False) -> dict:
                           f"{run['loss'][-1]:.4f}, accuracy {run['accuracy'][-1]:.3f}, {run['wall_time_s']:.0f}s",
                           file=sys.stderr, flush=True)
     return _card(runs, time.perf_counter() - started, time.process_time() - cpu_started)
-
-
-def _fail(path: Path, problem: str):
-    raise StackCurvesError(f"{path.name}: {problem}. Regenerate it with: {COMMAND}")
-
-
-def _check_runs(card: dict, path: Path) -> None:
-    points = len(card["recorded_at_steps"])
-    cells = {(run.get("depth"), run.get("wiring"), run.get("seed")) for run in card["runs"]}
-    wanted = {(depth, wiring, seed) for depth in card["depths"] for wiring in card["wirings"] for seed in card["seeds"]}
-    if cells != wanted or len(card["runs"]) != len(wanted):
-        _fail(path, f"the runs are not one per depth × wiring × seed (missing {sorted(wanted - cells, key=str)})")
-    for run in card["runs"]:
-        for key in ("loss", "accuracy"):
-            values = run.get(key)
-            if (not isinstance(values, list) or len(values) != points
-                    or not all(isinstance(v, (int, float)) and v == v and v >= 0 for v in values)):
-                _fail(path, f"run {run['depth']}/{run['wiring']}/seed {run['seed']}: '{key}' is not "
-                            f"{points} numbers ≥ 0")
-
-
-def read_curves(path: Path = CURVES_PATH) -> dict:
-    """The shipped card with its curves, checked: every cell present, every curve as long as the steps."""
-    if not path.exists():
-        _fail(path, "the file is missing")
-    try:
-        card = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as problem:
-        _fail(path, f"it is not valid JSON ({problem})")
-    if not isinstance(card, dict):
-        _fail(path, "it is not a JSON object")
-    missing = {"command", "depths", "wirings", "seeds", "recorded_at_steps", "runs", "uniform_guess_loss"} - set(card)
-    if missing:
-        _fail(path, f"it lacks {sorted(missing)}")
-    if not isinstance(card["runs"], list) or not all(isinstance(run, dict) for run in card["runs"]):
-        _fail(path, "'runs' is not a list of objects")
-    _check_runs(card, path)
-    return card
 
 
 def main(argv: list[str] | None = None) -> int:

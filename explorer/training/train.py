@@ -28,6 +28,7 @@ from torch.nn import functional as F
 
 from ..model.building import seeded
 from ..model.parameters import count_parameters
+from .curves import CURVES_PATH, read_curves
 from .pretrained import (
     MODEL_SPECS,
     PRETRAINED_DIR,
@@ -269,8 +270,6 @@ def _recall_note(card: dict) -> str:
 
 def _curves_note(directory: Path) -> str:
     """The shipped training curves (no weights) under the table, if the directory has them."""
-    from .stacks import CURVES_PATH, read_curves  # stacks uses this module's schedule: imported when needed
-
     path = directory / CURVES_PATH.name
     if not path.exists():
         return ""
