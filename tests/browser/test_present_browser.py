@@ -72,10 +72,18 @@ REVEALED_JS = """(start) => {
   const row = figure && figure.closest('[data-testid="stHorizontalBlock"]');
   const beside = row ? [...row.querySelectorAll('[data-testid="stMetric"]')].map((m) => [
     m.querySelector('[data-testid="stMetricLabel"]').innerText, m.getBoundingClientRect().bottom]) : [];
-  // the answer's lines as drawn: the distinct tops of its text's line boxes
-  const range = document.createRange();
-  range.selectNodeContents(answer.querySelector('[data-testid="stMarkdownContainer"]'));
-  const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top / 8))).size;
+  // the answer's lines as drawn: the boxes of its text nodes (not of the elements around them, whose
+  // boxes span lines), grouped by their middles half a line apart or more (bold sits a px or two off)
+  const text = answer.querySelector('[data-testid="stMarkdownContainer"]');
+  const half = parseFloat(getComputedStyle(text.querySelector('p') || text).lineHeight) / 2;
+  const walker = document.createTreeWalker(text, NodeFilter.SHOW_TEXT), middles = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const r of range.getClientRects()) if (r.height > 0 && r.width > 0) middles.push((r.top + r.bottom) / 2);
+  }
+  middles.sort((a, b) => a - b);
+  const lines = middles.filter((m, i) => i === 0 || m - middles[i - 1] >= half).length;
   return {answer: box(answer), figure: figure ? box(figure) : null, beside, lines,
           header: document.querySelector('header[data-testid="stHeader"]').getBoundingClientRect().bottom,
           scrolled: document.querySelector('[data-testid="stMain"]').scrollTop};
