@@ -76,8 +76,9 @@ class ProcessRunner:
             if self._connection.poll(0.2):
                 try:
                     message = self._connection.recv()
-                except (EOFError, OSError):
-                    message = ("failed", number, "the training process ended unexpectedly")
+                except (EOFError, OSError):  # the pipe closed: the child is gone, or still on its way out
+                    self.kill()  # reaped here: the next job must not find it "running" and write to its pipe
+                    raise RuntimeError("the training process ended unexpectedly") from None
                 kind, about, *rest = message
                 if about != number:
                     continue

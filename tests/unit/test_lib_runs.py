@@ -372,3 +372,25 @@ def test_the_queue_starts_a_run_of_a_client_with_nothing_training_before_a_secon
     manager.release("a")  # the running run stops
     wait_for(lambda: manager.poll("c", other).state == "running")
     assert manager.poll("b", own_second).state == "queued"  # the other client went first
+
+
+def test_a_child_whose_pipe_closes_is_reaped_before_the_next_job():
+    """A killed child's pipe can close before its process is seen to exit (a loaded machine widens that
+    window): the runner then kills and reaps it at once, so the next job starts a new child instead of
+    writing to the dead one's pipe (CI, loaded: the job after a killed child failed)."""
+    from explorer.training.worker import ProcessRunner
+
+    runner = ProcessRunner()
+    try:
+        snapshots = runner.run(long(), lambda: False)
+        next(snapshots)  # the child is training
+        child = runner._process
+        child.poll = lambda: None  # the window: the pipe has closed, the exit is not yet visible
+        os.kill(runner.pid, signal.SIGKILL)
+        with pytest.raises(RuntimeError, match="ended unexpectedly"):
+            for _ in snapshots:
+                pass
+        assert runner.pid is None, "the dead child is reaped with the failure, not left for the next job"
+        assert sum(1 for _ in runner.run(tiny(), lambda: False)) == 5  # a new child: 0, 5, 10, 15, 20
+    finally:
+        runner.close()

@@ -211,9 +211,9 @@ def test_step_1_says_the_loss_is_mostly_pytorchs_default_w_hh():
                                                .numpy())).max() for s in range(3)])
     orthogonal = -np.mean([reference_log10("rnn", 32, 16, init="orthogonal", seed=s)[1]
                            - reference_log10("rnn", 32, 16, init="orthogonal", seed=s)[15] for s in range(3)])
-    assert f"Most of it is PyTorch's default W_hh (spectral radius {radius:.2f})" in text
+    assert f"most of it is PyTorch's default W_hh (spectral radius {radius:.2f})" in text
     assert f"the tanh RNN loses {orthogonal:.1f}." in text
-    assert "(forget-gate bias +1)" in text
+    assert "(the LSTM's forget-gate bias is +1)" in text
     # the claim says so only where it is true: not with orthogonal weights, not where the loss is not mostly W's
     shown = type("Shown", (), {})()
     shown.settings = GradientSettings(T=16, init="orthogonal", gain=1.0)
