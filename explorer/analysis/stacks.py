@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..caching import loaded
 from ..training.curves import CURVES_PATH, read_curves
 
 __all__ = ["CellFinal", "StackCurves", "StackFacts", "stack_curves", "stack_facts"]
@@ -77,9 +76,10 @@ class StackFacts:
         return out
 
 
-@loaded(2)
 def stack_curves(path: Path = CURVES_PATH) -> StackCurves:
-    """The shipped curves as arrays (read once per process; raises StackCurvesError if malformed)."""
+    """The shipped curves as arrays, read and checked at each call (a 25 kB file; raises
+    StackCurvesError if malformed).  Not cached yet: the runtime lists only the caches of modules a
+    lesson loads (tests/system/test_sessions.py), and no lesson draws these curves yet."""
     card = read_curves(path)
     seeds = tuple(card["seeds"])
     by_cell = {(run["depth"], run["wiring"], run["seed"]): run for run in card["runs"]}
