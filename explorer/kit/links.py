@@ -34,6 +34,9 @@ class Unusable(ValueError):
     sentence that starts with the quoted value: “abc” + " is not valid here (a number from 1 to 24)"."""
 
 
+ALLOWED_CHARS = 200  # a note lists a control's options up to this length
+
+
 @dataclass(frozen=True)
 class Choice:
     """One of a list of options, written as its label (`format_func(option)`, str by default)."""
@@ -47,7 +50,15 @@ class Choice:
 
     @property
     def allowed(self) -> str:
-        return "one of " + ", ".join(self.format_func(o) for o in self.options)
+        """The options, all of them where they fit in a note's line; else the first few and how many in all
+        (a stage list of 17 labels made a note line of over 400 characters)."""
+        labels = [self.format_func(o) for o in self.options]
+        if len(", ".join(labels)) <= ALLOWED_CHARS:
+            return "one of " + ", ".join(labels)
+        shown = []
+        while len(", ".join([*shown, labels[len(shown)]])) <= ALLOWED_CHARS - 40:
+            shown.append(labels[len(shown)])
+        return f"one of the {len(labels)} options of the control: {', '.join(shown)}, …"
 
     def parse(self, text: str):
         if text not in self._index:

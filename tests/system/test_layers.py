@@ -102,7 +102,7 @@ def test_the_rules_see_every_layer():
     assert layers == set(LAYERS), "a new layer needs its rule here"
     deep = [p for p in LIBRARY if len(p.relative_to(ROOT / "explorer").parts) > (3 if layer_of(p) == "lessons" else 2)]
     assert not deep, f"one level of packages (two in lessons/: a folder per lesson): {deep}"
-    assert len(LESSON_FOLDERS) == 11 and all((folder / f"{folder.name}.py").exists() for folder in LESSON_FOLDERS)
+    assert len(LESSON_FOLDERS) == 12 and all((folder / f"{folder.name}.py").exists() for folder in LESSON_FOLDERS)
     # The resolver itself: a relative import two levels up names the right layer.
     analysis = ROOT / "explorer" / "analysis" / "attention_maps.py"
     assert any(name.startswith("explorer.training") for _, name in imported_modules(analysis))

@@ -1,0 +1,57 @@
+"""Lesson: inside one block — follow a token from its embedding to the next-token probabilities."""
+
+import functools
+
+import streamlit as st
+
+from explorer.kit.draw import Section, download_csv, escape_markdown, lesson_text, plotly_chart
+from explorer.lessons.block.claims import block_facts
+from explorer.lessons.block.figures import PER_HEAD, stage_csv
+from explorer.lessons.block.spec import BLOCK
+from explorer.lessons.block.view import IN_LAYER, sentence_problem
+from explorer.serve.adapter import serve_lesson
+
+text = functools.partial(lesson_text, "block")
+
+
+def forward_pass(shown) -> None:
+    """The key figure: the diagram of the pass, the chosen stage lit, beside that stage's tensor large."""
+    view, settings, figures = shown.view, shown.settings, shown.figures
+    facts = block_facts(shown)
+    words = " · ".join(escape_markdown(token) for token in view.trace.tokens)
+    st.markdown(f"**The model reads** &nbsp; {words} &nbsp; → at “{escape_markdown(facts['word'])}” it names "
+                f"**{escape_markdown(facts['answer'])}** ({facts['answer_p']:.2f})")
+    diagram_col, stage_col = st.columns([4, 7], gap="medium")
+    plotly_chart(figures.diagram, where=diagram_col, key="block_diagram", phone_fits=True)
+    plotly_chart(figures.stage, where=stage_col, key="block_stage")
+    stage_col.caption(text(f"stage: {settings.part}", **facts))
+
+
+def parameters(shown) -> None:
+    """Where a block's parameters are: counted on the model's modules."""
+    p, c = shown.view.parameters, shown.view.config
+    st.markdown(text("parameters", **block_facts(shown)))
+    st.dataframe({"part of one layer": ["attention: W_Q, W_K, W_V, W_O and their biases",
+                                        f"feed-forward: {c.d_model} → {c.d_ff} → {c.d_model}",
+                                        "two LayerNorms (scale and shift)"],
+                  "parameters": [p["attention"], p["ffn"], p["norms"]],
+                  "share": [f"{v / p['layer']:.0%}" for v in (p["attention"], p["ffn"], p["norms"])]},
+                 hide_index=True)
+    s = shown.settings
+    name = f"{s.part}_L{s.layer}_H{s.head}" if s.part in IN_LAYER | PER_HEAD else s.part
+    download_csv(f"block_{name}.csv", "Download this stage's tensor (CSV)", stage_csv, shown.view, key="block_csv")
+
+
+serve_lesson(
+    BLOCK,
+    lead="The attention page starts at the weights. This one opens a whole transformer layer and "
+    "follows one token through it, box by box, from its row of the embedding table to the probabilities of "
+    "the words the model can say. Every number drawn is one the model computed in a single forward pass "
+    "over the sentence (its own intermediate tensors, not a re-computation beside it). The model is the small "
+    "encoder trained to name what “it” refers to; choose a stage, a token, a layer and a head.",
+    sidebar="Sentence and layer",
+    notes=lambda settings: [("Your sentence", problem)] if (problem := sentence_problem(settings)) else [],
+    sections=[Section("pass", forward_pass), Section("parameters", parameters, title="Where the parameters are")],
+    working=lambda settings: "Running the coreference model…",
+    unavailable="The coreference model could not be loaded; the other pages work without it.",
+)
