@@ -86,3 +86,22 @@ def test_each_claim_can_fail():
     # the model's answer at a word other than "it" is not a word of the sentence named with confidence
     others = [t for t in token_labels(tuple(PRESETS["too tired"].split())) if t != "it"]
     assert not all(BLOCK_CLAIMS["output"].holds(shown(stage=STAGES["probabilities"], token=t)) for t in others)
+
+
+def test_the_stacks_section_reads_the_shipped_curves():
+    from explorer.analysis.stacks import stack_curves, stack_facts
+    from explorer.lessons.block.stacks import STACK_CLAIMS, StackSettings, stack_figure, stack_view
+
+    view = stack_view(StackSettings())
+    spec = stack_figure(view)
+    go.Figure(spec)
+    lines = {t["name"]: t["y"] for t in spec["data"] if t.get("name")}
+    curves = stack_curves()
+    np.testing.assert_allclose(lines["8 layers, plain"], curves.loss[("deep", "plain")].mean(axis=0))
+    assert set(lines) == {"2 layers, plain", "2 layers, residual", "8 layers, plain", "8 layers, residual"}
+    shown = Shown(view.settings, view, None)
+    assert STACK_CLAIMS["degradation"].holds(shown) and STACK_CLAIMS["residual_helps"].holds(shown)
+    facts = stack_facts(curves)
+    assert STACK_CLAIMS["degradation"].values(shown)["deep_plain_mean"] == facts.final[("deep", "plain")].mean
+    accuracy = stack_figure(stack_view(StackSettings(curve="accuracy")))
+    assert accuracy["layout"]["yaxis"]["range"] == [0, 1.02]

@@ -4,10 +4,10 @@ import functools
 
 import streamlit as st
 
-from explorer.kit.draw import Section, download_csv, escape_markdown, lesson_text, plotly_chart
+from explorer.kit.draw import Section, claimed, download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.lessons.block.claims import block_facts
 from explorer.lessons.block.figures import PER_HEAD, stage_csv
-from explorer.lessons.block.spec import BLOCK
+from explorer.lessons.block.spec import BLOCK, BLOCK_STACKS
 from explorer.lessons.block.view import IN_LAYER, sentence_problem
 from explorer.serve.adapter import serve_lesson
 
@@ -42,6 +42,18 @@ def parameters(shown) -> None:
     download_csv(f"block_{name}.csv", "Download this stage's tensor (CSV)", stage_csv, shown.view, key="block_csv")
 
 
+def residual_trained(shown) -> None:
+    """Plain against residual stacks, trained: the shipped curves, and what they show."""
+    plotly_chart(shown.figures.chart, key="stacks_chart")
+    for name in ("degradation", "residual_helps"):
+        sentence = claimed(BLOCK_STACKS, name, shown)
+        if sentence:
+            st.markdown(sentence)
+    card = shown.view.curves.card
+    st.caption(text("stacks: how", steps=card["steps"], seeds=len(card["seeds"]), d=card["model"]["d_model"],
+                    heads=card["model"]["n_heads"], batch=card["batch_size"], command=card["command"]))
+
+
 serve_lesson(
     BLOCK,
     lead="The attention page starts at the weights. This one opens a whole transformer layer and "
@@ -51,7 +63,9 @@ serve_lesson(
     "encoder trained to name what “it” refers to; choose a stage, a token, a layer and a head.",
     sidebar="Sentence and layer",
     notes=lambda settings: [("Your sentence", problem)] if (problem := sentence_problem(settings)) else [],
-    sections=[Section("pass", forward_pass), Section("parameters", parameters, title="Where the parameters are")],
+    sections=[Section("pass", forward_pass), Section("parameters", parameters, title="Where the parameters are"),
+              Section("stacks", residual_trained, part=BLOCK_STACKS,
+                      title="Why every sublayer has a residual connection: two depths, trained")],
     working=lambda settings: "Running the coreference model…",
     unavailable="The coreference model could not be loaded; the other pages work without it.",
 )

@@ -45,6 +45,12 @@ def block_facts(shown) -> dict:
                      input_cos=_cosine(trace["input"][i], trace["input"][j]),
                      word_norm=float(np.linalg.norm(trace["token_embedding"][i])), pos_norm=float(positions.mean()),
                      pos_spread=float(np.ptp(positions)), half_d=c.d_model // 2)
+    hint = view.hint  # the head the training loss also steered (the model card's attention_hint), if any
+    facts["steered"] = (
+        f" This head was steered there: for its first {hint['steps']} training steps the loss had an extra term, "
+        f"weighted {hint['weight']:g}, rewarding its weight from “it” on the right noun (the model card's "
+        "attention_hint)."
+        if hint and (hint["layer"], hint["head"]) == (settings.layer - 1, settings.head - 1) and word == "it" else "")
     weights = view.tensor("weights")[settings.head - 1, row]  # (T,) the token's row in the chosen head
     order = np.argsort(-weights, kind="stable")
     facts.update(top_key=trace.tokens[order[0]], top_weight=float(weights[order[0]]),

@@ -1,12 +1,15 @@
-"""The block lesson on the runtime: one forward pass of the coreference encoder, stage by stage."""
+"""The block lesson on the runtime: one forward pass of the coreference encoder, stage by stage; plain and
+residual stacks, trained."""
 
 from explorer.kit.spec import LessonSpec
 from explorer.training.pretrained import PretrainedModelError
 
 from .claims import BLOCK_CLAIMS
 from .figures import block_figures
+from .stacks import STACK_CLAIMS, StackSettings, stack_figures, stack_view
 from .view import BlockSettings, block_view
 
 BLOCK = LessonSpec("block", BlockSettings, block_view, block_figures, claims=BLOCK_CLAIMS,
                    failures=(PretrainedModelError,))
-SPECS = (BLOCK,)
+BLOCK_STACKS = LessonSpec("block", StackSettings, stack_view, stack_figures, section="stacks", claims=STACK_CLAIMS)
+SPECS = (BLOCK, BLOCK_STACKS)

@@ -127,6 +127,7 @@ class BlockView:
     config: types.SimpleNamespace  # d_model, n_heads, head_dim, d_ff, n_layers, vocab_size, activation, scale
     parameters: types.MappingProxyType  # counted on the modules of one layer and of the whole model
     minilm: types.MappingProxyType  # MiniLM's embedding table size, from its config.json
+    hint: types.MappingProxyType | None  # the card's attention_hint: a head also trained to look at the referent
 
     def tensor(self, name: str) -> np.ndarray:
         """A trace tensor of the chosen layer ("q", "attn_out", …) or of the whole model ("input", "logits")."""
@@ -163,4 +164,6 @@ def block_view(settings: BlockSettings) -> BlockView:
                                    vocab_size=c.vocab_size, activation=c.activation,
                                    scale=float(np.sqrt(c.d_model)) if c.scale_embeddings else 1.0)
     return BlockView(settings, trace, labels, row, tuple(loaded.task.vocab), config,
-                     types.MappingProxyType(_parameters(loaded.model)), types.MappingProxyType(_minilm()))
+                     types.MappingProxyType(_parameters(loaded.model)), types.MappingProxyType(_minilm()),
+                     types.MappingProxyType(dict(loaded.card["attention_hint"]))
+                     if loaded.card.get("attention_hint") else None)
