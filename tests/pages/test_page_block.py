@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from explorer.lessons.block.view import MODEL, PRESETS, STAGES
 from explorer.training.parsed_input import OWN_TEXT
 from explorer.training.pretrained import load_model
-from harness.apptest import info_text, plotly_array, plotly_figure, run_page
+from harness.apptest import info_text, plotly_array, plotly_array_1d, plotly_figure, run_page
 
 PAGE = "explorer/lessons/block/block.py"
 TIRED = PRESETS["too tired"].split()
@@ -143,3 +143,29 @@ def test_a_typed_sentence_the_model_knows_is_read():
     assert not at.info
     np.testing.assert_allclose(stage_z(at), by_hand("the dog didn't cross the river because it was too slow")["input"],
                                atol=1e-5)
+
+
+def test_the_sampling_section_draws_the_decoders_distribution_and_the_seed_repeats_its_draw():
+    """The blue bars are softmax(logits / T) of the induction decoder's last position, restricted by top-k and
+    renormalised, computed here with torch; the same seed draws the same continuation, another seed may not."""
+    from explorer.lessons.block.sampling import DECODER, PROMPTS
+
+    at = run_page(PAGE, {"temperature": "2.0", "top_k": "5", "seed": "3"})
+    loaded = load_model(DECODER)
+    ids = loaded.task.encode(PROMPTS["not repeating yet"].split())
+    with torch.no_grad():
+        logits = loaded.model(torch.tensor([ids]))[0][0, -1].double()
+    probs = torch.softmax(logits / 2.0, -1)
+    kept = probs >= torch.topk(probs, 5).values[-1]
+    expected = torch.where(kept, probs, 0) / probs[kept].sum()
+    chart = plotly_figure(at, "sampling_chart")
+    words = [w for w in loaded.task.vocab if not w.startswith("<")]
+    blue = plotly_array_1d(chart["data"][1]["y"])
+    np.testing.assert_allclose(blue, expected.numpy()[[loaded.task.vocab.index(w) for w in words]], atol=1e-6)
+    assert (blue > 0).sum() == 5
+    said = next(m.value for m in at.markdown if "Drawn " in m.value)
+    again = run_page(PAGE, {"temperature": "2.0", "top_k": "5", "seed": "3"})
+    assert said in [m.value for m in again.markdown]  # same seed, same draws
+    assert any("Confident, but not knowing" in m.value for m in at.markdown)
+    repeating = run_page(PAGE, {"prompt": "repeating"})
+    assert not any("Confident, but not knowing" in m.value for m in repeating.markdown)

@@ -34,6 +34,7 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("block", "stage: weights"): {"1": DEFINITION},
     ("block", "stage: ffn_hidden"): {"0": "exactly 0 after a ReLU: a definition"},
     ("block", "claim: degradation"): {"2016": CITATION},
+    ("block", "claim: unscored"): {"1": "temperature 1: the softmax of the scores as they are, a definition"},
     ("decoder", "forcing: intro"): {"1989": CITATION, "2017": CITATION, "3.1": CITATION},
     ("decoder", "forcing: not the notes' reason"): {"2015": CITATION, "2016": CITATION},
     ("decoder", "forcing: loss"): {"0": DEFINITION},

@@ -7,7 +7,7 @@ import streamlit as st
 from explorer.kit.draw import Section, claimed, download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.lessons.block.claims import block_facts
 from explorer.lessons.block.figures import PER_HEAD, stage_csv
-from explorer.lessons.block.spec import BLOCK, BLOCK_STACKS
+from explorer.lessons.block.spec import BLOCK, BLOCK_SAMPLING, BLOCK_STACKS
 from explorer.lessons.block.view import IN_LAYER, sentence_problem
 from explorer.serve.adapter import serve_lesson
 
@@ -54,6 +54,15 @@ def residual_trained(shown) -> None:
                     heads=card["model"]["n_heads"], batch=card["batch_size"], command=card["command"]))
 
 
+def sampling(shown) -> None:
+    """From the last position's scores to a drawn token, on the induction decoder."""
+    plotly_chart(shown.figures.chart, key="sampling_chart")
+    for name in ("draw", "unscored"):
+        sentence = claimed(BLOCK_SAMPLING, name, shown)
+        if sentence:
+            st.markdown(sentence)
+
+
 serve_lesson(
     BLOCK,
     lead="The attention page starts at the weights. This one opens a whole transformer layer and "
@@ -65,7 +74,9 @@ serve_lesson(
     notes=lambda settings: [("Your sentence", problem)] if (problem := sentence_problem(settings)) else [],
     sections=[Section("pass", forward_pass), Section("parameters", parameters, title="Where the parameters are"),
               Section("stacks", residual_trained, part=BLOCK_STACKS,
-                      title="Why every sublayer has a residual connection: two depths, trained")],
+                      title="Why every sublayer has a residual connection: two depths, trained"),
+              Section("sampling", sampling, part=BLOCK_SAMPLING,
+                      title="From scores to a word: temperature, top-k, top-p and a seeded draw")],
     working=lambda settings: "Running the coreference model…",
     unavailable="The coreference model could not be loaded; the other pages work without it.",
 )

@@ -6,10 +6,13 @@ from explorer.training.pretrained import PretrainedModelError
 
 from .claims import BLOCK_CLAIMS
 from .figures import block_figures
+from .sampling import SAMPLE_CLAIMS, SampleSettings, sample_figures, sample_view
 from .stacks import STACK_CLAIMS, StackSettings, stack_figures, stack_view
 from .view import BlockSettings, block_view
 
 BLOCK = LessonSpec("block", BlockSettings, block_view, block_figures, claims=BLOCK_CLAIMS,
                    failures=(PretrainedModelError,))
 BLOCK_STACKS = LessonSpec("block", StackSettings, stack_view, stack_figures, section="stacks", claims=STACK_CLAIMS)
-SPECS = (BLOCK, BLOCK_STACKS)
+BLOCK_SAMPLING = LessonSpec("block", SampleSettings, sample_view, sample_figures, section="sampling",
+                            claims=SAMPLE_CLAIMS, failures=(PretrainedModelError,))
+SPECS = (BLOCK, BLOCK_STACKS, BLOCK_SAMPLING)
