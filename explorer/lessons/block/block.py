@@ -18,13 +18,13 @@ def forward_pass(shown) -> None:
     """The key figure: the diagram of the pass, the chosen stage lit, beside that stage's tensor large."""
     view, settings, figures = shown.view, shown.settings, shown.figures
     facts = block_facts(shown)
-    words = " · ".join(escape_markdown(token) for token in view.trace.tokens)
-    st.markdown(f"**The model reads** &nbsp; {words} &nbsp; → at “{escape_markdown(facts['word'])}” it names "
-                f"**{escape_markdown(facts['answer'])}** ({facts['answer_p']:.2f})")
     diagram_col, stage_col = st.columns([4, 7], gap="medium")
     plotly_chart(figures.diagram, where=diagram_col, key="block_diagram", phone_fits=True)
     plotly_chart(figures.stage, where=stage_col, key="block_stage")
     stage_col.caption(text(f"stage: {settings.part}", **facts))
+    words = " · ".join(escape_markdown(token) for token in view.trace.tokens)
+    st.markdown(f"**The model reads** &nbsp; {words} &nbsp; → at “{escape_markdown(facts['word'])}” it names "
+                f"**{escape_markdown(facts['answer'])}** ({facts['answer_p']:.2f})")
 
 
 def parameters(shown) -> None:
@@ -65,11 +65,9 @@ def sampling(shown) -> None:
 
 serve_lesson(
     BLOCK,
-    lead="The attention page starts at the weights. This one opens a whole transformer layer and "
-    "follows one token through it, box by box, from its row of the embedding table to the probabilities of "
-    "the words the model can say. Every number drawn is one the model computed in a single forward pass "
-    "over the sentence (its own intermediate tensors, not a re-computation beside it). The model is the small "
-    "encoder trained to name what “it” refers to; choose a stage, a token, a layer and a head.",
+    lead="One transformer layer opened up: follow a token through it, box by box, from its row of the embedding "
+    "table to the probabilities of the next word. Every number drawn is one the trained coreference model "
+    "computed in a single forward pass over the sentence.",
     sidebar="Sentence and layer",
     notes=lambda settings: [("Your sentence", problem)] if (problem := sentence_problem(settings)) else [],
     sections=[Section("pass", forward_pass), Section("parameters", parameters, title="Where the parameters are"),
