@@ -303,6 +303,10 @@ def test_page(info, request, screenshot_dir):
     assert key_bottom <= screen, f"page {name!r}: the key figure ends at {key_bottom:.0f} px, below {screen} px"
     assert_no_label_cut(page, f"page {name!r} on load")  # every lesson at the desk (the lesson-scope test:
     assert_toolbar_clear(page, f"page {name!r} on load")  # half of them, and the other half presenting)
+    from tests.browser.test_contrast_browser import assert_contrast  # (it imports this module)
+
+    page.wait_for_timeout(500)  # the sections under the key figure
+    assert_contrast(page, f"page {name!r}, explored")  # every word of the explored page at 4.5:1
     n_sliders = page.locator('[data-testid="stSlider"]').count()
     assert n_sliders, f"page {name!r} has no slider to change"
     before_data = chart_data(page)

@@ -3,8 +3,10 @@ that stands on the page's white (tick labels, axis titles, legends, colour bars,
 WCAG AA's 4.5:1 contrast or more, measured in Chromium from the colours as drawn (opacity included,
 over the backgrounds under the text).  Streamlit's chart themes drew chart text in #808495 (3.7:1),
 its chosen step number in its red on a tinted pill (4.48:1) and a button's key (PageDown) at 60 %
-(2.8:1 on red).  `assert_contrast` is also run on every revealed step of every lesson, presenting and
-at a desk (tests/browser/test_present_browser.py).
+(2.8:1 on red).  `assert_contrast` runs where the pages are already open: on every lesson explored at a
+desk (tests/browser/test_browser.py, test_page), and on every step of every lesson, its question and its
+revealed answer, presenting and at a desk (tests/browser/test_present_browser.py).  (A test of its own
+opened every lesson twice more for it: 4 minutes of the suite.)
 
 What is measured against what it stands on: a chart's words on the page's white (a word inside a
 chart's plot, on a coloured cell, picks its own colour against that cell: explorer/figures/heads.py),
@@ -15,11 +17,8 @@ were 3.9:1 (explorer/kit/present.py raises them to 7:1)."""
 
 from __future__ import annotations
 
-import pytest
-
-from explorer.lessons import LESSONS
 from tests.browser.conftest import require_chromium
-from tests.browser.test_browser import assert_no_exception, open_page
+from tests.browser.test_browser import open_page
 
 AA = 4.5  # WCAG 2.1 AA, normal text
 
@@ -87,18 +86,6 @@ def assert_contrast(page, when: str) -> None:
     found = page.evaluate(CONTRAST_JS)
     assert found["measured"] > 10, f"{when}: text was found to measure ({found['measured']})"
     assert not found["low"], f"{when}: text under {AA}:1 contrast on {page.url}: {found['low'][:8]}"
-
-
-@pytest.mark.parametrize("lesson", LESSONS, ids=[p.url_path for p in LESSONS])
-def test_every_lesson_page_and_its_charts_read_at_4_5_to_1(lesson, new_page, app_url):
-    """A lesson opened at its first step, question asked, and its full page (figures, controls, prose)."""
-    require_chromium()
-    page = open_page(new_page, f"{app_url}/{lesson.url_path}?step=1")
-    assert_no_exception(page, f"opening {lesson.url_path}")
-    assert_contrast(page, f"{lesson.url_path}, step 1's question")
-    page = open_page(new_page, f"{app_url}/{lesson.url_path}")
-    page.wait_for_timeout(500)  # the sections under the key figure
-    assert_contrast(page, f"{lesson.url_path}, explored")
 
 
 def test_the_measure_tells_grey_from_ink(new_page, app_url):

@@ -222,6 +222,7 @@ def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen
     page = projector_page(f"{app_url}/{lesson.url_path}?{query}step=1", size)
     for number in range(1, len(steps) + 1):
         assert f"step={number}" in page.url, page.url
+        assert_contrast(page, f"step {number}'s question")
         said = answer(lesson.url_path, steps[number - 1])
         if screen == "projector":  # presenting, the step bar shows the answer's first sentences (kit/steps.py)
             said = presented(step_heading(number, len(steps), steps[number - 1].title), said)[0]
