@@ -20,7 +20,7 @@ from torch import nn
 
 from ..model.building import seeded
 
-__all__ = ["norm_batch_dependence", "notes_residual_block"]
+__all__ = ["norm_batch_dependence", "norm_changes", "notes_residual_block"]
 
 
 def _normalise(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -55,19 +55,31 @@ def norm_batch_dependence(width: int, T: int, *, batch: int = 4, seed: int = 0) 
         return torch.randn(n, T, width, generator=generator) * scale + offset
 
     x = sentences(batch)
-    others = torch.cat([x[:1], sentences(batch - 1)])
-    padded = torch.cat([x, torch.zeros(batch, T, width)], dim=1)
+    others = sentences(batch - 1)
     training = [sentences(batch) for _ in range(20)]
+    return norm_changes(x, others, training)
 
+
+def norm_changes(x: torch.Tensor, others: torch.Tensor, training) -> dict[str, dict[str, float]]:
+    """`norm_batch_dependence` on given activations: x (B, T, d), the batch whose first sentence is
+    followed; `others` (B − 1, T, d) replacing its other sentences; `training` the batches BatchNorm
+    keeps its running averages from before it is switched to eval mode.  torch's own LayerNorm and
+    BatchNorm1d, freshly built (γ = 1, β = 0).  Returns {norm: {case: largest change}}."""
+    x = torch.as_tensor(x, dtype=torch.float32)
+    if x.ndim != 3 or x.shape[0] < 2 or tuple(others.shape) != (x.shape[0] - 1, *x.shape[1:]):
+        raise ValueError("x must be (B ≥ 2, T, d) and others (B − 1, T, d)")
+    B, T, width = x.shape
+    replaced_batch = torch.cat([x[:1], torch.as_tensor(others, dtype=torch.float32)])
+    padded = torch.cat([x, torch.zeros(B, T, width)], dim=1)
     changes: dict[str, dict[str, float]] = {}
     for name, module in (("LayerNorm", nn.LayerNorm(width)), ("BatchNorm", nn.BatchNorm1d(width))):
         module.train()
         with torch.no_grad():
             first = _normalise(module, x)[0]
-            replaced = _normalise(module, others)[0]
+            replaced = _normalise(module, replaced_batch)[0]
             with_padding = _normalise(module, padded)[0, :T]
             for batch_x in training:
-                _normalise(module, batch_x)  # BatchNorm keeps running averages; LayerNorm keeps nothing
+                _normalise(module, torch.as_tensor(batch_x, dtype=torch.float32))  # BatchNorm's running averages
             module.eval()
             alone = _normalise(module, x[:1])[0]
         changes[name] = {

@@ -7,7 +7,8 @@ import streamlit as st
 from explorer.kit.draw import Section, claimed, download_csv, escape_markdown, lesson_text, plotly_chart
 from explorer.lessons.block.claims import block_facts
 from explorer.lessons.block.figures import PER_HEAD, stage_csv
-from explorer.lessons.block.spec import BLOCK, BLOCK_SAMPLING, BLOCK_STACKS
+from explorer.lessons.block.norms import norm_table
+from explorer.lessons.block.spec import BLOCK, BLOCK_NORMS, BLOCK_SAMPLING, BLOCK_STACKS
 from explorer.lessons.block.view import IN_LAYER, sentence_problem
 from explorer.serve.adapter import serve_lesson
 
@@ -42,6 +43,14 @@ def parameters(shown) -> None:
     download_csv(f"block_{name}.csv", "Download this stage's tensor (CSV)", stage_csv, shown.view, key="block_csv")
 
 
+def norms(shown) -> None:
+    """LayerNorm against BatchNorm on the same activations."""
+    st.dataframe(norm_table(shown.view), hide_index=True)
+    sentence = claimed(BLOCK_NORMS, "layer_not_batch", shown)
+    if sentence:
+        st.markdown(sentence)
+
+
 def residual_trained(shown) -> None:
     """Plain against residual stacks, trained: the shipped curves, and what they show."""
     plotly_chart(shown.figures.chart, key="stacks_chart")
@@ -71,6 +80,8 @@ serve_lesson(
     sidebar="Sentence and layer",
     notes=lambda settings: [("Your sentence", problem)] if (problem := sentence_problem(settings)) else [],
     sections=[Section("pass", forward_pass), Section("parameters", parameters, title="Where the parameters are"),
+              Section("norms", norms, part=BLOCK_NORMS,
+                      title="LayerNorm, not BatchNorm: the same activations, both ways"),
               Section("stacks", residual_trained, part=BLOCK_STACKS,
                       title="Why every sublayer has a residual connection: two depths, trained"),
               Section("sampling", sampling, part=BLOCK_SAMPLING,

@@ -6,6 +6,7 @@ from explorer.training.pretrained import PretrainedModelError
 
 from .claims import BLOCK_CLAIMS
 from .figures import block_figures
+from .norms import NORM_CLAIMS, NormSettings, norm_view
 from .sampling import SAMPLE_CLAIMS, SampleSettings, sample_figures, sample_view
 from .stacks import STACK_CLAIMS, StackSettings, stack_figures, stack_view
 from .view import BlockSettings, block_view
@@ -15,4 +16,6 @@ BLOCK = LessonSpec("block", BlockSettings, block_view, block_figures, claims=BLO
 BLOCK_STACKS = LessonSpec("block", StackSettings, stack_view, stack_figures, section="stacks", claims=STACK_CLAIMS)
 BLOCK_SAMPLING = LessonSpec("block", SampleSettings, sample_view, sample_figures, section="sampling",
                             claims=SAMPLE_CLAIMS, failures=(PretrainedModelError,))
-SPECS = (BLOCK, BLOCK_STACKS, BLOCK_SAMPLING)
+BLOCK_NORMS = LessonSpec("block", NormSettings, norm_view, section="norms", claims=NORM_CLAIMS,
+                         failures=(PretrainedModelError,))
+SPECS = (BLOCK, BLOCK_NORMS, BLOCK_STACKS, BLOCK_SAMPLING)
