@@ -169,3 +169,26 @@ def test_the_sampling_section_draws_the_decoders_distribution_and_the_seed_repea
     assert any("Confident, but not knowing" in m.value for m in at.markdown)
     repeating = run_page(PAGE, {"prompt": "repeating"})
     assert not any("Confident, but not knowing" in m.value for m in repeating.markdown)
+
+
+def test_the_embedding_section_lists_the_nearest_pieces_by_cosine_over_the_whole_table():
+    from explorer.analysis.embeddings import token_embeddings
+    from explorer.training.minilm import load_minilm
+
+    at = run_page(PAGE, {"piece": "Queen"})
+    table = next(d.value for d in at.dataframe if any("nearest to" in str(c) for c in d.value.columns))
+    rows = torch.tensor(np.asarray(token_embeddings()), dtype=torch.float64)
+    ids = load_minilm().tokenizer.encode("queen", add_special_tokens=False).ids
+    cos = F.cosine_similarity(rows, rows[ids[0]][None], dim=1)
+    vocab = {i: p for p, i in load_minilm().tokenizer.get_vocab().items()}
+    order = [vocab[int(i)] for i in torch.argsort(cos, descending=True, stable=True)
+             if int(i) != ids[0] and not vocab[int(i)].startswith("[")][:8]
+    assert list(table.iloc[:, 0]) == order
+    assert any("the nearest to “queen”" in m.value for m in at.markdown)
+
+
+def test_the_embedding_section_refuses_what_it_cannot_read_with_a_note():
+    at = run_page(PAGE, {"piece": "  ", "words": "a b"})
+    notes = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "the word piece" in notes and "at least 3 words" in notes
+    assert any("the nearest to “king”" in m.value for m in at.markdown)

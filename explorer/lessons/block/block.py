@@ -8,7 +8,7 @@ from explorer.kit.draw import Section, claimed, download_csv, escape_markdown, l
 from explorer.lessons.block.claims import block_facts
 from explorer.lessons.block.figures import PER_HEAD, stage_csv
 from explorer.lessons.block.norms import norm_table
-from explorer.lessons.block.spec import BLOCK, BLOCK_NORMS, BLOCK_SAMPLING, BLOCK_STACKS
+from explorer.lessons.block.spec import BLOCK, BLOCK_EMBEDDINGS, BLOCK_NORMS, BLOCK_SAMPLING, BLOCK_STACKS
 from explorer.lessons.block.view import IN_LAYER, sentence_problem
 from explorer.serve.adapter import serve_lesson
 
@@ -41,6 +41,20 @@ def parameters(shown) -> None:
     s = shown.settings
     name = f"{s.part}_L{s.layer}_H{s.head}" if s.part in IN_LAYER | PER_HEAD else s.part
     download_csv(f"block_{name}.csv", "Download this stage's tensor (CSV)", stage_csv, shown.view, key="block_csv")
+
+
+def embeddings(shown) -> None:
+    """A real model's embedding table: a piece's nearest pieces, and typed words placed in 2-D."""
+    view = shown.view
+    if view.problems:
+        st.info(escape_markdown("Not used: " + "; ".join(view.problems) + "."), icon=":material/info:")
+    sentence = claimed(BLOCK_EMBEDDINGS, "table", shown)
+    if sentence:
+        st.markdown(sentence)
+    table_col, map_col = st.columns([1, 2], gap="large")
+    table_col.dataframe({f"nearest to “{view.piece}”": [p for p, _ in view.neighbours],
+                         "cosine": [round(c, 2) for _, c in view.neighbours]}, hide_index=True)
+    plotly_chart(shown.figures.words, where=map_col, key="words_chart")
 
 
 def norms(shown) -> None:
@@ -80,6 +94,8 @@ serve_lesson(
     sidebar="Sentence and layer",
     notes=lambda settings: [("Your sentence", problem)] if (problem := sentence_problem(settings)) else [],
     sections=[Section("pass", forward_pass), Section("parameters", parameters, title="Where the parameters are"),
+              Section("embeddings", embeddings, part=BLOCK_EMBEDDINGS,
+                      title="A real embedding table: all-MiniLM-L6-v2's"),
               Section("norms", norms, part=BLOCK_NORMS,
                       title="LayerNorm, not BatchNorm: the same activations, both ways"),
               Section("stacks", residual_trained, part=BLOCK_STACKS,

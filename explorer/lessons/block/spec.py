@@ -5,6 +5,7 @@ from explorer.kit.spec import LessonSpec
 from explorer.training.pretrained import PretrainedModelError
 
 from .claims import BLOCK_CLAIMS
+from .embeddings import EMBEDDING_CLAIMS, EmbeddingSettings, embedding_figures, embedding_view
 from .figures import block_figures
 from .norms import NORM_CLAIMS, NormSettings, norm_view
 from .sampling import SAMPLE_CLAIMS, SampleSettings, sample_figures, sample_view
@@ -18,4 +19,6 @@ BLOCK_SAMPLING = LessonSpec("block", SampleSettings, sample_view, sample_figures
                             claims=SAMPLE_CLAIMS, failures=(PretrainedModelError,))
 BLOCK_NORMS = LessonSpec("block", NormSettings, norm_view, section="norms", claims=NORM_CLAIMS,
                          failures=(PretrainedModelError,))
-SPECS = (BLOCK, BLOCK_NORMS, BLOCK_STACKS, BLOCK_SAMPLING)
+BLOCK_EMBEDDINGS = LessonSpec("block", EmbeddingSettings, embedding_view, embedding_figures, section="embeddings",
+                              claims=EMBEDDING_CLAIMS, failures=(PretrainedModelError,))
+SPECS = (BLOCK, BLOCK_EMBEDDINGS, BLOCK_NORMS, BLOCK_STACKS, BLOCK_SAMPLING)
