@@ -29,7 +29,8 @@ navigation = st.navigation(
         st.Page(page.path, title=page.title, icon=page.icon, default=not page.url_path,
                 **({"url_path": page.url_path} if page.url_path else {}))
         for page in PAGES
-    ]
+    ],
+    expanded=True,  # every lesson listed: folded, the last three of twelve hid behind "View 3 more"
 )
 note_page_opened(navigation.url_path)  # a lesson opened in a browser draws its key figure first
 navigation.run()
