@@ -36,7 +36,9 @@ def block_facts(shown) -> dict:
              "layer": settings.layer, "head": settings.head, "minilm_vocab": view.minilm["vocab"],
              "minilm_d": view.minilm["d"], "proj": p["q_proj"], "attn": p["attention"], "ffn": p["ffn"],
              "norms": p["norms"], "ffn_share": p["ffn"] / (p["attention"] + p["ffn"]),
-             "ffn_factor": c.d_ff / c.d_model, "pre_norm": trace.norm == "pre"}
+             "ffn_factor": c.d_ff / c.d_model, "pre_norm": trace.norm == "pre",
+             "words": sum(not w.startswith("<") for w in view.vocab),
+             "markers": sum(w.startswith("<") for w in view.vocab)}
     twice = _twice(trace.tokens)
     if twice is not None:
         repeated, i, j = twice
@@ -78,7 +80,7 @@ def _holds(test):
 
 BLOCK_CLAIMS = types.MappingProxyType({
     # the embedding is a row of the table, here no shorter than a one-hot vector (d ≥ vocabulary)
-    "embedding_row": _holds(lambda f: f["d"] >= f["vocab"] and f["minilm_d"] < f["minilm_vocab"]),
+    "embedding_row": _holds(lambda f: f["d"] >= f["vocab"] and f["minilm_d"] < f["minilm_vocab"] and f["markers"] == 1),
     # the same word twice: equal rows in the table, nearly equal once the position is added: every position's
     # row is short (√(d/2): d/2 sine–cosine pairs) beside the word's row scaled by √d
     "position_added": _holds(lambda f: "repeated" in f and f["embed_cos"] > 0.9999 and f["input_cos"] < 1 - 1e-6
