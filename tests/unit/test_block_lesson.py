@@ -105,3 +105,14 @@ def test_the_stacks_section_reads_the_shipped_curves():
     assert STACK_CLAIMS["degradation"].values(shown)["deep_plain_mean"] == facts.final[("deep", "plain")].mean
     accuracy = stack_figure(stack_view(StackSettings(curve="accuracy")))
     assert accuracy["layout"]["yaxis"]["range"] == [0, 1.02]
+
+
+def test_the_embedding_box_reads_each_shipped_table():
+    from explorer.analysis.embeddings import token_embeddings
+    from explorer.lessons.block.boxes import embedding_box
+
+    box = embedding_box()
+    coreference = next(r for r in box.rows if r[0] == MODEL)
+    assert coreference == (MODEL, "63", "64", "no")  # 63 entries, rows of 64: not shorter
+    assert box.rows[-1][1:3] == (f"{token_embeddings().shape[0]:,}", "384")
+    assert box.finding.startswith("All 3 shipped toy models")

@@ -4,7 +4,8 @@ import functools
 
 import streamlit as st
 
-from explorer.kit.draw import Section, claimed, download_csv, escape_markdown, lesson_text, plotly_chart
+from explorer.kit.draw import Section, claimed, download_csv, escape_markdown, lesson_text, measured_box, plotly_chart
+from explorer.lessons.block.boxes import embedding_box
 from explorer.lessons.block.claims import block_facts
 from explorer.lessons.block.figures import PER_HEAD, stage_csv
 from explorer.lessons.block.norms import norm_table
@@ -38,6 +39,7 @@ def parameters(shown) -> None:
                   "parameters": [p["attention"], p["ffn"], p["norms"]],
                   "share": [f"{v / p['layer']:.0%}" for v in (p["attention"], p["ffn"], p["norms"])]},
                  hide_index=True)
+    measured_box(embedding_box())
     s = shown.settings
     name = f"{s.part}_L{s.layer}_H{s.head}" if s.part in IN_LAYER | PER_HEAD else s.part
     download_csv(f"block_{name}.csv", "Download this stage's tensor (CSV)", stage_csv, shown.view, key="block_csv")
