@@ -27,6 +27,9 @@ def forward_pass(shown) -> None:
     words = " · ".join(escape_markdown(token) for token in view.trace.tokens)
     st.markdown(f"**The model reads** &nbsp; {words} &nbsp; → at “{escape_markdown(facts['word'])}” it names "
                 f"**{escape_markdown(facts['answer'])}** ({facts['answer_p']:.2f})")
+    name = f"{settings.part}_L{settings.layer}_H{settings.head}" if settings.part in IN_LAYER | PER_HEAD \
+        else settings.part
+    download_csv(f"block_{name}.csv", "Download this stage's tensor (CSV)", stage_csv, view, key="block_csv")
 
 
 def parameters(shown) -> None:
@@ -37,12 +40,9 @@ def parameters(shown) -> None:
                                         f"feed-forward: {c.d_model} → {c.d_ff} → {c.d_model}",
                                         "two LayerNorms (scale and shift)"],
                   "parameters": [p["attention"], p["ffn"], p["norms"]],
-                  "share": [f"{v / p['layer']:.0%}" for v in (p["attention"], p["ffn"], p["norms"])]},
+                  "share of the layer": [f"{v / p['layer']:.0%}" for v in (p["attention"], p["ffn"], p["norms"])]},
                  hide_index=True)
     measured_box(embedding_box())
-    s = shown.settings
-    name = f"{s.part}_L{s.layer}_H{s.head}" if s.part in IN_LAYER | PER_HEAD else s.part
-    download_csv(f"block_{name}.csv", "Download this stage's tensor (CSV)", stage_csv, shown.view, key="block_csv")
 
 
 def embeddings(shown) -> None:
