@@ -316,7 +316,7 @@ EOF
 [program:worker-$i]
 command=$command
 directory=$(sv_quote "$ROOT")
-environment=CLASS_SERVER_WORKER="w$i"
+environment=CLASS_SERVER_WORKER="w$i",EXPLORER_TRUSTED_PROXIES="127.0.0.1"
 autorestart=true
 startsecs=3
 startretries=20

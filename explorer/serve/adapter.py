@@ -273,8 +273,15 @@ def serve_lesson(lesson: LessonSpec, *, lead: str, sidebar: str, sections: Seque
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
+    parts = [s for s in sections if s.part is not None]
+    if shown is None and steps.revealed and parts:
+        # The page's own view failed (a damaged model: the error above says which).  The sections with views
+        # of their own still draw, each saying what it needs (the block page's decoder, another model).
+        for section in parts:
+            below_the_fold(_section, section, Shown(settings, None, None), steps, controls, custom,
+                           controls=controls, keys=part_keys([section]))
     with notes_place:
-        controls.report(later=() if shown is not None else part_keys(sections))
+        controls.report(later=() if shown is not None or (steps.revealed and parts) else part_keys(sections))
     next_lesson(lesson.page)
 
 

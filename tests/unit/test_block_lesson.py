@@ -103,7 +103,7 @@ def test_the_stacks_section_reads_the_shipped_curves():
     assert STACK_CLAIMS["degradation"].holds(shown) and STACK_CLAIMS["residual_helps"].holds(shown)
     facts = stack_facts(curves)
     assert STACK_CLAIMS["degradation"].values(shown)["deep_plain_mean"] == facts.final[("deep", "plain")].mean
-    accuracy = stack_figure(stack_view(StackSettings(curve="accuracy")))
+    accuracy = stack_figure(stack_view(StackSettings()), curve="accuracy")
     assert accuracy["layout"]["yaxis"]["range"] == [0, 1.02]
 
 

@@ -1,5 +1,6 @@
 """Lesson: inside one block — follow a token from its embedding to the next-token probabilities."""
 
+import contextlib
 import functools
 
 import streamlit as st
@@ -12,6 +13,7 @@ from explorer.lessons.block.norms import norm_table
 from explorer.lessons.block.spec import BLOCK, BLOCK_EMBEDDINGS, BLOCK_NORMS, BLOCK_SAMPLING, BLOCK_STACKS
 from explorer.lessons.block.view import IN_LAYER, sentence_problem
 from explorer.serve.adapter import serve_lesson
+from explorer.training.pretrained import PretrainedModelError
 
 text = functools.partial(lesson_text, "block")
 
@@ -42,7 +44,8 @@ def parameters(shown) -> None:
                   "parameters": [p["attention"], p["ffn"], p["norms"]],
                   "share of the layer": [f"{v / p['layer']:.0%}" for v in (p["attention"], p["ffn"], p["norms"])]},
                  hide_index=True)
-    measured_box(embedding_box())
+    with contextlib.suppress(PretrainedModelError):  # a damaged toy model: the key figure says which, and the fix
+        measured_box(embedding_box())
 
 
 def embeddings(shown) -> None:

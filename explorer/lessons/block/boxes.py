@@ -7,19 +7,19 @@ from explorer.analysis.block import traceable_models
 from explorer.analysis.embeddings import token_embeddings
 from explorer.caching import bounded_cache
 from explorer.kit.measured import Measured
-from explorer.training.pretrained import load_model
+from explorer.training.pretrained import read_card
 
 __all__ = ["embedding_box"]
 
 
 @bounded_cache(1, max_bytes=100_000)
 def embedding_box() -> Measured:
-    """Is an embedding shorter than a one-hot vector?  Each shipped one-stack model's table, and MiniLM's."""
+    """Is an embedding shorter than a one-hot vector?  Each shipped one-stack model's table (its shape, as its
+    card gives it), and MiniLM's (the loaded table)."""
     rows, shorter = [], []
     for name in traceable_models():
-        model = load_model(name).model
-        stack = getattr(model, "encoder", None) or model.decoder  # one stack: an encoder or a decoder
-        entries, d = stack.embed.weight.shape
+        config = read_card(name)["config"]  # the table's shape, from the card (the weights stay unloaded)
+        entries, d = int(config["vocab_size"]), int(config["d_model"])
         rows.append((name, f"{entries:,}", str(d), "yes" if d < entries else "no"))
         shorter.append(d < entries)
     entries, d = token_embeddings().shape

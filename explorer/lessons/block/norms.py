@@ -29,11 +29,12 @@ TRAINING_BATCHES = 20
 UNMOVED = 1e-5  # float32 rounding: "does not move"
 
 
+BATCH = tuple(PRESETS.values())  # the batch: the example sentences
+
+
 @dataclass(frozen=True)
 class NormSettings:
-    """No controls: the batch is the four example sentences."""
-
-    batch: tuple[str, ...] = tuple(PRESETS.values())
+    """No controls: the batch is the example sentences (BATCH)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def _inputs(sentences) -> torch.Tensor:
 
 
 def norm_view(settings: NormSettings) -> NormView:
-    x, others = _inputs(settings.batch), _inputs(OTHERS)
+    x, others = _inputs(BATCH), _inputs(OTHERS)
     changes = norm_changes(x, others, [x] * TRAINING_BATCHES)
     return NormView(settings, tuple(x.shape), types.MappingProxyType(
         {norm: types.MappingProxyType(cases) for norm, cases in changes.items()}))

@@ -22,9 +22,7 @@ DASH = {"plain": "dash", "residual": "solid"}
 
 @dataclass(frozen=True)
 class StackSettings:
-    """No controls: the section shows the shipped curves."""
-
-    curve: str = "loss"  # or "accuracy" (from Python: the figure draws either)
+    """No controls: the section shows the shipped curves' training loss."""
 
 
 @dataclass(frozen=True)
@@ -43,10 +41,10 @@ def _label(curves: StackCurves, depth: str, wiring: str) -> str:
     return f"{curves.depths[depth]} layers, {wiring}"
 
 
-def stack_figure(view: StackView) -> dict:
+def stack_figure(view: StackView, curve: str = "loss") -> dict:
     """Each cell's curve (the mean over the seeds, a band from the lowest to the highest seed), colour = depth,
     dash = wiring; the loss of a uniform guess as a grey line."""
-    curves, loss = view.curves, view.settings.curve == "loss"
+    curves, loss = view.curves, curve == "loss"  # or "accuracy" (from Python)
     values = curves.loss if loss else curves.accuracy
     steps = curves.steps.tolist()
     data = []

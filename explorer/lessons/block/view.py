@@ -15,7 +15,7 @@ import numpy as np
 from explorer.analysis.block import BlockTrace, block_trace, model_tokens
 from explorer.kit.settings import setting
 from explorer.training.minilm import MODEL_DIR as MINILM_DIR
-from explorer.training.pretrained import load_model
+from explorer.training.pretrained import PretrainedModelError, find_spec, load_model
 
 __all__ = ["MODEL", "PRESETS", "STAGES", "STAGE_KEYS", "BlockSettings", "BlockView", "block_view", "sentence_problem",
            "token_labels"]
@@ -47,7 +47,10 @@ IN_LAYER = frozenset(key for key, _ in LAYER)
 def sentence_problem(settings) -> str | None:
     """Why the typed sentence cannot be read by the model (words it does not know, too long, empty): the
     message saying so, the default sentence shown instead; None where it is read."""
-    task = load_model(MODEL).task
+    try:
+        task = load_model(MODEL).task
+    except PretrainedModelError:
+        return None  # the view says the model could not be loaded, and how to regenerate it
     try:
         model_tokens(task, settings.sentence)
     except ValueError as problem:
@@ -60,7 +63,10 @@ def sentence_problem(settings) -> str | None:
 
 def _tokens(settings) -> tuple[str, ...]:
     text = DEFAULT_SENTENCE if sentence_problem(settings) else settings.sentence
-    return model_tokens(load_model(MODEL).task, text)
+    try:
+        return model_tokens(load_model(MODEL).task, text)
+    except PretrainedModelError:  # the controls still draw; the view reports the damaged model
+        return tuple(DEFAULT_SENTENCE.split())
 
 
 def token_labels(tokens) -> tuple[str, ...]:
@@ -85,11 +91,11 @@ def _default_token(settings) -> str:
 
 
 def _n_layers() -> int:
-    return load_model(MODEL).model.config.n_layers
+    return find_spec(MODEL).n_layers  # the shipped model's shape, known without loading its weights
 
 
 def _n_heads() -> int:
-    return load_model(MODEL).model.config.n_heads
+    return find_spec(MODEL).n_heads
 
 
 @dataclass(frozen=True)
