@@ -273,16 +273,20 @@ def serve_lesson(lesson: LessonSpec, *, lead: str, sidebar: str, sections: Seque
         for section in rest:
             keys = part_keys([section])
             below_the_fold(_section, section, shown, steps, controls, custom, controls=controls, keys=keys)
-    parts = [s for s in sections if s.part is not None]
-    if shown is None and steps.revealed and parts:
-        # The page's own view failed (a damaged model: the error above says which).  The sections with views
-        # of their own still draw, each saying what it needs (the block page's decoder, another model).
-        for section in parts:
-            below_the_fold(_section, section, Shown(settings, None, None), steps, controls, custom,
-                           controls=controls, keys=part_keys([section]))
+    parts_alone = shown is None and steps.revealed and _parts_alone(sections, settings, steps, controls, custom)
     with notes_place:
-        controls.report(later=() if shown is not None or (steps.revealed and parts) else part_keys(sections))
+        controls.report(later=() if shown is not None or parts_alone else part_keys(sections))
     next_lesson(lesson.page)
+
+
+def _parts_alone(sections: Sequence[Section], settings, steps, controls, custom: Custom) -> bool:
+    """The page's own view failed (a damaged model: the error above says which): the sections with views of
+    their own still draw, each saying what it needs (the block page's decoder, another model).  Whether any did."""
+    parts = [s for s in sections if s.part is not None]
+    for section in parts:
+        below_the_fold(_section, section, Shown(settings, None, None), steps, controls, custom,
+                       controls=controls, keys=part_keys([section]))
+    return bool(parts)
 
 
 def answers_a_run(lesson: LessonSpec, step, shown: Shown) -> bool:
