@@ -53,30 +53,31 @@ def embeddings(shown) -> None:
     view = shown.view
     if view.problems:
         st.info(escape_markdown("Not used: " + "; ".join(view.problems) + "."), icon=":material/info:")
-    sentence = claimed(BLOCK_EMBEDDINGS, "table", shown)
-    if sentence:
-        st.markdown(sentence)
+    say(BLOCK_EMBEDDINGS, shown, "table")
     table_col, map_col = st.columns([1, 2], gap="large")
     table_col.dataframe({f"nearest to “{view.piece}”": [p for p, _ in view.neighbours],
                          "cosine": [round(c, 2) for _, c in view.neighbours]}, hide_index=True)
-    plotly_chart(shown.figures.words, where=map_col, key="words_chart")
+    plotly_chart(shown.figures.chart, where=map_col, key="words_chart")
+
+
+def say(spec, shown, *names: str) -> None:
+    """Each named claim's sentence that holds for what is shown (explorer/lessons/block/prose.md)."""
+    for name in names:
+        sentence = claimed(spec, name, shown)
+        if sentence:
+            st.markdown(sentence)
 
 
 def norms(shown) -> None:
     """LayerNorm against BatchNorm on the same activations."""
     st.dataframe(norm_table(shown.view), hide_index=True)
-    sentence = claimed(BLOCK_NORMS, "layer_not_batch", shown)
-    if sentence:
-        st.markdown(sentence)
+    say(BLOCK_NORMS, shown, "layer_not_batch")
 
 
 def residual_trained(shown) -> None:
     """Plain against residual stacks, trained: the shipped curves, and what they show."""
     plotly_chart(shown.figures.chart, key="stacks_chart")
-    for name in ("degradation", "residual_helps"):
-        sentence = claimed(BLOCK_STACKS, name, shown)
-        if sentence:
-            st.markdown(sentence)
+    say(BLOCK_STACKS, shown, "degradation", "residual_helps")
     card = shown.view.curves.card
     st.caption(text("stacks: how", steps=card["steps"], seeds=len(card["seeds"]), d=card["model"]["d_model"],
                     heads=card["model"]["n_heads"], batch=card["batch_size"], command=card["command"]))
@@ -85,10 +86,7 @@ def residual_trained(shown) -> None:
 def sampling(shown) -> None:
     """From the last position's scores to a drawn token, on the induction decoder."""
     plotly_chart(shown.figures.chart, key="sampling_chart")
-    for name in ("draw", "unscored"):
-        sentence = claimed(BLOCK_SAMPLING, name, shown)
-        if sentence:
-            st.markdown(sentence)
+    say(BLOCK_SAMPLING, shown, "draw", "unscored")
 
 
 serve_lesson(

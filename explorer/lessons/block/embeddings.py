@@ -15,10 +15,12 @@ from explorer.analysis.embeddings import (
     project_words,
     token_embeddings,
 )
-from explorer.figures.common import FONT_SIZE, OKABE_ITO, figure_from_spec, frozen, plotly_text
+from explorer.figures.common import FONT_SIZE, OKABE_ITO, plotly_text
 from explorer.figures.margins import TOOLBAR_PX
 from explorer.kit.claims import Claim
 from explorer.kit.settings import setting
+
+from .figures import OneChart, one_chart
 
 __all__ = ["EMBEDDING_CLAIMS", "EmbeddingSettings", "EmbeddingView", "embedding_figures", "embedding_problem",
            "embedding_view"]
@@ -91,13 +93,8 @@ def word_map_figure(view: EmbeddingView) -> dict:
     return {"data": data, "layout": layout}
 
 
-@dataclass(frozen=True)
-class EmbeddingFigures:
-    words: object
-
-
-def embedding_figures(view: EmbeddingView) -> EmbeddingFigures:
-    return EmbeddingFigures(frozen(figure_from_spec(word_map_figure(view))))
+def embedding_figures(view: EmbeddingView) -> OneChart:
+    return one_chart(word_map_figure(view))
 
 
 def _values(shown) -> dict:

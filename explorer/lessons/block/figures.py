@@ -26,8 +26,18 @@ from explorer.figures.margins import TOOLBAR_PX
 
 from .view import EMBEDDING, LAYER, OUTPUT, STAGES, BlockView
 
-__all__ = ["PER_HEAD", "BlockFigures", "block_figures", "diagram", "stage_csv", "stage_figure", "stage_shape",
-           "stage_title"]
+__all__ = [
+    "PER_HEAD",
+    "BlockFigures",
+    "OneChart",
+    "block_figures",
+    "diagram",
+    "one_chart",
+    "stage_csv",
+    "stage_figure",
+    "stage_shape",
+    "stage_title",
+]
 
 FRAME = "#000000"  # the followed token's row (black: the diverging scale's ends are orange and purple)
 GROUPS = {  # the diagram's parts: fill of a box, and of the box lit (with white text)
@@ -239,6 +249,17 @@ def stage_csv(view: BlockView) -> str:
              trace["token_embedding" if s.part == "embed" else s.part])
         columns = list(view.vocab) if s.part in ("logits", "probabilities") else [str(i) for i in range(z.shape[1])]
     return matrix_csv(z, tokens, columns, corner="token \\ feature")
+
+
+@dataclass(frozen=True)
+class OneChart:
+    """What a section with a single Plotly chart draws."""
+
+    chart: object
+
+
+def one_chart(spec: dict) -> OneChart:
+    return OneChart(frozen(figure_from_spec(spec)))
 
 
 @dataclass(frozen=True)

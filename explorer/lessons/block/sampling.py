@@ -11,11 +11,13 @@ import numpy as np
 import torch
 
 from explorer.analysis.sampling import SampledRun, SamplingStages, generate_sampled, greedy, sampling_stages
-from explorer.figures.common import FONT_SIZE, OKABE_ITO, PLAIN_NUMBERS, PRESENT_HEIGHT, figure_from_spec, frozen
+from explorer.figures.common import FONT_SIZE, OKABE_ITO, PLAIN_NUMBERS, PRESENT_HEIGHT
 from explorer.figures.margins import TOOLBAR_PX
 from explorer.kit.claims import Claim
 from explorer.kit.settings import setting
 from explorer.training.pretrained import load_model
+
+from .figures import OneChart, one_chart
 
 __all__ = ["DECODER", "PROMPTS", "SAMPLE_CLAIMS", "SampleSettings", "SampleView", "sample_figures", "sample_view"]
 
@@ -63,8 +65,9 @@ def sample_view(settings: SampleSettings) -> SampleView:
         logits, _ = model(torch.tensor([ids]))
     stages = sampling_stages(logits[0, -1], settings.temperature, top_k, top_p)
     run = generate_sampled(model, ids, CONTINUE, settings.temperature, top_k, top_p, seed=settings.seed)
-    cold = generate_sampled(model, ids, CONTINUE, 1e-6, seed=0)  # T → 0: greedy
-    return SampleView(settings, prompt, tuple(task.vocab), stages, run, cold.tokens)
+    with torch.no_grad():
+        cold, _ = model.generate(torch.tensor([ids]), CONTINUE, None, cache=True)  # greedy: the model's own
+    return SampleView(settings, prompt, tuple(task.vocab), stages, run, tuple(cold[0].tolist()))
 
 
 def sample_figure(view: SampleView) -> dict:
@@ -92,13 +95,8 @@ def sample_figure(view: SampleView) -> dict:
     return {"data": data, "layout": layout}
 
 
-@dataclass(frozen=True)
-class SampleFigures:
-    chart: object
-
-
-def sample_figures(view: SampleView) -> SampleFigures:
-    return SampleFigures(frozen(figure_from_spec(sample_figure(view))))
+def sample_figures(view: SampleView) -> OneChart:
+    return one_chart(sample_figure(view))
 
 
 def sample_facts(shown) -> dict:

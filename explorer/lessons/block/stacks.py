@@ -10,9 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.analysis.stacks import StackCurves, StackFacts, stack_curves, stack_facts
-from explorer.figures.common import FONT_SIZE, OKABE_ITO, PLAIN_NUMBERS, PRESENT_HEIGHT, figure_from_spec, frozen
+from explorer.figures.common import FONT_SIZE, OKABE_ITO, PLAIN_NUMBERS, PRESENT_HEIGHT
 from explorer.figures.margins import TOOLBAR_PX
 from explorer.kit.claims import Claim
+
+from .figures import OneChart, one_chart
 
 __all__ = ["STACK_CLAIMS", "StackSettings", "StackView", "stack_figures", "stack_view"]
 
@@ -76,13 +78,8 @@ def stack_figure(view: StackView, curve: str = "loss") -> dict:
     return {"data": data, "layout": layout}
 
 
-@dataclass(frozen=True)
-class StackFigures:
-    chart: object
-
-
-def stack_figures(view: StackView) -> StackFigures:
-    return StackFigures(frozen(figure_from_spec(stack_figure(view))))
+def stack_figures(view: StackView) -> OneChart:
+    return one_chart(stack_figure(view))
 
 
 def _values(shown) -> dict:

@@ -163,7 +163,7 @@ def block_view(settings: BlockSettings) -> BlockView:
     text = DEFAULT_SENTENCE if sentence_problem(settings) else settings.sentence
     trace = block_trace(MODEL, text)
     labels = token_labels(trace.tokens)
-    row = labels.index(settings.token) if settings.token in labels else labels.index(_default_token(settings))
+    row = labels.index(settings.token if settings.token in labels else "it" if "it" in labels else labels[0])
     c = loaded.model.config
     config = types.SimpleNamespace(d_model=c.d_model, n_heads=c.n_heads, head_dim=c.d_model // c.n_heads,
                                    d_ff=trace["layers.0.ffn_hidden"].shape[-1], n_layers=c.n_layers,
