@@ -77,6 +77,16 @@ def presenting_at_start() -> bool:
     return bool(st.session_state.get(_MODE, False))
 
 
+def on_phone() -> bool:
+    """Whether this session's browser says it is a phone: "Mobi" in its User-Agent (how browsers mark a
+    phone, tablets excepted; a desk browser's narrow window still gets the sideways-scrolling box)."""
+    try:
+        agent = st.context.headers.get("User-Agent") or ""
+    except Exception:  # no request (a test's script run): a desk
+        return False
+    return "Mobi" in agent
+
+
 def presenting() -> bool:
     """Whether this run is in presentation mode: the toggle's value once it exists, else `presenting_at_start`."""
     value = st.session_state.get(_TOGGLE)
@@ -246,7 +256,7 @@ _PHONE_CSS = """
   [data-testid="stButtonGroup"], [data-testid="stButtonGroup"] > div { flex-wrap: wrap !important;
     max-width: 100% !important; }
   [data-testid="stElementContainer"]:has([data-testid="stPlotlyChart"]) { overflow-x: auto; overflow-y: hidden; }
-  [data-testid="stFullScreenFrame"]:has(> [data-testid="stPlotlyChart"]) { min-width: 600px; }
+  PHONE_BOX
 }
 @media (max-width: 640px), (pointer: coarse) {
   /* A finger on a chart scrolls the page, or a wide chart's own box sideways: Plotly's drag layer
@@ -255,6 +265,7 @@ _PHONE_CSS = """
 }
 </style>
 """
+_PHONE_BOX = '[data-testid="stFullScreenFrame"]:has(> [data-testid="stPlotlyChart"]) { min-width: 600px; }'
 PHONE_CHART_PX = 600  # a phone's chart is at least this wide (the rule above); wider where its panel titles need it
 _PHONE_WIDER = ("<style>@media (max-width: 640px) {{ .st-key-{key} [data-testid=\"stFullScreenFrame\"] "
                 "{{ min-width: {px}px !important; }} }}</style>")
@@ -263,7 +274,8 @@ _PHONE_WIDER = ("<style>@media (max-width: 640px) {{ .st-key-{key} [data-testid=
 def style_page() -> None:
     """The phone layout and the fit of a revealed step's figure, and the presentation stylesheet and
     the clicker's keys when presenting (call once per run, early)."""
-    st.html(_PHONE_CSS + FIT_JS, unsafe_allow_javascript=True)
+    box = "" if on_phone() else _PHONE_BOX  # a phone's charts are laid out for its width (plotly_chart)
+    st.html(_PHONE_CSS.replace("PHONE_BOX", box) + FIT_JS, unsafe_allow_javascript=True)
     if presenting():
         st.html(_CSS + CLICKER_JS, unsafe_allow_javascript=True)
 
@@ -285,7 +297,8 @@ PLOTLY_BUTTONS_REMOVED = ("zoom2d", "pan2d", "select2d", "lasso2d", "zoomIn2d", 
                           "toggleHover", "resetViews")
 
 
-def plotly_chart(figure, *, where=st, key: str | None = None, phone_fits: bool = False, **kwargs) -> None:
+def plotly_chart(figure, *, where=st, key: str | None = None, phone_fits: bool = False, phone_layout: bool = True,
+                 **kwargs) -> None:
     """st.plotly_chart, with every font raised to the presentation minimum when presenting.  The
     figure is sent without Plotly's validation (the builders are validated by the unit tests).
 
@@ -296,7 +309,9 @@ def plotly_chart(figure, *, where=st, key: str | None = None, phone_fits: bool =
     two buttons sit in the corner above the colour bar, clear of the panel titles.  (Plotly's
     `modeBarButtons` would drop the full-screen button, which Streamlit adds to the mode bar: the other
     buttons are removed by name instead.)  `phone_fits`: a figure drawn for a narrow column (a list of
-    tokens) takes a phone's width instead of scrolling sideways in a 600 px box (needs a `key`)."""
+    tokens) takes a phone's width instead of scrolling sideways in a 600 px box (needs a `key`).  On a
+    phone (`on_phone`) every figure is laid out again for its width (explorer/figures/phone.py), but a
+    drawing whose parts stand at fixed places (`phone_layout=False`: a diagram) keeps its 600 px box."""
     if presenting():
         import plotly.graph_objects as go
 
@@ -305,6 +320,16 @@ def plotly_chart(figure, *, where=st, key: str | None = None, phone_fits: bool =
 
         spec = figure if isinstance(figure, dict) else figure.to_plotly_json()
         figure = go.Figure(inked(enlarge_plotly(spec)), _validate=False)
+    elif on_phone() and not phone_layout:
+        if key:
+            where.html(_PHONE_WIDER.format(key=key, px=PHONE_CHART_PX))
+    elif on_phone():
+        import plotly.graph_objects as go
+
+        from ..figures.phone import fit_phone
+
+        spec = figure if isinstance(figure, dict) else figure.to_plotly_json()
+        figure = go.Figure(fit_phone(spec), _validate=False)
     else:
         wider = getattr(figure, "phone_width", 0)  # a FrozenFigure's (explorer/figures/margins.py)
         if key and (wider > PHONE_CHART_PX or phone_fits):

@@ -159,7 +159,7 @@ def test_phone_width_reads_panel_titles_drawn_as_an_axis_tick_labels():
 def test_the_phone_rule_and_its_width_agree():
     from explorer.kit import present
 
-    assert f"min-width: {present.PHONE_CHART_PX}px" in present._PHONE_CSS
+    assert f"min-width: {present.PHONE_CHART_PX}px" in present._PHONE_BOX  # a desk browser's narrow window
     frozen_grid = frozen(go.Figure(layout=_titled(*[(f"head {i}", (i - 0.5) / 12) for i in range(1, 13)])["layout"]))
     assert frozen_grid.__dict__["phone_width"] > present.PHONE_CHART_PX  # the runtime's figures carry it
 

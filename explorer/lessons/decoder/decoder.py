@@ -103,7 +103,7 @@ def cache(shown) -> None:
 def architectures(shown) -> None:
     """4 · The three architectures' blocks, and their parameters counted on the built models."""
     view, settings = shown.view, shown.settings
-    plotly_chart(shown.figures.blocks, key="architectures")
+    plotly_chart(shown.figures.blocks, key="architectures", phone_layout=False)
     st.markdown(text("architectures: intro"))
     # A table, not a data grid: its headers wrap, so all seven columns fit a projector's width.
     st.table(shown.figures.table.style.format({"share of encoder–decoder": "{:.0%}", **{

@@ -103,7 +103,7 @@ def path_length(shown) -> None:
     st.subheader("2 · Why: the path from the loss back to each input")
     diagram_col, diagram_text = st.columns([3, 1], gap="large")
     with diagram_col:
-        plotly_chart(shown.figures.unrolled, width="stretch", key="unrolled")
+        plotly_chart(shown.figures.unrolled, width="stretch", key="unrolled", phone_layout=False)
         download_csv(f"path_lengths_T{T}.csv", "Download the path lengths (CSV)", frame_csv, shown.figures.paths,
                      key="paths_csv")
     with diagram_text:
