@@ -39,6 +39,7 @@ PHONE_CHART_PX = 358  # a 390 px phone's chart: the page's column less Streamlit
 _TITLE_LINE = 1.3  # plotly.js: each line of a text is 1.3 em below the one before
 _MIN_FONT = 10  # px: the smallest tick label or cell value drawn on a phone
 _PANEL_GAP = 12  # px between a panel's labels and the next panel's title
+COLOUR_BAR_PX = 360  # the longest colour bar drawn on a phone (px)
 _GENEROUS = 0.8  # label_width errs wide by design (margins); for whether labels fit between ticks, less so
 TOOLBAR_RESERVE = 84  # px at a chart's top right that its toolbar's two buttons take
 
@@ -183,6 +184,8 @@ def _stack(spec: dict, panels: list[dict]) -> None:
         top, bottom = max(p["new"][3] for p in mine), min(p["new"][2] for p in mine)
         bar.update({"x": 1.02, "xanchor": "left", "y": top, "yanchor": "top", "lenmode": "fraction",
                     "len": max(top - bottom, 0.1)})
+        if (top - bottom) * total > COLOUR_BAR_PX:  # beside five stacked panels: as long as one screen's chart
+            bar.update({"lenmode": "pixels", "len": COLOUR_BAR_PX})
     layout["height"] = math.ceil(total + margin["t"] + margin["b"])
 
 
