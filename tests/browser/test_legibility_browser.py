@@ -77,49 +77,53 @@ def test_the_overlap_check_tells_touching_from_overlapping_labels():
     assert not overlap(square, turned) and overlap([(0, 0), (16, 0), (16, 10), (0, 10)], turned)
 
 
-def grid_labels(new_page, app_url: str, size: str, query: str, shots, name: str, chart: str = "grid") -> dict:
+def grid_labels(new_page, app_url: str, size: str, query: str, shots, name: str,
+                charts: tuple[str, ...] = ("grid",)) -> dict[str, dict]:
+    """Each of `charts` of the attention page opened once at `size` with `query`: its tick labels' boxes."""
     viewport, present = SIZES[size]
     page = new_page()
     page.set_viewport_size(viewport)
     page = open_page(lambda: page, f"{app_url}/attention?{'&'.join(filter(None, [query, present]))}")
     assert_no_exception(page, "opening the attention grid")
-    page.wait_for_selector(f".st-key-{chart} .xtick text", timeout=20_000)
-    page.wait_for_timeout(600)  # Plotly finishes laying out after the first draw
-    page.locator(f".st-key-{chart}").scroll_into_view_if_needed()
-    page.wait_for_timeout(200)
-    found = page.evaluate(TICKS_JS, f".st-key-{chart} [data-testid='stPlotlyChart']")
-    page.locator(f".st-key-{chart}").screenshot(path=str(shots / f"{chart}-{name}-{size}.png"))
-    assert found and found["labels"], f"the chart {chart!r} draws tick labels"
+    found = {}
+    for chart in charts:
+        page.wait_for_selector(f".st-key-{chart} .xtick text", timeout=20_000)
+        page.wait_for_timeout(600)  # Plotly finishes laying out after the first draw
+        page.locator(f".st-key-{chart}").scroll_into_view_if_needed()
+        page.wait_for_timeout(200)
+        found[chart] = page.evaluate(TICKS_JS, f".st-key-{chart} [data-testid='stPlotlyChart']")
+        page.locator(f".st-key-{chart}").screenshot(path=str(shots / f"{chart}-{name}-{size}.png"))
+        assert found[chart] and found[chart]["labels"], f"the chart {chart!r} draws tick labels"
     return found
 
 
-@pytest.mark.parametrize("chart", ["grid", "head_large"])
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("tokens", list(INPUTS))
-def test_grid_tick_labels_never_overlap(tokens, size, chart, new_page, app_url, screenshot_dir):
-    """The layers × heads grid and the large head: no two labels overlap, none is turned 90°, none is
-    cut; the large head labels every token of up to 12 (upright, staggered where needed)."""
+def test_grid_tick_labels_never_overlap(tokens, size, new_page, app_url, screenshot_dir):
+    """The layers × heads grid and the large head (one page, both measured): no two labels overlap, none is
+    turned 90°, none is cut; the large head labels every token of up to 12 (upright, staggered where needed)."""
     require_chromium()
-    found = grid_labels(new_page, app_url, size, INPUTS[tokens], screenshot_dir, str(tokens), chart)
-    labels = found["labels"]
-    clashes = [(a["text"], b["text"]) for i, a in enumerate(labels) for b in labels[i + 1:]
-               if overlap(a["quad"], b["quad"])]
-    assert not clashes, f"{len(clashes)} pairs of tick labels overlap, e.g. {clashes[:5]}"
-    turned = sorted({label["angle"] for label in labels} - {0, -45, 45})
-    assert not turned, f"labels turned {turned}° (only upright or 45° are read on a projector)"
-    box = found["chart"]
-    outside = [label["text"] for label in labels
-               if any(not (box["left"] - 1 <= x <= box["right"] + 1 and box["top"] - 1 <= y <= box["bottom"] + 1)
-                      for x, y in label["quad"])]
-    assert not outside, f"tick labels cut at the chart's edge: {outside[:8]}"
-    shown = {label["text"] for label in labels}
-    assert len(shown) >= 2, f"too few labels left to read the axis: {sorted(shown)}"
-    if chart == "head_large":
-        assert not sorted({label["angle"] for label in labels} - {0}), "the large head's labels are upright"
-        if tokens <= 12:
-            x_labels = [label["text"] for label in labels][: len(labels) - tokens]  # x ticks come first
-            assert len(labels) >= 2 * tokens - 1, f"every token labelled on both axes: {sorted(shown)}"
-            assert x_labels
+    for chart, found in grid_labels(new_page, app_url, size, INPUTS[tokens], screenshot_dir, str(tokens),
+                                    ("grid", "head_large")).items():
+        labels = found["labels"]
+        clashes = [(a["text"], b["text"]) for i, a in enumerate(labels) for b in labels[i + 1:]
+                   if overlap(a["quad"], b["quad"])]
+        assert not clashes, f"{chart}: {len(clashes)} pairs of tick labels overlap, e.g. {clashes[:5]}"
+        turned = sorted({label["angle"] for label in labels} - {0, -45, 45})
+        assert not turned, f"{chart}: labels turned {turned}° (only upright or 45° are read on a projector)"
+        box = found["chart"]
+        outside = [label["text"] for label in labels
+                   if any(not (box["left"] - 1 <= x <= box["right"] + 1 and box["top"] - 1 <= y <= box["bottom"] + 1)
+                          for x, y in label["quad"])]
+        assert not outside, f"{chart}: tick labels cut at the chart's edge: {outside[:8]}"
+        shown = {label["text"] for label in labels}
+        assert len(shown) >= 2, f"{chart}: too few labels left to read the axis: {sorted(shown)}"
+        if chart == "head_large":
+            assert not sorted({label["angle"] for label in labels} - {0}), "the large head's labels are upright"
+            if tokens <= 12:
+                x_labels = [label["text"] for label in labels][: len(labels) - tokens]  # x ticks come first
+                assert len(labels) >= 2 * tokens - 1, f"every token labelled on both axes: {sorted(shown)}"
+                assert x_labels
 
 
 def test_home_takes_present_1_and_presents(new_page, app_url):

@@ -153,11 +153,11 @@ def projector_page(new_page):
     return open_at
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=[p.url_path for p in LESSONS])
-def test_presentation_mode_puts_a_readable_chart_on_the_first_screen(lesson, projector_page, app_url,
-                                                                        screenshot_dir):
-    require_chromium()
-    page = projector_page(f"{app_url}/{lesson.url_path}?present=1")
+def assert_a_readable_chart_on_the_first_screen(page, lesson, screenshot_dir) -> None:
+    """Presentation mode, as the lesson opens (before its steps): the key figure whole on the projected
+    screen, its text large, metrics beside it on the screen, the sidebar folded away.  (Checked at the start
+    of the projector's walk through the lesson, on the page the walk goes on with: a test of its own opened
+    every lesson once more.)"""
     assert_no_exception(page, "presentation mode")
     vega_drawn(page)
     layout = page.evaluate(LAYOUT_JS)
@@ -211,7 +211,9 @@ def press_next(page, screen: str) -> None:
 def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen(lesson, screen, projector_page,
                                                                                  app_url, screenshot_dir):
     """A lecturer goes through a whole lesson with the clicker alone on a projector, and a student at a
-    desk with the Next button: from step 1 each press reveals the step; its answer and the whole figure
+    desk with the Next button.  On the projector the lesson opens presenting, its key figure checked on the
+    first screen (`assert_a_readable_chart_on_the_first_screen`), and the first press opens step 1.  From
+    step 1 each press reveals the step; its answer and the whole figure
     it talks about (the step's section is drawn first) are on the screen, the page scrolled up just as
     far as the figure needed (the answer still under the header; further half-hid a heading above
     it); the next press opens the next step, back at the page's top.  (At the desk, most steps' figures
@@ -219,7 +221,16 @@ def test_every_step_revealed_has_its_answer_and_whole_figure_on_the_first_screen
     require_chromium()
     size, query = WALKS[screen]
     steps = load_steps(lesson.url_path)
-    page = projector_page(f"{app_url}/{lesson.url_path}?{query}step=1", size)
+    if screen == "projector":  # as a lecturer does: the lesson opened presenting, then the clicker's first press
+        page = projector_page(f"{app_url}/{lesson.url_path}?present=1", size)
+        assert_a_readable_chart_on_the_first_screen(page, lesson, screenshot_dir)
+        press_next(page, screen)
+        page.wait_for_url("**step=1*", timeout=30_000)
+        page.locator('.st-key-lesson_next button').filter(has_text="Reveal").wait_for(timeout=30_000)
+        wait_until_settled(page, 0, "going on to step 1")
+        wait_until_fitted(page, "|1|question")
+    else:
+        page = projector_page(f"{app_url}/{lesson.url_path}?{query}step=1", size)
     for number in range(1, len(steps) + 1):
         assert f"step={number}" in page.url, page.url
         assert_contrast(page, f"step {number}'s question")
