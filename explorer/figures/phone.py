@@ -37,6 +37,7 @@ __all__ = ["PHONE_CHART_PX", "fit_phone"]
 
 PHONE_CHART_PX = 358  # a 390 px phone's chart: the page's column less Streamlit's padding
 _TITLE_LINE = 1.3  # plotly.js: each line of a text is 1.3 em below the one before
+_LABEL_LINE = 1.5  # a line of tick labels, in em, generously
 _MIN_FONT = 10  # px: the smallest tick label or cell value drawn on a phone
 _PANEL_GAP = 12  # px between a panel's labels and the next panel's title
 COLOUR_BAR_PX = 360  # the longest colour bar drawn on a phone (px)
@@ -123,6 +124,17 @@ def _titles_px(layout: dict, panel: dict, panels: list[dict], plot_px: float, ba
     return reach
 
 
+def _below(axis: dict, base_size: float) -> float:
+    """How far a panel's horizontal axis reaches below it (px): its labels, known or numbers Plotly picks
+    (a line of them), and its title."""
+    if axis.get("side") == "top":
+        return 0.0
+    reach = _extent(axis, True, base_size)[0]
+    if _labels(axis) is None:  # numbers: one line of tick labels
+        reach += _LABEL_LINE * _size(axis.get("tickfont"), base_size) + 4
+    return reach
+
+
 def _stack(spec: dict, panels: list[dict]) -> None:
     """Lays the panels out one under the other (see the module), moving what stands on each with it."""
     layout = spec["layout"]
@@ -134,8 +146,7 @@ def _stack(spec: dict, panels: list[dict]) -> None:
     # Each panel's own height in px, the room its title needs above it and its x labels below it.
     heights = [(p["box"][3] - p["box"][2]) * plot_px for p in order]
     above = [_titles_px(layout, p, order, plot_px, base_size) for p in order]
-    below = [(_extent(layout[p["x"]], True, base_size)[0] if layout[p["x"]].get("side") != "top" else 0.0)
-             for p in order]
+    below = [_below(layout[p["x"]], base_size) for p in order]
     total = sum(heights) + sum(above[1:]) + sum(below[:-1]) + _PANEL_GAP * (len(order) - 1)
     top_px = 0.0  # from the top of the new plot area
     for i, panel in enumerate(order):
