@@ -15,6 +15,7 @@ from ..kit.present import (
     IMAGE_KEY,
     PRESENT_KEY,
     PRESENT_RULE,
+    on_phone,
     present_toggle,
     presenting,
     style_page,
@@ -46,12 +47,13 @@ def lesson_page(page: str, lead: str) -> tuple[UrlControls, Lesson]:
     """Start a lesson page (its url_path): its title (its card's), lead and step bar; returns the page's URL
     controls and its lesson steps.  Then `page_settings` draws the app's settings in the sidebar.
 
-    Presenting, the lead folds into an expander so that the key figure is on the first screen."""
+    Presenting, and on a phone, the lead folds into an expander so that the key figure is on the first screen
+    (a phone's first screen held only the title, the lead and the step bar)."""
     style_page()
     serve_heavy_work()
     controls = UrlControls(page)
     st.title(next(card.title for card in LESSONS if card.url_path == page))
-    if presenting():
+    if presenting() or on_phone():
         with st.expander("About this lesson"):
             st.markdown(lead)
     else:
